@@ -1,0 +1,42 @@
+package gitstate
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"time"
+)
+
+// idAlphabet is Crockford's base32 in lower case: no i, l, o or u, so IDs
+// survive being read aloud or retyped, and its order matches byte order.
+const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// NewID returns a short, unique, time-sortable id: prefix, "-", ten
+// characters of milliseconds since the epoch, and six random characters
+// (30 bits). Two machines never hand out the same id the way counters would,
+// and ids created later sort later, which keeps listings in time order.
+func NewID(prefix string, t time.Time) string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	r := binary.BigEndian.Uint64(rnd[:])
+	ms := uint64(t.UnixMilli())
+	buf := make([]byte, 0, len(prefix)+17)
+	buf = append(buf, prefix...)
+	buf = append(buf, '-')
+	for i := 9; i >= 0; i-- {
+		buf = append(buf, idAlphabet[(ms>>(5*uint(i)))&31])
+	}
+	for i := 0; i < 6; i++ {
+		buf = append(buf, idAlphabet[(r>>(5*uint(i)))&31])
+	}
+	return string(buf)
+}
+
+// Fanout returns the directory that spreads records with this id: the id's
+// last two characters, which are random, so 1024 buckets fill evenly and no
+// tree object grows without bound.
+func Fanout(id string) string {
+	if len(id) < 2 {
+		return "__"
+	}
+	return id[len(id)-2:]
+}

@@ -1,0 +1,111 @@
+package gitstate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// objectStore reads and writes git objects through go-git's filesystem
+// storage. The git CLI may repack at any moment (gc moves loose objects into
+// a new pack and deletes old packs), so a lookup that fails is retried once
+// after go-git re-reads the list of packs. The Store's mutex guards it.
+type objectStore struct {
+	st *filesystem.Storage
+}
+
+func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	obj, err := o.st.EncodedObject(t, h)
+	if err != nil && (errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)) {
+		o.st.Reindex()
+		obj, err = o.st.EncodedObject(t, h)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: read %s %s: %w", t, h, err)
+	}
+	return obj, nil
+}
+
+func (o *objectStore) blob(h plumbing.Hash) ([]byte, error) {
+	obj, err := o.read(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: open blob %s: %w", h, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: read blob %s: %w", h, err)
+	}
+	return b, nil
+}
+
+func (o *objectStore) tree(h plumbing.Hash) (*object.Tree, error) {
+	obj, err := o.read(plumbing.TreeObject, h)
+	if err != nil {
+		return nil, err
+	}
+	t, err := object.DecodeTree(o.st, obj)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: decode tree %s: %w", h, err)
+	}
+	return t, nil
+}
+
+func (o *objectStore) commit(h plumbing.Hash) (*object.Commit, error) {
+	obj, err := o.read(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	c, err := object.DecodeCommit(o.st, obj)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: decode commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+func (o *objectStore) writeBlob(data []byte) (plumbing.Hash, error) {
+	obj := o.st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
+	}
+	return o.store(obj)
+}
+
+// encoder is what go-git's object types implement to serialise themselves.
+type encoder interface {
+	Encode(plumbing.EncodedObject) error
+}
+
+func (o *objectStore) writeObject(v encoder) (plumbing.Hash, error) {
+	obj := o.st.NewEncodedObject()
+	if err := v.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
+	}
+	return o.store(obj)
+}
+
+func (o *objectStore) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	h, err := o.st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: store %s: %w", obj.Type(), err)
+	}
+	return h, nil
+}

@@ -1,0 +1,193 @@
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// RefState is the ref whose tip commit holds the whole current state.
+const RefState = "refs/codex/state"
+
+// DefaultPackEvery is how many commits pass between two `git gc --auto`
+// checks. Each transaction writes about five loose objects; gc --auto packs
+// them once git's own threshold is reached, so long-lived repos stay fast.
+const DefaultPackEvery = 512
+
+// Options tune a Store. The zero value is what production uses.
+type Options struct {
+	// Now returns the wall-clock time stamped on commits and records.
+	// Tests fix it; nil means time.Now.
+	Now func() time.Time
+	// PackEvery is the number of commits between `git gc --auto` runs;
+	// 0 means DefaultPackEvery and a negative value disables packing.
+	PackEvery int
+	// LockTimeout bounds the wait for a "<ref>.lock" held by another
+	// program (the git CLI). 0 means 10 seconds.
+	LockTimeout time.Duration
+	// Committer names the commits' committer; zero means "git codex".
+	Committer Signature
+}
+
+// Signature is a name and e-mail for commit authors and committers.
+type Signature struct {
+	Name  string
+	Email string
+}
+
+// Store is an opened repository's git codex state. It is safe for concurrent
+// use by several goroutines, and several processes may each open their own
+// Store on the same repository: writers queue on a kernel lock.
+type Store struct {
+	workDir   string // top of the working tree, "" for bare repos
+	gitDir    string // this worktree's git dir
+	commonDir string // shared git dir: objects, refs, our lock
+	opts      Options
+
+	txMu    sync.Mutex // serialises this process's writers (flock is per file, not per goroutine)
+	objMu   sync.Mutex // guards objects: go-git storage is not goroutine-safe
+	objects *objectStore
+	writer  *writerLock
+}
+
+// Open finds the git repository that contains dir (dir itself, a parent, or a
+// linked worktree) and opens its state. State lives in the common git dir, so
+// every worktree of a repository sees the same state. Open succeeds on a
+// repository without state; View and Update then report ErrNotInitialized.
+func Open(dir string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: open %s: %w", dir, err)
+	}
+	work, gitDir, err := findGitDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	common, err := commonDirOf(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PackEvery == 0 {
+		opts.PackEvery = DefaultPackEvery
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = 10 * time.Second
+	}
+	if opts.Committer.Name == "" {
+		opts.Committer = Signature{Name: "git codex", Email: "git-codex@localhost"}
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(32*cache.MiByte), filesystem.Options{})
+	return &Store{
+		workDir:   work,
+		gitDir:    gitDir,
+		commonDir: common,
+		opts:      opts,
+		objects:   &objectStore{st: st},
+		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
+	}, nil
+}
+
+// Close releases the writer lock's file descriptor.
+func (s *Store) Close() error {
+	return s.writer.close()
+}
+
+// WorkDir is the top of the working tree the store was opened from ("" for a
+// bare repository).
+func (s *Store) WorkDir() string { return s.workDir }
+
+// GitDir is the git directory shared by all worktrees (git's common dir).
+func (s *Store) GitDir() string { return s.commonDir }
+
+// now returns the store's time in UTC at millisecond precision, the precision
+// records and IDs carry.
+func (s *Store) now() time.Time {
+	return s.opts.Now().UTC().Truncate(time.Millisecond)
+}
+
+// Initialized reports whether the state ref exists.
+func (s *Store) Initialized(ctx context.Context) (bool, error) {
+	_, ok, err := readRef(s.commonDir, RefState)
+	return ok, err
+}
+
+// findGitDir walks up from dir to the directory holding ".git" (a directory,
+// or a file "gitdir: <path>" in linked worktrees), or to a bare repository.
+func findGitDir(dir string) (work, gitDir string, err error) {
+	for d := dir; ; {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotgit); err == nil {
+			if fi.IsDir() {
+				return d, dotgit, nil
+			}
+			target, err := readGitFile(dotgit)
+			if err != nil {
+				return "", "", err
+			}
+			return d, target, nil
+		}
+		if isBareGitDir(d) {
+			return "", d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", fmt.Errorf("gitstate: %s: %w", dir, ErrNotRepository)
+		}
+		d = parent
+	}
+}
+
+// readGitFile resolves a ".git" file of a linked worktree or submodule.
+func readGitFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("gitstate: read %s: %w", path, err)
+	}
+	line := strings.TrimSpace(string(b))
+	target, ok := strings.CutPrefix(line, "gitdir: ")
+	if !ok {
+		return "", fmt.Errorf("gitstate: %s is not a gitdir file: %w", path, ErrNotRepository)
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	return filepath.Clean(target), nil
+}
+
+func isBareGitDir(d string) bool {
+	for _, name := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, name)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// commonDirOf follows "<gitdir>/commondir" (present in linked worktrees) to
+// the directory that holds objects and refs.
+func commonDirOf(gitDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if os.IsNotExist(err) {
+		return gitDir, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("gitstate: read commondir: %w", err)
+	}
+	common := string(bytes.TrimSpace(b))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	return filepath.Clean(common), nil
+}

@@ -1,0 +1,106 @@
+package gitstate
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Trailer keys of state commits. Every key a machine reads from a commit
+// message is declared here, and parseMessage is the one parser for them.
+const (
+	TrailerTool      = "Codex-Tool"       // the tool (or command) that made the commit
+	TrailerActor     = "Codex-Actor"      // the caller's id
+	TrailerActorType = "Codex-Actor-Type" // the caller's agent type
+	TrailerResult    = "Codex-Result"     // "ok" on success
+	TrailerError     = "Codex-Error"      // the error code on refusal or failure
+	TrailerClock     = "Codex-Clock"      // the commit's Lamport time, set by the store
+	TrailerArgs      = "Codex-Args"       // the call's arguments as JSON, secrets redacted
+	TrailerTarget    = "Codex-Target"     // the id of the record the call created or changed
+)
+
+// Trailer is one "Key: value" line at the end of a commit message.
+type Trailer struct {
+	Key   string
+	Value string
+}
+
+// Meta is what a transaction says about itself: the commit's one-line summary
+// and its trailers. The store adds TrailerClock.
+type Meta struct {
+	Summary  string
+	Trailers []Trailer
+	// Author is who the commit is attributed to; zero means the committer.
+	Author Signature
+}
+
+// Get returns the value of the first trailer with key, or "".
+func (m Meta) Get(key string) string {
+	for _, t := range m.Trailers {
+		if t.Key == key {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+// message renders the commit message: summary, blank line, trailers. Newlines
+// inside values would end a trailer early, so they are flattened.
+func (m Meta) message(clock Clock) string {
+	var b strings.Builder
+	b.WriteString(oneLine(m.Summary))
+	b.WriteString("\n\n")
+	for _, t := range m.Trailers {
+		if t.Key == TrailerClock {
+			continue
+		}
+		b.WriteString(t.Key)
+		b.WriteString(": ")
+		b.WriteString(oneLine(t.Value))
+		b.WriteByte('\n')
+	}
+	b.WriteString(TrailerClock + ": " + strconv.FormatUint(uint64(clock), 10) + "\n")
+	return b.String()
+}
+
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(strings.NewReplacer("\r", " ", "\n", " ").Replace(s)), " ")
+}
+
+// parseMessage splits a commit message into its summary and its trailers
+// (the "Key: value" lines of the last paragraph).
+func parseMessage(msg string) Meta {
+	msg = strings.TrimRight(msg, "\n")
+	summary, rest, _ := strings.Cut(msg, "\n")
+	m := Meta{Summary: summary}
+	paras := strings.Split(rest, "\n\n")
+	last := strings.TrimSpace(paras[len(paras)-1])
+	for _, line := range strings.Split(last, "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok || strings.ContainsAny(k, " \t") || k == "" {
+			continue
+		}
+		m.Trailers = append(m.Trailers, Trailer{Key: k, Value: v})
+	}
+	return m
+}
+
+// clockOf reads the Lamport time from a commit message; commits without one
+// (none that git codex wrote) count as time 0.
+func clockOf(msg string) Clock {
+	i := strings.LastIndex(msg, TrailerClock+": ")
+	if i < 0 {
+		return 0
+	}
+	v := msg[i+len(TrailerClock)+2:]
+	if j := strings.IndexByte(v, '\n'); j >= 0 {
+		v = v[:j]
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return Clock(n)
+}

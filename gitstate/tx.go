@@ -1,0 +1,199 @@
+package gitstate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Tx is one transaction: reads see the state at the tip plus the
+// transaction's own writes, and all writes become one commit. Handlers never
+// see hashes; they Get and Put JSON at paths.
+//
+// A Tx is used by one goroutine, inside the function given to Update.
+type Tx struct {
+	base    *Snapshot
+	pending map[string][]byte // path -> new content; nil means delete
+	meta    *Meta
+	clock   Clock
+	now     time.Time
+	onAbort []func()
+}
+
+// Clock is the Lamport time of the commit this transaction will write. Every
+// mutable record the transaction changes stores it.
+func (tx *Tx) Clock() Clock { return tx.clock }
+
+// Now is the transaction's wall-clock time (UTC, millisecond precision).
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Parent is the commit the transaction builds on ("" when initialising).
+func (tx *Tx) Parent() string { return tx.base.Commit() }
+
+// NewID returns a fresh id with the given prefix (see NewID).
+func (tx *Tx) NewID(prefix string) string { return NewID(prefix, tx.now) }
+
+// SetMeta sets the commit's summary and trailers. A transaction must set
+// them before it ends, whether its operation succeeded or not.
+func (tx *Tx) SetMeta(m Meta) { tx.meta = &m }
+
+// OnAbort registers fn to undo something the transaction did outside git (a
+// worktree, a tmux session) if its writes never reach a commit: when Discard
+// is called or when the commit or ref update fails. Hooks run in reverse
+// order.
+func (tx *Tx) OnAbort(fn func()) { tx.onAbort = append(tx.onAbort, fn) }
+
+// Discard drops every write made so far and runs the abort hooks. The
+// transaction still commits (with its metadata) if the Update function
+// returns nil: that is how refusals and failures reach the audit trail while
+// changing nothing else.
+func (tx *Tx) Discard() {
+	clear(tx.pending)
+	tx.abort()
+}
+
+func (tx *Tx) abort() {
+	for i := len(tx.onAbort) - 1; i >= 0; i-- {
+		tx.onAbort[i]()
+	}
+	tx.onAbort = nil
+}
+
+// Put stores v as an indented JSON record at path.
+func (tx *Tx) Put(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("gitstate: encode %s: %w", path, err)
+	}
+	return tx.PutRaw(path, append(b, '\n'))
+}
+
+// PutRaw stores data as the record at path.
+func (tx *Tx) PutRaw(path string, data []byte) error {
+	if _, err := splitPath(path); err != nil {
+		return err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	tx.pending[path] = data
+	return nil
+}
+
+// Delete removes the record at path; deleting a missing record is not an
+// error. Directories left empty disappear from the tree.
+func (tx *Tx) Delete(path string) error {
+	if _, err := splitPath(path); err != nil {
+		return err
+	}
+	tx.pending[path] = nil
+	return nil
+}
+
+// Get decodes the record at path, as the transaction has left it.
+func (tx *Tx) Get(path string, v any) error {
+	return decodeRecord(path, tx.Read, v)
+}
+
+// Read returns the raw record at path, as the transaction has left it.
+func (tx *Tx) Read(path string) ([]byte, error) {
+	if b, ok := tx.pending[path]; ok {
+		if b == nil {
+			return nil, fmt.Errorf("gitstate: %s: %w", path, ErrNotFound)
+		}
+		return b, nil
+	}
+	return tx.base.Read(path)
+}
+
+// List returns the names directly under dir, including the transaction's
+// own writes.
+func (tx *Tx) List(dir string) ([]Entry, error) {
+	entries, err := tx.base.List(dir)
+	if err != nil || len(tx.pending) == 0 {
+		return entries, err
+	}
+	prefix := strings.Trim(dir, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name] = e.Dir
+	}
+	emptied := map[string]bool{} // directories that lost records here
+	for p, b := range tx.pending {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			continue
+		}
+		name, _, isDir := strings.Cut(rest, "/")
+		switch {
+		case b != nil:
+			names[name] = isDir
+		case isDir:
+			emptied[name] = true
+		default:
+			delete(names, name)
+		}
+	}
+	for name := range emptied {
+		if rec, err := tx.walkPaths(prefix + name); err == nil && len(rec) == 0 {
+			delete(names, name)
+		}
+	}
+	out := make([]Entry, 0, len(names))
+	for n, d := range names {
+		out = append(out, Entry{Name: n, Dir: d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Walk calls fn for every record under dir, including the transaction's own
+// writes, in path order.
+func (tx *Tx) Walk(dir string, fn func(path string, data []byte) error) error {
+	paths, err := tx.walkPaths(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		b, err := tx.Read(p)
+		if err != nil {
+			return err
+		}
+		if err := fn(p, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) walkPaths(dir string) ([]string, error) {
+	base, err := tx.base.walkPaths(dir)
+	if err != nil {
+		return nil, err
+	}
+	prefix := strings.Trim(dir, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	seen := make(map[string]bool, len(base))
+	var out []string
+	for _, p := range base {
+		seen[p.path] = true
+		if b, ok := tx.pending[p.path]; ok && b == nil {
+			continue
+		}
+		out = append(out, p.path)
+	}
+	for p, b := range tx.pending {
+		if b != nil && !seen[p] && strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

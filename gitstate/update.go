@@ -1,0 +1,224 @@
+package gitstate
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Commit describes a state commit a transaction wrote.
+type Commit struct {
+	Hash   string
+	Parent string // "" for the first commit
+	Tree   string
+	Clock  Clock
+	Time   time.Time
+}
+
+// View runs fn on a read-only snapshot of the tip. It takes no lock: the tip
+// is read once and the objects it names never change.
+func (s *Store) View(ctx context.Context, fn func(*Snapshot) error) error {
+	tip, ok, err := readRef(s.commonDir, RefState)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+	}
+	sn, err := s.snapshotAt(tip)
+	if err != nil {
+		return err
+	}
+	return fn(sn)
+}
+
+// ViewAt runs fn on a snapshot of a past commit, named by any revision git
+// understands ("abc123", "refs/codex/state~5").
+func (s *Store) ViewAt(ctx context.Context, rev string, fn func(*Snapshot) error) error {
+	h, err := s.resolve(ctx, rev)
+	if err != nil {
+		return err
+	}
+	sn, err := s.snapshotAt(h)
+	if err != nil {
+		return err
+	}
+	return fn(sn)
+}
+
+// resolve turns a revision into a commit hash: full hashes directly, anything
+// else through `git rev-parse`.
+func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) {
+	if plumbing.IsHash(rev) {
+		return plumbing.NewHash(rev), nil
+	}
+	if rev == "" || rev == RefState {
+		tip, ok, err := readRef(s.commonDir, RefState)
+		if err == nil && !ok {
+			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+		}
+		return tip, err
+	}
+	out, err := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "rev-parse", "--verify", "--quiet", rev+"^{commit}").Output()
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: %q names no commit: %w", rev, ErrNotFound)
+	}
+	return plumbing.NewHash(strings.TrimSpace(string(out))), nil
+}
+
+func (s *Store) snapshotAt(h plumbing.Hash) (*Snapshot, error) {
+	sn := &Snapshot{s: s, commit: h, trees: map[plumbing.Hash]*object.Tree{}}
+	if h.IsZero() {
+		return sn, nil
+	}
+	c, err := s.readCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	sn.root, sn.clock, sn.when = c.TreeHash, clockOf(c.Message), c.Committer.When
+	return sn, nil
+}
+
+// Update runs one transaction: fn reads and writes through tx, and what it
+// leaves becomes one commit on RefState, moved atomically. If fn returns an
+// error nothing is committed and the abort hooks run; to record a refusal
+// (an audit commit without state changes) fn calls tx.Discard and returns
+// nil. Writers of the same repository, in this process or others, queue.
+func (s *Store) Update(ctx context.Context, fn func(*Tx) error) (Commit, error) {
+	return s.update(ctx, false, fn)
+}
+
+// Init writes the first state commit. It fails with ErrAlreadyInitialized if
+// the state ref exists.
+func (s *Store) Init(ctx context.Context, fn func(*Tx) error) (Commit, error) {
+	return s.update(ctx, true, fn)
+}
+
+func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Commit, error) {
+	if err := ctx.Err(); err != nil {
+		return Commit{}, err
+	}
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	if err := s.writer.lock(); err != nil {
+		return Commit{}, err
+	}
+	c, err := s.updateLocked(init, fn)
+	s.writer.unlock()
+	if err == nil {
+		s.maybePack(ctx, c.Clock)
+	}
+	return c, err
+}
+
+func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, error) {
+	tip, ok, err := readRef(s.commonDir, RefState)
+	if err != nil {
+		return Commit{}, err
+	}
+	if init && ok {
+		return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrAlreadyInitialized)
+	}
+	if !init && !ok {
+		return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+	}
+	base, err := s.snapshotAt(tip)
+	if err != nil {
+		return Commit{}, err
+	}
+	tx := &Tx{base: base, pending: map[string][]byte{}, clock: base.clock + 1, now: s.now()}
+	if err := fn(tx); err != nil {
+		tx.abort()
+		return Commit{}, err
+	}
+	if tx.meta == nil {
+		tx.abort()
+		return Commit{}, ErrNoMeta
+	}
+	c, err := s.commit(tx, tip)
+	if err != nil {
+		tx.abort()
+		return Commit{}, err
+	}
+	return c, nil
+}
+
+func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
+	root, err := tx.build()
+	if err != nil {
+		return Commit{}, err
+	}
+	committer := object.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+	author := committer
+	if a := tx.meta.Author; a.Name != "" {
+		author = object.Signature{Name: a.Name, Email: a.Email, When: tx.now}
+	}
+	c := &object.Commit{
+		Author:    author,
+		Committer: committer,
+		Message:   tx.meta.message(tx.clock),
+		TreeHash:  root,
+	}
+	if !tip.IsZero() {
+		c.ParentHashes = []plumbing.Hash{tip}
+	}
+	h, err := s.writeObject(c)
+	if err != nil {
+		return Commit{}, err
+	}
+	if err := s.swapRef(RefState, tip, h); err != nil {
+		return Commit{}, err
+	}
+	out := Commit{Hash: h.String(), Tree: root.String(), Clock: tx.clock, Time: tx.now}
+	if !tip.IsZero() {
+		out.Parent = tip.String()
+	}
+	return out, nil
+}
+
+// maybePack runs `git gc --auto` every PackEvery commits. gc --auto only
+// packs once git's own loose-object threshold is reached, and detaches
+// itself, so the writer that triggers it waits only for the check.
+func (s *Store) maybePack(ctx context.Context, c Clock) {
+	every := s.opts.PackEvery
+	if every <= 0 || uint64(c)%uint64(every) != 0 {
+		return
+	}
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "gc", "--auto", "--quiet")
+	_ = cmd.Run() // packing is an optimisation; a failure loses nothing
+}
+
+func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.blob(h)
+}
+
+func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.tree(h)
+}
+
+func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.commit(h)
+}
+
+func (s *Store) writeBlob(b []byte) (plumbing.Hash, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.writeBlob(b)
+}
+
+func (s *Store) writeObject(v encoder) (plumbing.Hash, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.writeObject(v)
+}
