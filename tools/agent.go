@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// getAgent reads an agent's record, or fails with AGENT_NOT_FOUND.
+func getAgent(tx *gitstate.Tx, id string) (Agent, error) {
+	if err := ValidateAgentID(id); err != nil {
+		return Agent{}, Errorf(AgentNotFound, "no agent %q; list agents with `git codex agent list`", id).With("agent_id", id)
+	}
+	var a Agent
+	err := tx.Get(agentPath(id), &a)
+	if errors.Is(err, gitstate.ErrNotFound) {
+		return Agent{}, Errorf(AgentNotFound, "no agent %q; list agents with `git codex agent list`", id).With("agent_id", id)
+	}
+	return a, err
+}
+
+// AgentGetStatusIn is agent_get_status's input: none.
+type AgentGetStatusIn struct{}
+
+// AgentGetStatus returns the caller's own record.
+var AgentGetStatus = Define("agent_get_status", "agent.get_status",
+	"Get your own agent record: id, type, state, worktree, tmux session, last activity.",
+	CLI{Path: "agent status"},
+	func(ctx context.Context, c *Call, _ AgentGetStatusIn) (Agent, error) {
+		c.Summarize("%s asked for its status", c.Caller.ID)
+		if c.Agent == nil { // a person: no record, but a type
+			return Agent{ID: c.Caller.ID, Type: TypeHuman, State: StateIdle, CreatedBy: c.Caller.ID}, nil
+		}
+		return *c.Agent, nil
+	})
+
+// AgentListIn is agent_list's input.
+type AgentListIn struct {
+	Type  string `json:"type,omitempty" jsonschema:"only agents of this type"`
+	State string `json:"state,omitempty" jsonschema:"only agents in this state"`
+}
+
+// AgentList is what agent_list returns, sorted by id.
+type AgentList struct {
+	Count  int     `json:"count"`
+	Agents []Agent `json:"agents"`
+}
+
+// AgentListTool lists registered agents.
+var AgentListTool = Define("agent_list", "agent.list",
+	"List registered agents, optionally only those of one type or state: the view a supervisor needs of its team.",
+	CLI{Path: "agent list"},
+	func(ctx context.Context, c *Call, in AgentListIn) (AgentList, error) {
+		if in.Type != "" {
+			if _, err := ParseAgentType(in.Type); err != nil {
+				return AgentList{}, err
+			}
+		}
+		out := AgentList{Agents: []Agent{}}
+		err := walkJSON(c.Tx, dirAgents, func(a Agent) {
+			if (in.Type == "" || strings.EqualFold(string(a.Type), in.Type)) && (in.State == "" || a.State == in.State) {
+				out.Agents = append(out.Agents, a)
+			}
+		})
+		out.Count = len(out.Agents)
+		c.Summarize("%s listed %d agent(s)", c.Caller.ID, out.Count)
+		return out, err
+	})
+
+// AgentShowIn is agent_show's input.
+type AgentShowIn struct {
+	ID string `json:"id" jsonschema:"the agent's id"`
+}
+
+// AgentShow returns one agent's record.
+var AgentShow = Define("agent_show", "agent.show",
+	"Show one registered agent's record.",
+	CLI{Path: "agent show", Args: []string{"id"}},
+	func(ctx context.Context, c *Call, in AgentShowIn) (Agent, error) {
+		c.Target(in.ID)
+		c.Summarize("%s looked at %s", c.Caller.ID, in.ID)
+		return getAgent(c.Tx, in.ID)
+	})
+
+// AgentRegisterIn is agent_register's input.
+type AgentRegisterIn struct {
+	ID         string `json:"id" jsonschema:"new agent's id: letters, digits and ._@+-"`
+	Type       string `json:"type" jsonschema:"supervisor, orchestrator, worker, planning, coding or review"`
+	Supervisor string `json:"supervisor,omitempty" jsonschema:"id of the agent it reports to"`
+}
+
+// AgentRegister registers an agent by hand.
+var AgentRegister = Define("agent_register", "agent.register",
+	"Register an agent with a type, so it can call tools as that type (with --as or CODEX_INSTANCE).",
+	CLI{Path: "agent add", Args: []string{"id"}},
+	func(ctx context.Context, c *Call, in AgentRegisterIn) (Agent, error) {
+		if err := ValidateAgentID(in.ID); err != nil {
+			return Agent{}, err
+		}
+		t, err := ParseAgentType(in.Type)
+		if err != nil {
+			return Agent{}, err
+		}
+		if t == TypeHuman {
+			return Agent{}, Errorf(InvalidInput, "people are not registered: they act as human:<git user.email>")
+		}
+		if in.Supervisor != "" {
+			if _, err := getAgent(c.Tx, in.Supervisor); err != nil {
+				return Agent{}, err
+			}
+		}
+		if _, err := c.Tx.Read(agentPath(in.ID)); err == nil {
+			return Agent{}, Errorf(AlreadyExists, "agent %q already exists; see it with `git codex agent show %s`", in.ID, in.ID).With("agent_id", in.ID)
+		}
+		now := c.Tx.Now()
+		a := Agent{
+			ID: in.ID, Type: t, State: StateIdle, Supervisor: in.Supervisor,
+			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, Clock: c.Tx.Clock(),
+		}
+		c.Target(a.ID)
+		c.Summarize("%s registered %s (%s)", c.Caller.ID, a.ID, a.Type)
+		return a, c.Tx.Put(agentPath(a.ID), a)
+	})

@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// audit collects what a call's commit says about it.
+type audit struct {
+	tool      string
+	actor     string
+	actorType AgentType
+	args      string
+}
+
+// meta renders the commit summary and trailers; e is nil on success.
+func (a audit) meta(c *Call, e *Error) gitstate.Meta {
+	m := gitstate.Meta{Author: authorOf(a.actor)}
+	add := func(k, v string) {
+		if v != "" {
+			m.Trailers = append(m.Trailers, gitstate.Trailer{Key: k, Value: v})
+		}
+	}
+	add(gitstate.TrailerTool, a.tool)
+	add(gitstate.TrailerActor, a.actor)
+	add(gitstate.TrailerActorType, string(a.actorType))
+	if e == nil {
+		add(gitstate.TrailerResult, "ok")
+		m.Summary = a.tool + ": " + a.actor
+		if c.summary != "" {
+			m.Summary = a.tool + ": " + c.summary
+		}
+	} else {
+		add(gitstate.TrailerError, string(e.Code))
+		m.Summary = fmt.Sprintf("%s: %s refused: %s", a.tool, a.actor, e.Code)
+	}
+	add(gitstate.TrailerTarget, c.target)
+	add(gitstate.TrailerArgs, a.args)
+	return m
+}
+
+// authorOf attributes a commit to its caller: a person by their e-mail, an
+// agent by its id.
+func authorOf(id string) gitstate.Signature {
+	if email, ok := strings.CutPrefix(id, HumanPrefix); ok {
+		return gitstate.Signature{Name: id, Email: email}
+	}
+	return gitstate.Signature{Name: id, Email: id + "@agents.git-codex.invalid"}
+}
+
+// secretKey matches argument names whose values must never enter a ref.
+var secretKey = regexp.MustCompile(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key)`)
+
+// maxAuditString is how much of one string argument the trailer keeps; the
+// full text is in the record the call wrote.
+const maxAuditString = 200
+
+// redactArgs renders arguments for the Codex-Args trailer: compact JSON with
+// secret-looking fields replaced and long strings cut. Arguments that are
+// not valid JSON are not echoed at all (they may hold a secret).
+func redactArgs(args json.RawMessage) string {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 {
+		return "{}"
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Sprintf("(unparseable, %d bytes)", len(args))
+	}
+	b, err := json.Marshal(redact(v))
+	if err != nil {
+		return fmt.Sprintf("(unencodable, %d bytes)", len(args))
+	}
+	return string(b)
+}
+
+func redact(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if secretKey.MatchString(k) {
+				x[k] = "[redacted]"
+				continue
+			}
+			x[k] = redact(val)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = redact(x[i])
+		}
+		return x
+	case string:
+		return truncate(x, maxAuditString)
+	}
+	return v
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(+%d bytes)", s[:cut], len(s)-cut)
+}

@@ -1,0 +1,33 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// Builtin returns a registry of every tool git codex ships.
+func Builtin() *Registry {
+	return NewRegistry(
+		MailSend, MailListInbox, MailRead, MailReply,
+		LogDecision,
+		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
+		ConfigGet, ConfigSet,
+	)
+}
+
+// Init creates the state: the first commit on refs/codex/state, holding an
+// empty config (defaults apply until someone sets a key). It fails with
+// gitstate.ErrAlreadyInitialized when the state exists.
+func Init(ctx context.Context, st *gitstate.Store, callerID string) (gitstate.Commit, error) {
+	return st.Init(ctx, func(tx *gitstate.Tx) error {
+		a := audit{tool: "init", actor: callerID, args: "{}"}
+		if IsHuman(callerID) {
+			a.actorType = TypeHuman
+		}
+		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
+		c.Summarize("%s initialised git codex", callerID)
+		tx.SetMeta(a.meta(c, nil))
+		return tx.Put(pathConfig, Config{Entries: map[string]ConfigEntry{}})
+	})
+}

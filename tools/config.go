@@ -1,0 +1,169 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// Config is the state's settings: one record, config/config.json, holding
+// only the keys someone set. Each entry carries its own clock so that sync
+// can merge two sides key by key. Unset keys read as their defaults.
+type Config struct {
+	Entries map[string]ConfigEntry `json:"entries"`
+}
+
+// ConfigEntry is one set key.
+type ConfigEntry struct {
+	Value json.RawMessage `json:"value"`
+	SetBy string          `json:"set_by"`
+	SetAt time.Time       `json:"set_at"`
+	Clock gitstate.Clock  `json:"clock"`
+}
+
+// configKey describes a setting: its name, the kind of value, its default
+// and what it is for.
+type configKey struct {
+	Name    string `json:"key"`
+	Kind    string `json:"kind"` // "list" (of strings) or "int"
+	Default any    `json:"default"`
+	Doc     string `json:"doc"`
+}
+
+// Setting limits.
+const (
+	defaultMaxBodyBytes    = 64 * 1024
+	defaultMaxSubjectBytes = 512
+)
+
+// configKeys lists every setting, sorted by name.
+func configKeys() []configKey {
+	keys := []configKey{
+		{"mail.max_body_bytes", "int", defaultMaxBodyBytes, "largest mail or decision body accepted, in bytes"},
+		{"mail.max_subject_bytes", "int", defaultMaxSubjectBytes, "largest mail subject or decision title accepted, in bytes"},
+	}
+	pol := defaultPolicy()
+	for _, t := range AgentTypes() {
+		r := pol[t]
+		keys = append(keys,
+			configKey{"policy." + string(t) + ".allow", "list", nonNil(r.allow), "permission globs " + string(t) + " callers may use"},
+			configKey{"policy." + string(t) + ".deny", "list", nonNil(r.deny), "permission globs denied to " + string(t) + " callers, even when allowed"})
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	return keys
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func lookupKey(name string) (configKey, bool) {
+	for _, k := range configKeys() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return configKey{}, false
+}
+
+func keyNames() []string {
+	var names []string
+	for _, k := range configKeys() {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// loadConfig reads the config record; a state without one has defaults.
+func loadConfig(tx *gitstate.Tx) (*Config, error) {
+	var c Config
+	err := tx.Get(pathConfig, &c)
+	if errors.Is(err, gitstate.ErrNotFound) {
+		return &Config{Entries: map[string]ConfigEntry{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Entries == nil {
+		c.Entries = map[string]ConfigEntry{}
+	}
+	return &c, nil
+}
+
+// value returns a key's effective value as JSON.
+func (c *Config) value(k configKey) json.RawMessage {
+	if e, ok := c.Entries[k.Name]; ok {
+		return e.Value
+	}
+	b, _ := json.Marshal(k.Default)
+	return b
+}
+
+func (c *Config) intValue(name string) int {
+	k, _ := lookupKey(name)
+	var n int
+	if err := json.Unmarshal(c.value(k), &n); err != nil {
+		n, _ = k.Default.(int)
+	}
+	return n
+}
+
+func (c *Config) listValue(name string) []string {
+	k, _ := lookupKey(name)
+	var l []string
+	if err := json.Unmarshal(c.value(k), &l); err != nil {
+		l, _ = k.Default.([]string)
+	}
+	return l
+}
+
+// rule returns the permission rule for an agent type.
+func (c *Config) rule(t AgentType) rule {
+	return rule{
+		allow: c.listValue("policy." + string(t) + ".allow"),
+		deny:  c.listValue("policy." + string(t) + ".deny"),
+	}
+}
+
+// parseConfigValue turns what a person typed into the key's JSON value:
+// lists accept a JSON array or comma-separated globs, ints a number.
+func parseConfigValue(k configKey, raw string) (json.RawMessage, error) {
+	raw = strings.TrimSpace(raw)
+	switch k.Kind {
+	case "int":
+		n, err := strconv.Atoi(raw)
+		if err != nil || n <= 0 {
+			return nil, Errorf(InvalidInput, "%s takes a positive integer, not %q", k.Name, raw).With("key", k.Name)
+		}
+		return json.RawMessage(strconv.Itoa(n)), nil
+	case "list":
+		var l []string
+		if strings.HasPrefix(raw, "[") {
+			if err := json.Unmarshal([]byte(raw), &l); err != nil {
+				return nil, Errorf(InvalidInput, "%s takes a JSON array of strings or comma-separated globs: %v", k.Name, err).With("key", k.Name)
+			}
+		} else if raw != "" {
+			for _, g := range strings.Split(raw, ",") {
+				l = append(l, strings.TrimSpace(g))
+			}
+		}
+		l = nonNil(l)
+		for _, g := range l {
+			if _, err := pathMatchCheck(g); err != nil {
+				return nil, Errorf(InvalidInput, "bad glob %q in %s: %v", g, k.Name, err).With("key", k.Name)
+			}
+		}
+		b, _ := json.Marshal(l)
+		return b, nil
+	}
+	return nil, fmt.Errorf("config key %s has unknown kind %s", k.Name, k.Kind)
+}

@@ -1,0 +1,78 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+)
+
+// ConfigGetIn is config_get's input.
+type ConfigGetIn struct {
+	Key string `json:"key,omitempty" jsonschema:"one setting's key; empty for all settings"`
+}
+
+// ConfigValue is one setting as config_get shows it.
+type ConfigValue struct {
+	Key     string          `json:"key"`
+	Value   json.RawMessage `json:"value"`
+	Default bool            `json:"default"` // true when nobody has set it
+	Doc     string          `json:"doc"`
+	SetBy   string          `json:"set_by,omitempty"`
+}
+
+// ConfigValues is what config_get returns, sorted by key.
+type ConfigValues struct {
+	Settings []ConfigValue `json:"settings"`
+}
+
+// ConfigGet shows settings, including the permission policy.
+var ConfigGet = Define("config_get", "config.get",
+	"Show the settings in force (all, or one key), including the permission policy globs per agent type.",
+	CLI{Path: "config get", Args: []string{"key"}},
+	func(ctx context.Context, c *Call, in ConfigGetIn) (ConfigValues, error) {
+		out := ConfigValues{Settings: []ConfigValue{}}
+		for _, k := range configKeys() {
+			if in.Key != "" && k.Name != in.Key {
+				continue
+			}
+			e, set := c.Config.Entries[k.Name]
+			out.Settings = append(out.Settings, ConfigValue{Key: k.Name, Value: c.Config.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy})
+		}
+		if in.Key != "" && len(out.Settings) == 0 {
+			return ConfigValues{}, unknownKey(in.Key)
+		}
+		c.Summarize("%s read config %s", c.Caller.ID, in.Key)
+		return out, nil
+	})
+
+func unknownKey(key string) *Error {
+	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keyNames(), ", ")).With("key", key)
+}
+
+// ConfigSetIn is config_set's input.
+type ConfigSetIn struct {
+	Key   string `json:"key" jsonschema:"the setting's key, e.g. policy.worker.allow"`
+	Value string `json:"value" jsonschema:"new value: a number, or for lists a JSON array or comma-separated globs"`
+}
+
+// ConfigSet changes one setting.
+var ConfigSet = Define("config_set", "config.set",
+	"Change one setting, e.g. the permission globs of an agent type (policy.<type>.allow / .deny) or mail size limits.",
+	CLI{Path: "config set", Args: []string{"key", "value"}},
+	func(ctx context.Context, c *Call, in ConfigSetIn) (ConfigValue, error) {
+		k, ok := lookupKey(in.Key)
+		if !ok {
+			return ConfigValue{}, unknownKey(in.Key)
+		}
+		v, err := parseConfigValue(k, in.Value)
+		if err != nil {
+			return ConfigValue{}, err
+		}
+		c.Config.Entries[k.Name] = ConfigEntry{Value: v, SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
+		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+			return ConfigValue{}, err
+		}
+		c.Target(k.Name)
+		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, truncate(string(v), 80))
+		return ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
+	})

@@ -1,0 +1,59 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error code. Callers branch on codes,
+// never on messages; the codes are the seeds' (shared/seeds) plus the few
+// that a git-backed store adds.
+type Code string
+
+// Error codes. New codes are added here, never renamed.
+const (
+	PermissionDenied   Code = "PERMISSION_DENIED"   // the caller's type may not use the tool, or the record is someone else's
+	ToolNotFound       Code = "TOOL_NOT_FOUND"      // no tool has that name
+	InvalidInput       Code = "INVALID_INPUT"       // arguments failed decoding, the schema or the tool's own checks
+	AgentNotFound      Code = "AGENT_NOT_FOUND"     // the caller or a named agent is not registered
+	ResourceNotFound   Code = "RESOURCE_NOT_FOUND"  // a referenced record (mail, decision...) does not exist
+	InvalidAgentState  Code = "INVALID_AGENT_STATE" // the agent is in the wrong state for the operation
+	AlreadyExists      Code = "ALREADY_EXISTS"      // a record with that id exists
+	NotInitialized     Code = "NOT_INITIALIZED"     // the repository has no git codex state: run `git codex init`
+	NotRepository      Code = "NOT_A_REPOSITORY"    // the directory is not inside a git repository
+	InternalError      Code = "INTERNAL_ERROR"      // anything unexpected; the message says what failed
+)
+
+// Error is a tool failure as callers see it: {code, message, details}.
+// Messages say what failed and what to do next.
+type Error struct {
+	Code    Code           `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Details: map[string]any{}}
+}
+
+// With adds a detail and returns e, for chaining.
+func (e *Error) With(key string, value any) *Error {
+	e.Details[key] = value
+	return e
+}
+
+// AsError turns any error into an *Error: tool errors keep their code,
+// everything else is an INTERNAL_ERROR carrying the error's text.
+func AsError(err error) *Error {
+	var te *Error
+	if errors.As(err, &te) {
+		if te.Details == nil {
+			te.Details = map[string]any{}
+		}
+		return te
+	}
+	return Errorf(InternalError, "%v", err)
+}

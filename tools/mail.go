@@ -1,0 +1,233 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// MailSendIn is mail_send's input.
+type MailSendIn struct {
+	To      string `json:"to,omitempty" jsonschema:"id of the agent to mail; give this or to_human, not both"`
+	ToHuman bool   `json:"to_human,omitempty" jsonschema:"true to mail the humans' shared inbox instead of an agent"`
+	Subject string `json:"subject" jsonschema:"one-line subject"`
+	Body    string `json:"body" jsonschema:"message text"`
+}
+
+// MailSent is what mail_send and mail_reply return.
+type MailSent struct {
+	MailID    string    `json:"mail_id"`
+	To        string    `json:"to"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// MailSend sends a message to one agent or to the humans.
+var MailSend = Define("mail_send", "mail.send",
+	"Send mail to another agent (to) or to the humans (to_human: true); exactly one of the two. The recipient reads it with mail_list_inbox and mail_read.",
+	CLI{Path: "mail send"},
+	func(ctx context.Context, c *Call, in MailSendIn) (MailSent, error) {
+		if (in.To == "") == !in.ToHuman {
+			return MailSent{}, Errorf(InvalidInput, "give exactly one recipient: either to (an agent id) or to_human: true")
+		}
+		to := HumanInbox
+		if !in.ToHuman {
+			if _, err := getAgent(c.Tx, in.To); err != nil {
+				return MailSent{}, err
+			}
+			to = in.To
+		}
+		m, err := deliver(c, to, in.Subject, in.Body, "")
+		if err != nil {
+			return MailSent{}, err
+		}
+		c.Summarize("%s -> %s: %s", c.Caller.ID, to, oneLineCut(in.Subject))
+		return MailSent{MailID: m.ID, To: to, Timestamp: m.CreatedAt}, nil
+	})
+
+// deliver checks a message's size, stores it in the recipient's inbox and
+// marks the sender active.
+func deliver(c *Call, to, subject, body, inReplyTo string) (Mail, error) {
+	if err := checkText(c.Config, "subject", subject, "body", body); err != nil {
+		return Mail{}, err
+	}
+	tx := c.Tx
+	m := Mail{
+		ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: to,
+		Subject: subject, Body: body, InReplyTo: inReplyTo,
+		CreatedAt: tx.Now(), Clock: tx.Clock(),
+	}
+	if err := tx.Put(mailPath(to, m.ID), m); err != nil {
+		return Mail{}, err
+	}
+	c.Target(m.ID)
+	return m, touchAgent(c)
+}
+
+// checkText enforces the configured size limits on a title-like and a
+// body-like field; both must be non-empty.
+func checkText(cfg *Config, titleName, title, bodyName, body string) error {
+	maxTitle, maxBody := cfg.intValue("mail.max_subject_bytes"), cfg.intValue("mail.max_body_bytes")
+	switch {
+	case strings.TrimSpace(title) == "":
+		return Errorf(InvalidInput, "%s must not be empty", titleName).With("field", titleName)
+	case strings.TrimSpace(body) == "":
+		return Errorf(InvalidInput, "%s must not be empty", bodyName).With("field", bodyName)
+	case len(title) > maxTitle:
+		return Errorf(InvalidInput, "%s is %d bytes; the limit is %d (config mail.max_subject_bytes)", titleName, len(title), maxTitle).
+			With("field", titleName).With("size", len(title)).With("limit", maxTitle)
+	case len(body) > maxBody:
+		return Errorf(InvalidInput, "%s is %d bytes; the limit is %d (config mail.max_body_bytes)", bodyName, len(body), maxBody).
+			With("field", bodyName).With("size", len(body)).With("limit", maxBody)
+	}
+	return nil
+}
+
+// touchAgent records that the calling agent was active now.
+func touchAgent(c *Call) error {
+	if c.Agent == nil {
+		return nil
+	}
+	now := c.Tx.Now()
+	c.Agent.LastActiveAt, c.Agent.UpdatedAt, c.Agent.Clock = &now, now, c.Tx.Clock()
+	return c.Tx.Put(agentPath(c.Agent.ID), c.Agent)
+}
+
+// inboxOf is the recipient directory a caller reads: an agent its own, a
+// person the humans' shared inbox.
+func inboxOf(c Caller) string {
+	if c.Type == TypeHuman {
+		return HumanInbox
+	}
+	return c.ID
+}
+
+// MailListInboxIn is mail_list_inbox's input.
+type MailListInboxIn struct {
+	IncludeRead bool `json:"include_read,omitempty" jsonschema:"also list mail already read (default: unread only)"`
+}
+
+// Inbox is what mail_list_inbox returns, newest mail first.
+type Inbox struct {
+	Count       int    `json:"count"`
+	UnreadCount int    `json:"unread_count"`
+	Mails       []Mail `json:"mails"`
+}
+
+// MailListInbox lists the caller's mail.
+var MailListInbox = Define("mail_list_inbox", "mail.list_inbox",
+	"List mail in your inbox, newest first: unread only unless include_read is true. People share the humans' inbox.",
+	CLI{Path: "mail inbox"},
+	func(ctx context.Context, c *Call, in MailListInboxIn) (Inbox, error) {
+		out := Inbox{Mails: []Mail{}}
+		err := walkJSON(c.Tx, mailDir(inboxOf(c.Caller)), func(m Mail) {
+			if !m.IsRead {
+				out.UnreadCount++
+			}
+			if in.IncludeRead || !m.IsRead {
+				out.Mails = append(out.Mails, m)
+			}
+		})
+		if err != nil {
+			return Inbox{}, err
+		}
+		sort.Slice(out.Mails, func(i, j int) bool { return out.Mails[i].ID > out.Mails[j].ID })
+		out.Count = len(out.Mails)
+		c.Summarize("%s listed %d mail(s)", c.Caller.ID, out.Count)
+		return out, nil
+	})
+
+// MailReadIn is mail_read's input.
+type MailReadIn struct {
+	MailID string `json:"mail_id" jsonschema:"id of the mail, from mail_list_inbox"`
+}
+
+// MailRead returns one mail and marks it read.
+var MailRead = Define("mail_read", "mail.read",
+	"Read one mail from your inbox and mark it read. Only its recipient may read it.",
+	CLI{Path: "mail read", Args: []string{"mail_id"}},
+	func(ctx context.Context, c *Call, in MailReadIn) (Mail, error) {
+		m, err := ownMail(c, in.MailID)
+		if err != nil {
+			return Mail{}, err
+		}
+		if !m.IsRead {
+			now := c.Tx.Now()
+			m.IsRead, m.ReadAt, m.Clock = true, &now, c.Tx.Clock()
+			if err := c.Tx.Put(mailPath(m.To, m.ID), m); err != nil {
+				return Mail{}, err
+			}
+		}
+		c.Target(m.ID)
+		c.Summarize("%s read %s", c.Caller.ID, m.ID)
+		return m, nil
+	})
+
+// MailReplyIn is mail_reply's input.
+type MailReplyIn struct {
+	OriginalMailID string `json:"original_mail_id" jsonschema:"id of the mail you are answering"`
+	Body           string `json:"body" jsonschema:"reply text"`
+}
+
+// MailReply answers a mail to its sender.
+var MailReply = Define("mail_reply", "mail.reply",
+	"Reply to a mail you received: the reply goes to its sender, with \"Re: \" added to the subject once.",
+	CLI{Path: "mail reply", Args: []string{"original_mail_id"}},
+	func(ctx context.Context, c *Call, in MailReplyIn) (MailSent, error) {
+		orig, err := ownMail(c, in.OriginalMailID)
+		if err != nil {
+			return MailSent{}, err
+		}
+		to := orig.From
+		if IsHuman(to) {
+			to = HumanInbox
+		} else if _, err := getAgent(c.Tx, to); err != nil {
+			return MailSent{}, err
+		}
+		subject := orig.Subject
+		if !strings.HasPrefix(subject, "Re: ") {
+			subject = "Re: " + subject
+		}
+		m, err := deliver(c, to, subject, in.Body, orig.ID)
+		if err != nil {
+			return MailSent{}, err
+		}
+		c.Summarize("%s -> %s: %s", c.Caller.ID, to, oneLineCut(subject))
+		return MailSent{MailID: m.ID, To: to, Timestamp: m.CreatedAt}, nil
+	})
+
+// ownMail finds a mail in the caller's inbox. Mail that exists in someone
+// else's inbox is PERMISSION_DENIED; mail that exists nowhere is
+// RESOURCE_NOT_FOUND.
+func ownMail(c *Call, id string) (Mail, error) {
+	if !strings.HasPrefix(id, "m-") || strings.ContainsAny(id, "/ ") {
+		return Mail{}, Errorf(ResourceNotFound, "no mail %q; mail ids look like m-0123456789abcdef", id).With("mail_id", id)
+	}
+	var m Mail
+	err := c.Tx.Get(mailPath(inboxOf(c.Caller), id), &m)
+	if err == nil {
+		return m, nil
+	}
+	if !errors.Is(err, gitstate.ErrNotFound) {
+		return Mail{}, err
+	}
+	recipients, err := c.Tx.List(dirMail)
+	if err != nil {
+		return Mail{}, err
+	}
+	for _, r := range recipients {
+		if err := c.Tx.Get(mailPath(r.Name, id), &m); err == nil {
+			return Mail{}, Errorf(PermissionDenied, "mail %s is addressed to %s, not to you; list your own with `git codex mail inbox`", id, m.To).
+				With("mail_id", id)
+		}
+	}
+	return Mail{}, Errorf(ResourceNotFound, "no mail %q; list your inbox with `git codex mail inbox --include-read`", id).With("mail_id", id)
+}
+
+func oneLineCut(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return truncate(s, 72)
+}

@@ -1,0 +1,79 @@
+package tools
+
+import (
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// Paths of records in the state tree. Collections that grow without bound
+// fan out by gitstate.Fanout so no tree object gets large; docs/STATE.md
+// describes the layout.
+const (
+	dirAgents    = "agents"
+	dirMail      = "mail"
+	dirDecisions = "decisions"
+	pathConfig   = "config/config.json"
+)
+
+func agentPath(id string) string { return dirAgents + "/" + id + ".json" }
+
+func mailDir(recipient string) string { return dirMail + "/" + recipient }
+
+func mailPath(recipient, id string) string {
+	return mailDir(recipient) + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+func decisionPath(id string) string {
+	return dirDecisions + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+// Agent states.
+const (
+	StateIdle = "idle"
+)
+
+// Agent is a registered agent: the record agent_get_status returns.
+// Mutable: Clock is the Lamport time of its last change.
+type Agent struct {
+	ID           string         `json:"id"`
+	Type         AgentType      `json:"type"`
+	State        string         `json:"state"`
+	Supervisor   string         `json:"supervisor,omitempty"`
+	Worktree     string         `json:"worktree,omitempty"`
+	Branch       string         `json:"branch,omitempty"`
+	TmuxSession  string         `json:"tmux_session,omitempty"`
+	CreatedBy    string         `json:"created_by"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+	LastActiveAt *time.Time     `json:"last_active_at"`
+	Clock        gitstate.Clock `json:"clock"`
+}
+
+// Mail is one message. Everything but the read flag is immutable; ReadAt
+// and Clock change when the recipient reads it.
+type Mail struct {
+	ID        string         `json:"id"`
+	From      string         `json:"from"`
+	FromType  AgentType      `json:"from_type"`
+	To        string         `json:"to"`
+	Subject   string         `json:"subject"`
+	Body      string         `json:"body"`
+	InReplyTo string         `json:"in_reply_to,omitempty"`
+	IsRead    bool           `json:"is_read"`
+	CreatedAt time.Time      `json:"created_at"`
+	ReadAt    *time.Time     `json:"read_at"`
+	Clock     gitstate.Clock `json:"clock"`
+}
+
+// Decision is a decision an agent or person logged on purpose (every call
+// is logged anyway, as a commit). Immutable.
+type Decision struct {
+	ID        string         `json:"id"`
+	Title     string         `json:"title"`
+	Body      string         `json:"body"`
+	Actor     string         `json:"actor"`
+	ActorType AgentType      `json:"actor_type"`
+	CreatedAt time.Time      `json:"created_at"`
+	Clock     gitstate.Clock `json:"clock"`
+}

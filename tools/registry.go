@@ -1,0 +1,245 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool is one operation, defined once with Define.
+type Tool struct {
+	// Name is the MCP tool name and the argument of `git codex call`.
+	Name string
+	// Permission is the key the policy's globs match, e.g. "mail.send".
+	Permission string
+	// Description tells agents what the tool does and when to use it.
+	Description string
+	// CLI says where the tool appears in the command tree.
+	CLI CLI
+	// InputSchema is the JSON schema of the input, inferred from its Go
+	// type; both adapters publish and enforce it.
+	InputSchema *jsonschema.Schema
+	// OutputSchema is the JSON schema of the data a successful call returns.
+	OutputSchema *jsonschema.Schema
+
+	inType   reflect.Type
+	resolved *jsonschema.Resolved
+	run      func(ctx context.Context, c *Call, in any) (any, error)
+}
+
+// CLI places a tool in the command tree: Path is the command words ("mail
+// send") and Args names the input fields (their JSON names) taken as
+// positional arguments, in order; every other field is a flag.
+type CLI struct {
+	Path string
+	Args []string
+}
+
+// Call is what a handler sees: who is calling, the transaction, and the
+// settings in force.
+type Call struct {
+	Caller Caller
+	Agent  *Agent // the caller's record; nil for people
+	Tx     *gitstate.Tx
+	Config *Config
+
+	summary string
+	target  string
+}
+
+// Summarize sets the commit's summary line (after the tool name).
+func (c *Call) Summarize(format string, args ...any) {
+	c.summary = fmt.Sprintf(format, args...)
+}
+
+// Target records the id of the record the call created or changed, in the
+// Codex-Target trailer.
+func (c *Call) Target(id string) { c.target = id }
+
+// Define builds a tool from a typed handler. The input and output schemas
+// are inferred from In and Out (field descriptions come from `jsonschema`
+// tags; fields without omitempty are required). It panics on a type that
+// has no schema, so a bad definition fails at start-up, not at first call.
+func Define[In, Out any](name, permission, description string, cli CLI, h func(ctx context.Context, c *Call, in In) (Out, error)) *Tool {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: %s input schema: %v", name, err))
+	}
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
+	}
+	resolved, err := in.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: %s resolve schema: %v", name, err))
+	}
+	return &Tool{
+		Name:         name,
+		Permission:   permission,
+		Description:  description,
+		CLI:          cli,
+		InputSchema:  in,
+		OutputSchema: out,
+		inType:       reflect.TypeFor[In](),
+		resolved:     resolved,
+		run: func(ctx context.Context, c *Call, in any) (any, error) {
+			return h(ctx, c, *in.(*In))
+		},
+	}
+}
+
+// InputType is the Go type of the tool's input, for adapters that build
+// flags from its fields.
+func (t *Tool) InputType() reflect.Type { return t.inType }
+
+// Registry holds the tools by name.
+type Registry struct {
+	tools map[string]*Tool
+}
+
+// NewRegistry returns a registry of the given tools. It panics on a
+// duplicate name.
+func NewRegistry(tools ...*Tool) *Registry {
+	r := &Registry{tools: map[string]*Tool{}}
+	for _, t := range tools {
+		r.Register(t)
+	}
+	return r
+}
+
+// Register adds a tool; it panics if the name is taken.
+func (r *Registry) Register(t *Tool) {
+	if _, dup := r.tools[t.Name]; dup {
+		panic("tools: duplicate tool " + t.Name)
+	}
+	r.tools[t.Name] = t
+}
+
+// Lookup finds a tool by name.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// All returns every tool sorted by name.
+func (r *Registry) All() []*Tool {
+	out := make([]*Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Result is a call's answer, the same for both adapters:
+// {"ok":true,"data":...} or {"ok":false,"error":{code,message,details}}.
+type Result struct {
+	OK    bool   `json:"ok"`
+	Data  any    `json:"data,omitempty"`
+	Error *Error `json:"error,omitempty"`
+	// Commit is the audit commit the call wrote ("" if it could not write
+	// one, e.g. before init).
+	Commit string `json:"-"`
+}
+
+// Call runs the named tool for the caller with raw JSON arguments, as one
+// transaction on st. Every outcome that can be recorded is: unknown tools,
+// bad input, refusals and failures all commit an audit record with their
+// error code and change nothing else.
+func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage) Result {
+	var res Result
+	commit, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+		res = r.run(ctx, tx, callerID, name, args)
+		return nil
+	})
+	if err != nil {
+		return Result{Error: storeError(err)}
+	}
+	res.Commit = commit.Hash
+	return res
+}
+
+// storeError maps store failures to codes with a hint.
+func storeError(err error) *Error {
+	switch {
+	case errors.Is(err, gitstate.ErrNotInitialized):
+		return Errorf(NotInitialized, "this repository has no git codex state; run `git codex init` first")
+	case errors.Is(err, gitstate.ErrNotRepository):
+		return Errorf(NotRepository, "not inside a git repository; cd into one (or run `git init`) and try again")
+	}
+	return Errorf(InternalError, "%v", err)
+}
+
+// StoreError is the structured form of an error from opening or reading the
+// store, for adapters that touch the store directly.
+func StoreError(err error) *Error { return storeError(err) }
+
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage) (res Result) {
+	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
+	c := &Call{Caller: Caller{ID: callerID}, Tx: tx}
+	fail := func(e *Error) Result {
+		tx.Discard()
+		tx.SetMeta(a.meta(c, e))
+		return Result{Error: e}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = fail(Errorf(InternalError, "tool %s panicked: %v", name, p))
+		}
+	}()
+	t, ok := r.Lookup(name)
+	if !ok {
+		return fail(Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name))
+	}
+	in, ierr := t.decode(args)
+	if ierr != nil {
+		return fail(ierr)
+	}
+	if err := resolveCaller(c); err != nil {
+		return fail(AsError(err))
+	}
+	a.actorType = c.Caller.Type
+	cfg, err := loadConfig(tx)
+	if err != nil {
+		return fail(AsError(err))
+	}
+	c.Config = cfg
+	if !cfg.rule(c.Caller.Type).permits(t.Permission) {
+		return fail(Errorf(PermissionDenied, "tool %q (permission %s) is not allowed for agent type %q; see `git codex config get policy.%s.allow`",
+			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type)))
+	}
+	out, err := t.run(ctx, c, in)
+	if err != nil {
+		return fail(AsError(err))
+	}
+	tx.SetMeta(a.meta(c, nil))
+	return Result{OK: true, Data: out}
+}
+
+// resolveCaller fills in the caller's type from its agent record. People
+// need no record.
+func resolveCaller(c *Call) error {
+	id := c.Caller.ID
+	if err := ValidateCallerID(id); err != nil {
+		return Errorf(AgentNotFound, "caller %q is not a valid agent id; set --as or CODEX_INSTANCE to a registered agent", id).With("agent_id", id)
+	}
+	if IsHuman(id) {
+		c.Caller.Type = TypeHuman
+		return nil
+	}
+	var a Agent
+	if err := c.Tx.Get(agentPath(id), &a); err != nil {
+		if errors.Is(err, gitstate.ErrNotFound) {
+			return Errorf(AgentNotFound, "caller %q is not a registered agent; register it with `git codex agent add %s --type <type>`", id, id).With("agent_id", id)
+		}
+		return err
+	}
+	c.Agent, c.Caller.Type = &a, a.Type
+	return nil
+}
