@@ -13,7 +13,7 @@ type LogDecisionIn struct {
 
 // DecisionLogged is what log_decision returns.
 type DecisionLogged struct {
-	LogID     string `json:"log_id"`
+	LogID     string    `json:"log_id"`
 	Timestamp time.Time `json:"timestamp"`
 }
 

@@ -12,16 +12,16 @@ type Code string
 
 // Error codes. New codes are added here, never renamed.
 const (
-	PermissionDenied   Code = "PERMISSION_DENIED"   // the caller's type may not use the tool, or the record is someone else's
-	ToolNotFound       Code = "TOOL_NOT_FOUND"      // no tool has that name
-	InvalidInput       Code = "INVALID_INPUT"       // arguments failed decoding, the schema or the tool's own checks
-	AgentNotFound      Code = "AGENT_NOT_FOUND"     // the caller or a named agent is not registered
-	ResourceNotFound   Code = "RESOURCE_NOT_FOUND"  // a referenced record (mail, decision...) does not exist
-	InvalidAgentState  Code = "INVALID_AGENT_STATE" // the agent is in the wrong state for the operation
-	AlreadyExists      Code = "ALREADY_EXISTS"      // a record with that id exists
-	NotInitialized     Code = "NOT_INITIALIZED"     // the repository has no git codex state: run `git codex init`
-	NotRepository      Code = "NOT_A_REPOSITORY"    // the directory is not inside a git repository
-	InternalError      Code = "INTERNAL_ERROR"      // anything unexpected; the message says what failed
+	PermissionDenied  Code = "PERMISSION_DENIED"   // the caller's type may not use the tool, or the record is someone else's
+	ToolNotFound      Code = "TOOL_NOT_FOUND"      // no tool has that name
+	InvalidInput      Code = "INVALID_INPUT"       // arguments failed decoding, the schema or the tool's own checks
+	AgentNotFound     Code = "AGENT_NOT_FOUND"     // the caller or a named agent is not registered
+	ResourceNotFound  Code = "RESOURCE_NOT_FOUND"  // a referenced record (mail, decision...) does not exist
+	InvalidAgentState Code = "INVALID_AGENT_STATE" // the agent is in the wrong state for the operation
+	AlreadyExists     Code = "ALREADY_EXISTS"      // a record with that id exists
+	NotInitialized    Code = "NOT_INITIALIZED"     // the repository has no git codex state: run `git codex init`
+	NotRepository     Code = "NOT_A_REPOSITORY"    // the directory is not inside a git repository
+	InternalError     Code = "INTERNAL_ERROR"      // anything unexpected; the message says what failed
 )
 
 // Error is a tool failure as callers see it: {code, message, details}.
