@@ -1,0 +1,172 @@
+// Package app is the git codex command line: urfave/cli commands over the
+// tools registry, plus the MCP server. It is a package (not main) so tests
+// and testscripts can run Main in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/cli/go-gh/v2/pkg/term"
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with -ldflags "-X github.com/gitcodex/git-codex/cmd/git-codex/app.version=...".
+var version = "dev"
+
+// Exit codes, decided in one place (exitCode).
+const (
+	exitOK    = 0
+	exitError = 1 // a tool or command failed; stderr names the error code
+	exitUsage = 2 // bad flags, arguments or command names
+)
+
+// env is what every command needs: streams, the working directory, the
+// environment, and the tool registry. Tests build one with buffers.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	dir            string
+	getenv         func(string) string
+	reg            *tools.Registry
+	tty            bool
+	width          int
+}
+
+// Main runs git codex with args (args[0] is the program name) and returns
+// the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	dir, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "git codex: %v\n", err)
+		return exitError
+	}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, dir: dir, getenv: os.Getenv, reg: tools.Builtin(), width: 80}
+	if f, ok := stdout.(*os.File); ok && term.IsTerminal(f) {
+		e.tty = true
+		if w, _, err := term.FromEnv().Size(); err == nil && w > 0 {
+			e.width = w
+		}
+	}
+	app := e.app()
+	return e.exitCode(app.Run(permuteArgs(app, args)))
+}
+
+func (e *env) app() *cli.App {
+	app := &cli.App{
+		Name:     "git-codex",
+		HelpName: "git codex",
+		Usage:    "coordinate teams of AI coding agents, with all state kept in git",
+		Version:  version,
+		Description: "Every tool call is one commit on refs/codex/state: its tree is the whole state, its history the audit trail.\n" +
+			"Agents reach the same tools through `git codex mcp`. Run `git codex help <command>` for details.",
+		Reader:    e.stdin,
+		Writer:    e.stdout,
+		ErrWriter: e.stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:<git user.email>)"},
+		},
+		Commands: append([]*cli.Command{
+			e.initCommand(),
+			e.statusCommand(),
+			e.logCommand(),
+			e.showCommand(),
+			e.toolsCommand(),
+			e.callCommand(),
+			e.mcpCommand(),
+		}, e.toolCommands()...),
+		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
+		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		EnableBashCompletion: true,
+		HideHelpCommand:      false,
+	}
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		fmt.Fprintf(e.stderr, "git codex: unknown command %q; see `git codex help`\n", name)
+	}
+	return app
+}
+
+// usageError marks a mistake in how the command was typed.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+// exitCode prints err for a person and maps it to an exit status.
+func (e *env) exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var te *tools.Error
+	var ue usageError
+	var silent silentError
+	switch {
+	case errors.As(err, &silent):
+		return exitError
+	case errors.As(err, &te):
+		fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)
+		return exitError
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "git codex: %v\nRun `git codex help` for usage.\n", ue.err)
+		return exitUsage
+	case strings.Contains(err.Error(), "flag provided but not defined"), strings.HasPrefix(err.Error(), "Required flag"):
+		fmt.Fprintf(e.stderr, "git codex: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(e.stderr, "git codex: %v\n", err)
+	return exitError
+}
+
+// silentError is a failure already reported on stdout (e.g. by `call`,
+// which prints the error envelope); exitCode only sets the status.
+type silentError struct{ code tools.Code }
+
+func (s silentError) Error() string { return string(s.code) }
+
+// caller works out who is acting: --as or CODEX_INSTANCE, else the person
+// named by git's user.email.
+func (e *env) caller(c *cli.Context) (string, error) {
+	if id := c.String("as"); id != "" {
+		if err := tools.ValidateCallerID(id); err != nil {
+			return "", tools.AsError(err)
+		}
+		return id, nil
+	}
+	cmd := exec.Command("git", "config", "user.email")
+	cmd.Dir = e.dir
+	out, _ := cmd.Output()
+	email := strings.TrimSpace(string(out))
+	if email == "" {
+		return "", tools.Errorf(tools.InvalidInput, "who is calling? set `git config user.email`, or pass --as <agent-id> (or CODEX_INSTANCE)")
+	}
+	return tools.HumanID(email), nil
+}
+
+// open opens the store of the repository around the working directory.
+func (e *env) open() (*gitstate.Store, error) {
+	st, err := gitstate.Open(e.dir, gitstate.Options{})
+	if err != nil {
+		return nil, tools.StoreError(err)
+	}
+	return st, nil
+}
+
+// call runs one tool through the registry, exactly as MCP does.
+func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte) tools.Result {
+	caller, err := e.caller(c)
+	if err != nil {
+		return tools.Result{Error: tools.AsError(err)}
+	}
+	st, err := e.open()
+	if err != nil {
+		return tools.Result{Error: tools.AsError(err)}
+	}
+	defer st.Close()
+	return e.reg.Call(ctx, st, caller, name, args)
+}

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// permuteArgs lets flags follow positional arguments (`git codex agent show
+// alice --json`): urfave/cli v2 stops parsing flags at the first positional
+// argument, so flags found after one are moved in front of it. Tokens after
+// "--" are left alone.
+func permuteArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	rest := args[1:]
+	// global flags come first
+	i := 0
+	for i < len(rest) && strings.HasPrefix(rest[i], "-") {
+		if rest[i] == "--as" && i+1 < len(rest) {
+			i++
+		}
+		i++
+	}
+	out = append(out, rest[:i]...)
+	rest = rest[i:]
+	cmds := app.Commands
+	var cmd *cli.Command
+	for len(rest) > 0 {
+		next := findCommand(cmds, rest[0])
+		if next == nil {
+			break
+		}
+		cmd = next
+		out = append(out, rest[0])
+		rest = rest[1:]
+		cmds = cmd.Subcommands
+	}
+	if cmd == nil || cmd.SkipFlagParsing {
+		return append(out, rest...)
+	}
+	var flags, positional []string
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			positional = append(positional, rest[j:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		if !strings.Contains(a, "=") && takesValue(cmd, strings.TrimLeft(a, "-")) && j+1 < len(rest) {
+			j++
+			flags = append(flags, rest[j])
+		}
+	}
+	return append(append(out, flags...), positional...)
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether the command's flag name expects a value.
+func takesValue(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			if _, isBool := f.(*cli.BoolFlag); isBool {
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,40 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+func (e *env) initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "start git codex in this repository (creates refs/codex/state)",
+		Description: "Writes the first state commit: an empty config, so the default permission policy applies.\n" +
+			"Running it again changes nothing.",
+		Action: func(c *cli.Context) error {
+			caller, err := e.caller(c)
+			if err != nil {
+				return err
+			}
+			st, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			commit, err := tools.Init(c.Context, st, caller)
+			if errors.Is(err, gitstate.ErrAlreadyInitialized) {
+				fmt.Fprintf(e.stderr, "git codex is already initialised in %s\n", st.GitDir())
+				return nil
+			}
+			if err != nil {
+				return tools.StoreError(err)
+			}
+			fmt.Fprintf(e.stdout, "Initialised git codex in %s (%s at %s)\n", st.GitDir(), gitstate.RefState, commit.Hash[:12])
+			return nil
+		},
+	}
+}

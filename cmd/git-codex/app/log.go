@@ -1,0 +1,114 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+// logEntry is one audit event as `git codex log --json` prints it.
+type logEntry struct {
+	Commit    string         `json:"commit"`
+	Parents   []string       `json:"parents"`
+	Time      time.Time      `json:"time"`
+	Clock     gitstate.Clock `json:"clock"`
+	Tool      string         `json:"tool"`
+	Actor     string         `json:"actor"`
+	ActorType string         `json:"actor_type,omitempty"`
+	Result    string         `json:"result,omitempty"`
+	Error     string         `json:"error,omitempty"`
+	Target    string         `json:"target,omitempty"`
+	Args      string         `json:"args,omitempty"`
+	Summary   string         `json:"summary"`
+}
+
+func entryOf(ev gitstate.Event) logEntry {
+	return logEntry{
+		Commit: ev.Commit, Parents: ev.Parents, Time: ev.Time, Clock: ev.Clock,
+		Tool: ev.Get(gitstate.TrailerTool), Actor: ev.Get(gitstate.TrailerActor), ActorType: ev.Get(gitstate.TrailerActorType),
+		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
+		Target: ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
+	}
+}
+
+func (e *env) logCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "log",
+		Usage:     "show the audit trail: every tool call, newest first",
+		ArgsUsage: "[<revision>]",
+		Description: "Reads the history of refs/codex/state (or the given revision); each commit is one call.\n" +
+			"The same trail is in plain `git log refs/codex/state`.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tool", Usage: "only calls of this tool"},
+			&cli.StringFlag{Name: "actor", Usage: "only calls by this caller id"},
+			&cli.StringFlag{Name: "target", Usage: "only calls that created or changed this record id"},
+			&cli.StringFlag{Name: "error", Usage: "only calls that failed with this code"},
+			&cli.BoolFlag{Name: "errors", Usage: "only calls that were refused or failed"},
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 50, Usage: "show at most `N` events (0: all)"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usageError{fmt.Errorf("log takes at most one revision")}
+			}
+			st, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var entries []logEntry
+			limit := c.Int("limit")
+			err = st.Events(c.Context, c.Args().First(), func(ev gitstate.Event) bool {
+				en := entryOf(ev)
+				if !matches(c, en) {
+					return true
+				}
+				entries = append(entries, en)
+				return limit <= 0 || len(entries) < limit
+			})
+			if err != nil {
+				return tools.StoreError(err)
+			}
+			if c.Bool("json") {
+				if entries == nil {
+					entries = []logEntry{}
+				}
+				return writeJSON(e.stdout, entries)
+			}
+			tp := e.table("COMMIT", "TIME", "TOOL", "ACTOR", "RESULT", "SUMMARY")
+			for _, en := range entries {
+				result := en.Result
+				if en.Error != "" {
+					result = en.Error
+				}
+				tp.AddField(en.Commit[:12])
+				tp.AddField(e.when(en.Time))
+				tp.AddField(en.Tool)
+				tp.AddField(en.Actor)
+				tp.AddField(result)
+				tp.AddField(en.Summary)
+				tp.EndRow()
+			}
+			return tp.Render()
+		},
+	}
+}
+
+func matches(c *cli.Context, en logEntry) bool {
+	switch {
+	case c.IsSet("tool") && en.Tool != c.String("tool"):
+		return false
+	case c.IsSet("actor") && en.Actor != c.String("actor"):
+		return false
+	case c.IsSet("target") && en.Target != c.String("target"):
+		return false
+	case c.IsSet("error") && en.Error != c.String("error"):
+		return false
+	case c.Bool("errors") && en.Error == "":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,134 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// writeJSON prints v as indented JSON: the --json form of every read.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// render prints a tool's result for a person: a table on a terminal,
+// tab-separated lines when piped (go-gh's tableprinter), or key/value lines.
+// Tools without a renderer print JSON.
+func (e *env) render(tool string, data any) error {
+	w := e.stdout
+	switch d := data.(type) {
+	case tools.MailSent:
+		fmt.Fprintf(w, "sent %s to %s\n", d.MailID, d.To)
+	case tools.Inbox:
+		if len(d.Mails) == 0 {
+			fmt.Fprintf(e.stderr, "no mail (%d unread)\n", d.UnreadCount)
+			return nil
+		}
+		tp := e.table("ID", "FROM", "SUBJECT", "SENT", "READ")
+		for _, m := range d.Mails {
+			tp.AddField(m.ID)
+			tp.AddField(m.From)
+			tp.AddField(m.Subject)
+			tp.AddField(e.when(m.CreatedAt))
+			tp.AddField(yesNo(m.IsRead))
+			tp.EndRow()
+		}
+		return tp.Render()
+	case tools.Mail:
+		fmt.Fprintf(w, "id:      %s\nfrom:    %s (%s)\nto:      %s\nsubject: %s\nsent:    %s\n",
+			d.ID, d.From, d.FromType, d.To, d.Subject, d.CreatedAt.Format(time.RFC3339))
+		if d.InReplyTo != "" {
+			fmt.Fprintf(w, "reply to: %s\n", d.InReplyTo)
+		}
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(d.Body, "\n"))
+	case tools.DecisionLogged:
+		fmt.Fprintf(w, "logged %s\n", d.LogID)
+	case tools.Agent:
+		fmt.Fprintf(w, "id:          %s\ntype:        %s\nstate:       %s\n", d.ID, d.Type, d.State)
+		for _, kv := range [][2]string{{"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}} {
+			if kv[1] != "" {
+				fmt.Fprintf(w, "%-12s %s\n", kv[0]+":", kv[1])
+			}
+		}
+		if d.LastActiveAt != nil {
+			fmt.Fprintf(w, "last active: %s\n", d.LastActiveAt.Format(time.RFC3339))
+		}
+		if !d.CreatedAt.IsZero() {
+			fmt.Fprintf(w, "created:     %s by %s\n", d.CreatedAt.Format(time.RFC3339), d.CreatedBy)
+		}
+	case tools.AgentList:
+		if len(d.Agents) == 0 {
+			fmt.Fprintln(e.stderr, "no agents; register one with `git codex agent add <id> --type <type>`")
+			return nil
+		}
+		tp := e.table("ID", "TYPE", "STATE", "LAST ACTIVE")
+		for _, a := range d.Agents {
+			tp.AddField(a.ID)
+			tp.AddField(string(a.Type))
+			tp.AddField(a.State)
+			if a.LastActiveAt != nil {
+				tp.AddField(e.when(*a.LastActiveAt))
+			} else {
+				tp.AddField("-")
+			}
+			tp.EndRow()
+		}
+		return tp.Render()
+	case tools.ConfigValues:
+		tp := e.table("KEY", "VALUE", "SET BY")
+		for _, s := range d.Settings {
+			tp.AddField(s.Key)
+			tp.AddField(string(s.Value))
+			if s.Default {
+				tp.AddField("(default)")
+			} else {
+				tp.AddField(s.SetBy)
+			}
+			tp.EndRow()
+		}
+		return tp.Render()
+	case tools.ConfigValue:
+		fmt.Fprintf(w, "%s = %s\n", d.Key, d.Value)
+	default:
+		return writeJSON(w, data)
+	}
+	return nil
+}
+
+func (e *env) table(headers ...string) tableprinter.TablePrinter {
+	tp := tableprinter.New(e.stdout, e.tty, e.width)
+	tp.AddHeader(headers)
+	return tp
+}
+
+// when formats a time: relative on a terminal, RFC 3339 for scripts.
+func (e *env) when(t time.Time) string {
+	if !e.tty {
+		return t.Format(time.RFC3339)
+	}
+	d := time.Since(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.Format("2006-01-02")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

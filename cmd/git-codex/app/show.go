@@ -1,0 +1,90 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+// shown is `git codex show --json`: the event and the records it changed.
+type shown struct {
+	logEntry
+	Changes []gitstate.Change `json:"changes"`
+}
+
+func (e *env) showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show one event: its call, result, and the records it changed",
+		ArgsUsage: "<commit | record-id>",
+		Description: "Takes a commit of refs/codex/state (any revision git understands), or the id of a record\n" +
+			"(mail m-..., decision d-..., agent id): then the latest event that created or changed it.",
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageError{fmt.Errorf("show takes one commit or record id")}
+			}
+			st, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ev, err := findEvent(c, st, c.Args().First())
+			if err != nil {
+				return err
+			}
+			changes, err := st.Changes(c.Context, ev.Commit)
+			if err != nil {
+				return tools.StoreError(err)
+			}
+			out := shown{logEntry: entryOf(ev), Changes: changes}
+			if out.Changes == nil {
+				out.Changes = []gitstate.Change{}
+			}
+			if c.Bool("json") {
+				return writeJSON(e.stdout, out)
+			}
+			fmt.Fprintf(e.stdout, "commit %s\nclock  %d\ntime   %s\n\n    %s\n\n", out.Commit, out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
+			for _, t := range ev.Trailers {
+				fmt.Fprintf(e.stdout, "    %s: %s\n", t.Key, t.Value)
+			}
+			if len(changes) > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			for _, ch := range changes {
+				fmt.Fprintf(e.stdout, "%-6s %s\n", ch.Action, ch.Path)
+			}
+			return nil
+		},
+	}
+}
+
+// findEvent resolves a revision, or else the newest event whose
+// Codex-Target is the given record id.
+func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, error) {
+	ev, err := st.Event(c.Context, arg)
+	if err == nil {
+		return ev, nil
+	}
+	if !errors.Is(err, gitstate.ErrNotFound) {
+		return gitstate.Event{}, tools.StoreError(err)
+	}
+	var found *gitstate.Event
+	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
+		if ev.Get(gitstate.TrailerTarget) == arg {
+			found = &ev
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return gitstate.Event{}, tools.StoreError(err)
+	}
+	if found == nil {
+		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record; list events with `git codex log`", arg)
+	}
+	return *found, nil
+}
