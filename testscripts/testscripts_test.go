@@ -1,0 +1,49 @@
+// Package testscripts holds git codex's end-to-end tests: txtar scripts in
+// testdata/ that drive the real binary, through git's own dispatch
+// (`exec git codex ...`), in real repositories.
+package testscripts
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gitcodex/git-codex/cmd/git-codex/app"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes the test binary double as git-codex: testscript puts a
+// "git-codex" program on the scripts' PATH that runs app.Main.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"git-codex": func() { os.Exit(app.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs every testdata/*.txtar. Each script starts in an empty
+// $WORK with a private HOME whose git config names a test identity, so
+// `git codex` acts as human:tester@example.com unless told otherwise.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		RequireExplicitExec: true,
+		Setup:               setup,
+		Cmds:                customCommands(),
+	})
+}
+
+func setup(e *testscript.Env) error {
+	home := filepath.Join(e.WorkDir, ".home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	gitconfig := "[user]\n\tname = Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
+		return err
+	}
+	e.Setenv("HOME", home)
+	e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	e.Setenv("CODEX_INSTANCE", "")
+	return nil
+}
