@@ -24,6 +24,28 @@ const (
 	InternalError     Code = "INTERNAL_ERROR"      // anything unexpected; the message says what failed
 )
 
+// CodeInfo pairs a code with what it means, for the reference docs.
+type CodeInfo struct {
+	Code    Code
+	Meaning string
+}
+
+// Codes lists every error code with its meaning.
+func Codes() []CodeInfo {
+	return []CodeInfo{
+		{PermissionDenied, "the caller's type may not use the tool (see the policy in `git codex config get`), or the record belongs to someone else"},
+		{ToolNotFound, "no tool has that name"},
+		{InvalidInput, "the arguments failed JSON decoding, the tool's schema, or the tool's own checks (sizes, exactly-one-of)"},
+		{AgentNotFound, "the caller (--as / CODEX_INSTANCE) or a named agent is not registered"},
+		{ResourceNotFound, "a referenced record (mail, decision, ...) does not exist"},
+		{InvalidAgentState, "the agent is in the wrong state for the operation"},
+		{AlreadyExists, "a record with that id exists"},
+		{NotInitialized, "the repository has no git codex state: run `git codex init`"},
+		{NotRepository, "the directory is not inside a git repository"},
+		{InternalError, "anything unexpected; the message says what failed"},
+	}
+}
+
 // Error is a tool failure as callers see it: {code, message, details}.
 // Messages say what failed and what to do next.
 type Error struct {

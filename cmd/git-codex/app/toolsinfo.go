@@ -30,8 +30,13 @@ func (e *env) toolsCommand() *cli.Command {
 		Name:      "tools",
 		Usage:     "list the tools (the same ones `git codex mcp` serves), or describe one with its schemas",
 		ArgsUsage: "[<tool>]",
-		Flags:     []cli.Flag{jsonFlag()},
+		Flags: []cli.Flag{jsonFlag(),
+			&cli.BoolFlag{Name: "markdown", Usage: "print the tool reference (docs/TOOLS.md) as Markdown"}},
 		Action: func(c *cli.Context) error {
+			if c.Bool("markdown") {
+				_, err := fmt.Fprint(e.stdout, toolsMarkdown(e.reg))
+				return err
+			}
 			if name := c.Args().First(); name != "" {
 				t, ok := e.reg.Lookup(name)
 				if !ok {
