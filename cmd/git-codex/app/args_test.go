@@ -1,0 +1,87 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+func TestPermuteArgs(t *testing.T) {
+	e := &env{reg: tools.Builtin()}
+	app := e.app()
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"flag after positional", "agent show alice --json", "agent show --json alice"},
+		{"global flag kept first", "--as bob mail read m-1 --json", "--as bob mail read --json m-1"},
+		{"value flag moves with its value", "mail reply m-1 --body hi", "mail reply --body hi m-1"},
+		{"equals form", "mail reply m-1 --body=hi", "mail reply --body=hi m-1"},
+		{"double dash stops", "config set k -- -1", "config set k -- -1"},
+		{"unknown command untouched", "nosuch a --b", "nosuch a --b"},
+		{"call keeps json", `call mail_send {"a":1}`, `call mail_send {"a":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := permuteArgs(app, append([]string{"git-codex"}, strings.Fields(tt.in)...))
+			if strings.Join(got[1:], " ") != tt.want {
+				t.Errorf("permuteArgs(%q) = %q, want %q", tt.in, strings.Join(got[1:], " "), tt.want)
+			}
+		})
+	}
+}
+
+// run executes Main in dir and returns stdout, stderr and the exit code.
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"git-codex"}, args...), strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestFlagsBecomeToolArguments(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	t.Setenv("CODEX_INSTANCE", "")
+	if _, stderr, code := run(t, dir, "init"); code != 0 {
+		t.Fatalf("init: %d %s", code, stderr)
+	}
+	run(t, dir, "agent", "add", "w", "--type", "worker")
+	out, stderr, code := run(t, dir, "--as", "w", "mail", "send", "--to-human", "--subject", "S", "--body", "B", "--json")
+	if code != 0 {
+		t.Fatalf("mail send: %d %s", code, stderr)
+	}
+	var sent tools.MailSent
+	if err := json.Unmarshal([]byte(out), &sent); err != nil || sent.To != tools.HumanInbox {
+		t.Fatalf("sent = %s (%v)", out, err)
+	}
+	args := gitstatetest.Git(t, dir, "log", "-1", "--format=%(trailers:key=Codex-Args,valueonly)", "refs/codex/state")
+	if args != `{"body":"B","subject":"S","to_human":true}` {
+		t.Errorf("Codex-Args = %s: the CLI must send exactly the flags that were set", args)
+	}
+	// too many positional arguments is a usage error (exit 2) and writes nothing
+	before := gitstatetest.Git(t, dir, "rev-parse", "refs/codex/state")
+	if _, stderr, code := run(t, dir, "mail", "read", "a", "b"); code != exitUsage || !strings.Contains(stderr, "at most 1") {
+		t.Errorf("extra argument: code %d, stderr %q", code, stderr)
+	}
+	if _, _, code := run(t, dir, "mail", "send", "--nope"); code != exitUsage {
+		t.Errorf("unknown flag: code %d", code)
+	}
+	if after := gitstatetest.Git(t, dir, "rev-parse", "refs/codex/state"); after != before {
+		t.Errorf("a usage error committed")
+	}
+	// a tool refusal exits 1 and names the code on stderr
+	if _, stderr, code := run(t, dir, "--as", "w", "agent", "list"); code != exitError || !strings.Contains(stderr, "PERMISSION_DENIED") {
+		t.Errorf("refusal: code %d, stderr %q", code, stderr)
+	}
+}
