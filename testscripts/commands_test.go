@@ -4,5 +4,12 @@ import "github.com/rogpeppe/go-internal/testscript"
 
 // customCommands are the script commands beyond testscript's built-ins.
 func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+	for name, fn := range cliCommands() {
+		cmds[name] = fn
+	}
+	for name, fn := range mcpCommands() {
+		cmds[name] = fn
+	}
+	return cmds
 }

@@ -29,6 +29,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup:               setup,
 		Cmds:                customCommands(),
+		Condition:           mcpConditions,
 	})
 }
 

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,10 +100,15 @@ func loadConfig(tx *gitstate.Tx) (*Config, error) {
 	return &c, nil
 }
 
-// value returns a key's effective value as JSON.
+// value returns a key's effective value as compact JSON (the record on
+// disk is indented, and the value is shown on one line).
 func (c *Config) value(k configKey) json.RawMessage {
 	if e, ok := c.Entries[k.Name]; ok {
-		return e.Value
+		var b bytes.Buffer
+		if json.Compact(&b, e.Value) != nil {
+			return e.Value
+		}
+		return b.Bytes()
 	}
 	b, _ := json.Marshal(k.Default)
 	return b

@@ -38,6 +38,9 @@ type env struct {
 	reg            *tools.Registry
 	tty            bool
 	width          int
+	// unknownCommand is set when urfave/cli reported an unknown command
+	// name (it then returns no error), so the exit status is still 2.
+	unknownCommand bool
 }
 
 // Main runs git codex with args (args[0] is the program name) and returns
@@ -56,7 +59,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	app := e.app()
-	return e.exitCode(app.Run(permuteArgs(app, args)))
+	return e.exitCode(app.Run(permuteArgs(app, helpArgs(app, args))))
 }
 
 func (e *env) app() *cli.App {
@@ -89,8 +92,20 @@ func (e *env) app() *cli.App {
 	}
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		fmt.Fprintf(e.stderr, "git codex: unknown command %q; see `git codex help`\n", name)
+		e.unknownCommand = true
 	}
+	setUsageError(app.Commands, app.OnUsageError)
 	return app
+}
+
+// setUsageError makes every command report flag mistakes (unknown flags,
+// missing or unparseable values) as a usageError, exit status 2, like the
+// app's own flags; urfave/cli would print the help and return a plain error.
+func setUsageError(cmds []*cli.Command, fn cli.OnUsageErrorFunc) {
+	for _, c := range cmds {
+		c.OnUsageError = fn
+		setUsageError(c.Subcommands, fn)
+	}
 }
 
 // usageError marks a mistake in how the command was typed.
@@ -101,6 +116,9 @@ func (u usageError) Error() string { return u.err.Error() }
 // exitCode prints err for a person and maps it to an exit status.
 func (e *env) exitCode(err error) int {
 	if err == nil {
+		if e.unknownCommand {
+			return exitUsage
+		}
 		return exitOK
 	}
 	var te *tools.Error

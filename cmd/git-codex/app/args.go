@@ -42,6 +42,7 @@ func permuteArgs(app *cli.App, args []string) []string {
 		return append(out, rest...)
 	}
 	var flags, positional []string
+	help := false
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		if a == "--" {
@@ -53,10 +54,21 @@ func permuteArgs(app *cli.App, args []string) []string {
 			continue
 		}
 		flags = append(flags, a)
-		if !strings.Contains(a, "=") && takesValue(cmd, strings.TrimLeft(a, "-")) && j+1 < len(rest) {
+		help = help || a == "-h" || a == "--help" || a == "-help"
+		if !strings.Contains(a, "=") && takesValue(cmd, strings.TrimLeft(a, "-")) {
+			if j+1 == len(rest) {
+				// no value: let the flag parser say so, rather
+				// than take a positional argument as the value
+				return append(out, flags...)
+			}
 			j++
 			flags = append(flags, rest[j])
 		}
+	}
+	if help {
+		// urfave/cli would take the first positional argument as a help
+		// topic: `agent show alice --help` is help for `agent show`.
+		return append(out, "--help")
 	}
 	return append(append(out, flags...), positional...)
 }
@@ -84,4 +96,23 @@ func takesValue(cmd *cli.Command, name string) bool {
 		}
 	}
 	return false
+}
+
+// helpArgs turns `help <command...>` into `<command...> --help` when the
+// words name a command: urfave/cli v2's help command shows a group (`help
+// mail`) without its subcommands and ignores words after the first.
+func helpArgs(app *cli.App, args []string) []string {
+	if len(args) < 3 || (args[1] != "help" && args[1] != "h") {
+		return args
+	}
+	cmds := app.Commands
+	for _, w := range args[2:] {
+		c := findCommand(cmds, w)
+		if c == nil || c.Name == "help" {
+			return args
+		}
+		cmds = c.Subcommands
+	}
+	out := append([]string{args[0]}, args[2:]...)
+	return append(out, "--help")
 }

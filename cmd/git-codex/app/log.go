@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -69,6 +70,9 @@ func (e *env) logCommand() *cli.Command {
 				entries = append(entries, en)
 				return limit <= 0 || len(entries) < limit
 			})
+			if errors.Is(err, gitstate.ErrNotFound) {
+				return tools.Errorf(tools.ResourceNotFound, "%q names no commit; list events with `git codex log`", c.Args().First())
+			}
 			if err != nil {
 				return tools.StoreError(err)
 			}

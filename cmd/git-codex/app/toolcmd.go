@@ -155,8 +155,11 @@ func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 }
 
 func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i]
+	for i := 0; i+1 < len(s); i++ {
+		// ". " ends a sentence, except after "e.g" or "i.e"
+		if s[i] == '.' && s[i+1] == ' ' && !strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
+			return s[:i]
+		}
 	}
 	return strings.TrimSuffix(s, ".")
 }

@@ -1,0 +1,435 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const mcpHuman = "human:test@example.com"
+
+// mcpRepo is a temporary repository with initialised state and the agents
+// alice (worker) and boss (supervisor).
+func mcpRepo(t *testing.T) string {
+	t.Helper()
+	dir := gitstatetest.NewRepo(t)
+	st := mcpStore(t, dir)
+	if _, err := tools.Init(context.Background(), st, mcpHuman); err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.Builtin()
+	for _, args := range []string{`{"id":"alice","type":"worker"}`, `{"id":"boss","type":"supervisor"}`} {
+		if r := reg.Call(context.Background(), st, mcpHuman, "agent_register", json.RawMessage(args)); !r.OK {
+			t.Fatalf("agent_register %s: %+v", args, r.Error)
+		}
+	}
+	return dir
+}
+
+func mcpStore(t *testing.T, dir string) *gitstate.Store {
+	t.Helper()
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// mcpConnect serves the builtin registry as caller over an in-memory
+// transport, with its own store on dir, and returns a connected go-sdk
+// client session and the server's log.
+func mcpConnect(t *testing.T, dir, caller string) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv := mcpServer(tools.Builtin(), mcpStore(t, dir), caller, logger)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs, logs
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// envelope is a call's structured content, checked against its text
+// content and its isError flag.
+type envelope struct {
+	OK    bool            `json:"ok"`
+	Data  json.RawMessage `json:"data"`
+	Error *tools.Error    `json:"error"`
+}
+
+func mcpCall(t *testing.T, cs *mcp.ClientSession, tool, args string) envelope {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s %s: %v", tool, args, err)
+	}
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env envelope
+	if err := json.Unmarshal(structured, &env); err != nil {
+		t.Fatalf("%s: structured content %s: %v", tool, structured, err)
+	}
+	if env.OK == res.IsError {
+		t.Fatalf("%s: isError %v with envelope %s", tool, res.IsError, structured)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content blocks, want the envelope as text", tool, len(res.Content))
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("%s: content is %T, want text", tool, res.Content[0])
+	}
+	var a, b any
+	json.Unmarshal([]byte(text.Text), &a)
+	json.Unmarshal(structured, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("%s: text content %s differs from structured content %s", tool, text.Text, structured)
+	}
+	return env
+}
+
+func commitCount(t *testing.T, dir string) int {
+	t.Helper()
+	n, err := strconv.Atoi(gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func lastTrailers(t *testing.T, dir string) string {
+	t.Helper()
+	return gitstatetest.Git(t, dir, "log", "-1",
+		"--format=%(trailers:key=Codex-Tool,valueonly,separator=%x2C)/%(trailers:key=Codex-Actor,valueonly,separator=%x2C)/%(trailers:key=Codex-Result,valueonly,separator=%x2C)%(trailers:key=Codex-Error,valueonly,separator=%x2C)",
+		gitstate.RefState)
+}
+
+func TestMCPToolsList(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, _ := mcpConnect(t, dir, "alice")
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.Builtin()
+	var got, want []string
+	for _, tool := range res.Tools {
+		got = append(got, tool.Name)
+	}
+	for _, tool := range reg.All() {
+		want = append(want, tool.Name)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("tools/list = %v, want the registry's %v", got, want)
+	}
+	for _, tool := range res.Tools {
+		rt, _ := reg.Lookup(tool.Name)
+		if tool.Description != rt.Description {
+			t.Errorf("%s: description %q, want %q", tool.Name, tool.Description, rt.Description)
+		}
+		var gotSchema, wantSchema any
+		remarshal(t, tool.InputSchema, &gotSchema)
+		remarshal(t, rt.InputSchema, &wantSchema)
+		if !reflect.DeepEqual(gotSchema, wantSchema) {
+			t.Errorf("%s: input schema %v, want %v", tool.Name, gotSchema, wantSchema)
+		}
+		// No output schema: a client holds structuredContent (the envelope)
+		// against it, and the envelope's data is not always what the
+		// registry's OutputSchema says (config_get's json.RawMessage values
+		// are inferred as byte arrays; the MCP Inspector then rejects the
+		// result).
+		if tool.OutputSchema != nil {
+			t.Errorf("%s: declares an output schema; check the envelope against every tool's results first", tool.Name)
+		}
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != "mail_send" {
+			continue
+		}
+		var s struct {
+			Type                 string         `json:"type"`
+			Required             []string       `json:"required"`
+			Properties           map[string]any `json:"properties"`
+			AdditionalProperties *bool          `json:"additionalProperties"`
+		}
+		remarshal(t, tool.InputSchema, &s)
+		if s.Type != "object" || !reflect.DeepEqual(s.Required, []string{"subject", "body"}) {
+			t.Errorf("mail_send schema: type %q, required %v; want object, [subject body]", s.Type, s.Required)
+		}
+		for _, p := range []string{"to", "to_human", "subject", "body"} {
+			if _, ok := s.Properties[p]; !ok {
+				t.Errorf("mail_send schema has no property %q", p)
+			}
+		}
+		if s.AdditionalProperties == nil || *s.AdditionalProperties {
+			t.Errorf("mail_send schema allows unknown fields")
+		}
+	}
+}
+
+func remarshal(t *testing.T, from, to any) {
+	t.Helper()
+	b, err := json.Marshal(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMCPCallRoundTrip(t *testing.T) {
+	dir := mcpRepo(t)
+	alice, _ := mcpConnect(t, dir, "alice")
+	boss, _ := mcpConnect(t, dir, "boss")
+	before := commitCount(t, dir)
+
+	env := mcpCall(t, alice, "mail_send", `{"to":"boss","subject":"Blocked","body":"need help"}`)
+	var sent tools.MailSent
+	if err := json.Unmarshal(env.Data, &sent); err != nil || !strings.HasPrefix(sent.MailID, "m-") || sent.To != "boss" {
+		t.Fatalf("mail_send data %s (%v)", env.Data, err)
+	}
+	if got := lastTrailers(t, dir); got != "mail_send/alice/ok" {
+		t.Errorf("last commit trailers %q", got)
+	}
+	env = mcpCall(t, boss, "mail_list_inbox", `{}`)
+	var inbox tools.Inbox
+	if err := json.Unmarshal(env.Data, &inbox); err != nil || inbox.Count != 1 || inbox.Mails[0].ID != sent.MailID {
+		t.Fatalf("boss's inbox %s (%v)", env.Data, err)
+	}
+	env = mcpCall(t, boss, "mail_reply", `{"original_mail_id":"`+sent.MailID+`","body":"on it"}`)
+	var reply tools.MailSent
+	if err := json.Unmarshal(env.Data, &reply); err != nil || reply.To != "alice" {
+		t.Fatalf("mail_reply data %s (%v)", env.Data, err)
+	}
+	env = mcpCall(t, alice, "mail_read", `{"mail_id":"`+reply.MailID+`"}`)
+	var m tools.Mail
+	if err := json.Unmarshal(env.Data, &m); err != nil || m.Subject != "Re: Blocked" || m.InReplyTo != sent.MailID || !m.IsRead {
+		t.Fatalf("mail_read data %s (%v)", env.Data, err)
+	}
+	if got := commitCount(t, dir) - before; got != 4 {
+		t.Errorf("4 calls made %d commits", got)
+	}
+}
+
+func TestMCPRefusals(t *testing.T) {
+	dir := mcpRepo(t)
+	alice, logs := mcpConnect(t, dir, "alice")
+	ghost, _ := mcpConnect(t, dir, "ghost")
+	before := commitCount(t, dir)
+
+	tests := []struct {
+		cs       *mcp.ClientSession
+		tool     string
+		args     string
+		code     tools.Code
+		trailers string
+	}{
+		{alice, "agent_list", `{}`, tools.PermissionDenied, "agent_list/alice/PERMISSION_DENIED"},
+		{alice, "mail_send", `{"to":"boss","subject":"s","body":"b","cc":"x"}`, tools.InvalidInput, "mail_send/alice/INVALID_INPUT"},
+		{alice, "mail_send", `{"to":"nobody","subject":"s","body":"b"}`, tools.AgentNotFound, "mail_send/alice/AGENT_NOT_FOUND"},
+		{ghost, "agent_get_status", `{}`, tools.AgentNotFound, "agent_get_status/ghost/AGENT_NOT_FOUND"},
+	}
+	for i, tt := range tests {
+		env := mcpCall(t, tt.cs, tt.tool, tt.args)
+		if env.OK || env.Error == nil || env.Error.Code != tt.code || env.Error.Message == "" {
+			t.Errorf("%s %s: envelope %+v, want error %s", tt.tool, tt.args, env, tt.code)
+		}
+		if got := lastTrailers(t, dir); got != tt.trailers {
+			t.Errorf("%s %s: last commit %q, want %q", tt.tool, tt.args, got, tt.trailers)
+		}
+		if got := commitCount(t, dir) - before; got != i+1 {
+			t.Errorf("after %d refusals, %d commits", i+1, got)
+		}
+	}
+	if !strings.Contains(logs.String(), `msg="tool refused" tool=agent_list code=PERMISSION_DENIED`) {
+		t.Errorf("the server did not log the refusal: %s", logs.String())
+	}
+
+	// A tool the server does not have is refused by the MCP layer itself:
+	// a protocol error, not a result, and so no audit commit.
+	n := commitCount(t, dir)
+	if _, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool"}); err == nil || !strings.Contains(err.Error(), "no_such_tool") {
+		t.Errorf("unknown tool: err = %v", err)
+	}
+	if commitCount(t, dir) != n {
+		t.Errorf("an unknown tool made a commit")
+	}
+}
+
+// TestMCPConcurrentSessions runs four agents' servers at once, each with its
+// own store on the same repository (as four `git codex mcp` processes
+// would), each sending mail as fast as it can: every call must land as its
+// own commit.
+func TestMCPConcurrentSessions(t *testing.T) {
+	dir := mcpRepo(t)
+	const agents, perAgent = 4, 15
+	reg := tools.Builtin()
+	st := mcpStore(t, dir)
+	for i := range agents {
+		args := fmt.Sprintf(`{"id":"w%d","type":"worker"}`, i)
+		if r := reg.Call(context.Background(), st, mcpHuman, "agent_register", json.RawMessage(args)); !r.OK {
+			t.Fatal(r.Error)
+		}
+	}
+	before := commitCount(t, dir)
+	sessions := make([]*mcp.ClientSession, agents)
+	for i := range sessions {
+		sessions[i], _ = mcpConnect(t, dir, fmt.Sprintf("w%d", i))
+	}
+	ids := make([][]string, agents)
+	errs := make(chan error, agents*perAgent)
+	var wg sync.WaitGroup
+	for i, cs := range sessions {
+		wg.Go(func() {
+			for j := range perAgent {
+				args := fmt.Sprintf(`{"to":"boss","subject":"w%d #%d","body":"report"}`, i, j)
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mail_send", Arguments: json.RawMessage(args)})
+				if err != nil {
+					errs <- err
+					continue
+				}
+				if res.IsError {
+					b, _ := json.Marshal(res.StructuredContent)
+					errs <- fmt.Errorf("w%d: %s", i, b)
+					continue
+				}
+				var env struct {
+					Data tools.MailSent `json:"data"`
+				}
+				b, _ := json.Marshal(res.StructuredContent)
+				if err := json.Unmarshal(b, &env); err != nil {
+					errs <- err
+					continue
+				}
+				ids[i] = append(ids[i], env.Data.MailID)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := commitCount(t, dir) - before; got != agents*perAgent {
+		t.Errorf("%d calls made %d commits", agents*perAgent, got)
+	}
+	tree := gitstatetest.Git(t, dir, "ls-tree", "-r", "--name-only", gitstate.RefState, "mail/boss")
+	for i := range ids {
+		if len(ids[i]) != perAgent {
+			t.Errorf("w%d: %d mails sent, want %d", i, len(ids[i]), perAgent)
+		}
+		for _, id := range ids[i] {
+			if !strings.Contains(tree, "/"+id+".json") {
+				t.Errorf("mail %s from w%d is not in the state", id, i)
+			}
+		}
+	}
+	if n := strings.Count(tree, "\n") + 1; n != agents*perAgent {
+		t.Errorf("boss has %d mails, want %d", n, agents*perAgent)
+	}
+	// every commit is the parent of the next: no update was lost or forked
+	if got := gitstatetest.Git(t, dir, "rev-list", "--count", "--merges", gitstate.RefState); got != "0" {
+		t.Errorf("%s merges in the state history", got)
+	}
+}
+
+// TestMCPCommandCaller runs `git codex mcp` in-process over pipes and checks
+// who the server acts as: --as after mcp (how agent configs write it),
+// before it, CODEX_INSTANCE, or the person.
+func TestMCPCommandCaller(t *testing.T) {
+	dir := mcpRepo(t)
+	tests := []struct {
+		args     []string
+		instance string
+		want     string
+	}{
+		{[]string{"mcp", "--as", "alice"}, "", "alice"},
+		{[]string{"--as", "alice", "mcp"}, "", "alice"},
+		{[]string{"mcp", "--as=boss"}, "alice", "boss"},
+		{[]string{"--as", "alice", "mcp", "--as", "boss"}, "", "boss"},
+		{[]string{"mcp"}, "boss", "boss"},
+		{[]string{"mcp"}, "", mcpHuman},
+	}
+	t.Chdir(dir) // Main works in the current directory
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+" CODEX_INSTANCE="+tt.instance, func(t *testing.T) {
+			t.Setenv("CODEX_INSTANCE", tt.instance)
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			var stderr syncBuffer
+			done := make(chan int, 1)
+			go func() {
+				code := Main(append([]string{"git-codex"}, tt.args...), inR, outW, &stderr)
+				outW.Close()
+				done <- code
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil).
+				Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v; stderr: %s", err, stderr.String())
+			}
+			env := mcpCall(t, cs, "agent_get_status", `{}`)
+			var a tools.Agent
+			if err := json.Unmarshal(env.Data, &a); err != nil || a.ID != tt.want {
+				t.Errorf("acting as %q (%v), want %q", a.ID, err, tt.want)
+			}
+			cs.Close()
+			select {
+			case code := <-done:
+				if code != 0 {
+					t.Errorf("exit %d after stdin closed; stderr: %s", code, stderr.String())
+				}
+			case <-ctx.Done():
+				t.Fatal("the server did not exit after stdin closed")
+			}
+		})
+	}
+}
