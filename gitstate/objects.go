@@ -5,23 +5,34 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // objectStore reads and writes git objects through go-git's filesystem
-// storage. The git CLI may repack at any moment (gc moves loose objects into
-// a new pack and deletes old packs), so a lookup that fails is retried once
-// after go-git re-reads the list of packs. The Store's mutex guards it.
+// storage. The git CLI may repack at any moment (gc writes a new pack,
+// deletes the old ones and the loose objects now packed), and go-git keeps
+// the pack indexes it loaded: a lookup that fails because an object or pack
+// moved is retried after go-git re-reads the list of packs. The Store's
+// mutex guards it.
 type objectStore struct {
 	st *filesystem.Storage
 }
 
+// readRetries bounds the re-reads of the pack list for one lookup: a repack
+// that finishes between two of them needs another.
+const readRetries = 4
+
 func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	obj, err := o.st.EncodedObject(t, h)
-	if err != nil && (errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)) {
+	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
+		if i > 0 {
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+		}
 		o.st.Reindex()
 		obj, err = o.st.EncodedObject(t, h)
 	}
@@ -29,6 +40,15 @@ func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Enc
 		return nil, fmt.Errorf("gitstate: read %s %s: %w", t, h, err)
 	}
 	return obj, nil
+}
+
+// movedByRepack reports the errors go-git returns when its view of the
+// object directory is out of date: a pack it indexed was deleted
+// (ErrPackfileNotFound), or an object it expected loose was packed.
+func movedByRepack(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) ||
+		errors.Is(err, dotgit.ErrPackfileNotFound) ||
+		errors.Is(err, fs.ErrNotExist)
 }
 
 func (o *objectStore) blob(h plumbing.Hash) ([]byte, error) {
@@ -104,6 +124,11 @@ func (o *objectStore) writeObject(v encoder) (plumbing.Hash, error) {
 
 func (o *objectStore) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 	h, err := o.st.SetEncodedObject(obj)
+	// go-git creates "objects/xx/" and then renames the object into it; a
+	// concurrent `git prune-packed` may remove the directory in between.
+	for i := 0; err != nil && errors.Is(err, fs.ErrNotExist) && i < 3; i++ {
+		h, err = o.st.SetEncodedObject(obj)
+	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("gitstate: store %s: %w", obj.Type(), err)
 	}

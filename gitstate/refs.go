@@ -68,25 +68,34 @@ func readPackedRef(commonDir, name string) (plumbing.Hash, bool, error) {
 	return plumbing.ZeroHash, false, nil
 }
 
-// swapRef moves name from old to new with git's lock protocol: create
-// "<ref>.lock" exclusively, check the current value, write and fsync the new
-// value into the lock file, and rename it over the ref. The git CLI takes the
-// same lock, so neither side ever sees a half-written ref. old is the zero
-// hash when the ref must not exist yet. The caller holds the writer lock.
+// swapRef moves name from old to new with git's lock protocol: take
+// "<ref>.lock" exclusively, check the current value, and rename the lock
+// file, which already holds the new value, fsynced, over the ref. The git CLI
+// takes the same lock, so neither side ever sees a half-written ref. old is
+// the zero hash when the ref must not exist yet. The caller holds the writer
+// lock.
+//
+// The lock file is staged first under the writer lock's directory and
+// hard-linked to "<ref>.lock": the writer lock's marker names the staged
+// file's inode before the link exists, so a writer killed at any point leaves
+// a "<ref>.lock" the next writer can tell apart from one git holds (see
+// writerLock).
 func (s *Store) swapRef(name string, old, new plumbing.Hash) error {
 	refPath := filepath.Join(s.commonDir, filepath.FromSlash(name))
 	lockPath := refPath + ".lock"
-	f, err := s.createRefLock(refPath, lockPath)
-	if err != nil {
+	s.writer.recoverSwap(lockPath)
+	if err := s.writer.stage(name+".lock", new.String()+"\n"); err != nil {
 		return err
 	}
-	committed := false
+	defer s.writer.unstage()
+	if err := s.acquireRefLock(lockPath); err != nil {
+		return err
+	}
+	held := true
 	defer func() {
-		if !committed {
-			f.Close()
+		if held {
 			os.Remove(lockPath)
 		}
-		s.writer.clearSwap()
 	}()
 	cur, ok, err := readRef(s.commonDir, name)
 	if err != nil {
@@ -95,56 +104,49 @@ func (s *Store) swapRef(name string, old, new plumbing.Hash) error {
 	if (!ok && !old.IsZero()) || (ok && cur != old) {
 		return fmt.Errorf("gitstate: update %s: expected %s, found %s: %w", name, old, cur, ErrRefMoved)
 	}
-	if _, err := f.WriteString(new.String() + "\n"); err != nil {
-		return fmt.Errorf("gitstate: write %s: %w", lockPath, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("gitstate: fsync %s: %w", lockPath, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("gitstate: close %s: %w", lockPath, err)
+	if swapHook != nil {
+		swapHook("locked")
 	}
 	if err := os.Rename(lockPath, refPath); err != nil {
-		os.Remove(lockPath)
-		committed = true
 		return fmt.Errorf("gitstate: rename %s: %w", lockPath, err)
 	}
-	committed = true
+	held = false
 	return nil
 }
 
-// createRefLock creates "<ref>.lock" with O_EXCL, waiting with backoff while
-// another program holds it. A lock left by a git codex writer that was killed
-// mid-swap is recognised through the writer lock's swap marker and removed, so
-// a crash never wedges the repository.
-func (s *Store) createRefLock(refPath, lockPath string) (*os.File, error) {
-	if s.writer.staleSwap() {
-		os.Remove(lockPath)
-	}
-	if err := s.writer.markSwap(); err != nil {
-		return nil, err
-	}
+// acquireRefLock makes the staged lock file "<ref>.lock", waiting with
+// backoff while another program (the git CLI: pack-refs, fetch, update-ref)
+// holds it, for at most Options.LockTimeout.
+func (s *Store) acquireRefLock(lockPath string) error {
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	backoff := 100 * time.Microsecond
-	for {
-		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	waiting := false
+	for mkdirs := 0; ; {
+		err := s.writer.place(lockPath)
 		if err == nil {
-			return f, nil
+			return nil
 		}
 		switch {
 		case errors.Is(err, fs.ErrExist):
-			// held by git (pack-refs, fetch, update-ref): wait.
+			// held by git: wait.
+			if !waiting && swapHook != nil {
+				swapHook("wait")
+			}
+			waiting = true
 		case errors.Is(err, fs.ErrNotExist):
 			// the directory vanished (pack-refs prunes empty ref dirs).
+			if mkdirs++; mkdirs > 100 {
+				return fmt.Errorf("gitstate: create %s: %w", lockPath, err)
+			}
 			if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
-				return nil, fmt.Errorf("gitstate: create %s: %w", filepath.Dir(lockPath), err)
+				return fmt.Errorf("gitstate: create %s: %w", filepath.Dir(lockPath), err)
 			}
 			continue
 		default:
-			return nil, fmt.Errorf("gitstate: create %s: %w", lockPath, err)
+			return fmt.Errorf("gitstate: create %s: %w", lockPath, err)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("gitstate: %s is held by another program; if no git command is running, remove it: %w", lockPath, ErrLockTimeout)
+			return fmt.Errorf("gitstate: %s is held by another program; if no git command is running, remove it: %w", lockPath, ErrLockTimeout)
 		}
 		time.Sleep(backoff)
 		if backoff < 20*time.Millisecond {
@@ -152,3 +154,8 @@ func (s *Store) createRefLock(refPath, lockPath string) (*os.File, error) {
 		}
 	}
 }
+
+// swapHook, set only by tests, is called at stages of a ref swap: "wait"
+// when "<ref>.lock" is held by someone else, "locked" when this writer holds
+// it and is about to rename it over the ref.
+var swapHook func(stage string)

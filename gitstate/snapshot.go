@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -66,16 +68,23 @@ func (sn *Snapshot) Read(path string) ([]byte, error) {
 	return sn.s.readBlob(e.Hash)
 }
 
-// List returns the names directly under dir in git's order (byte order,
-// which is time order for ids made by NewID). A missing directory is empty.
+// List returns the names directly under dir in byte order (which is time
+// order for ids made by NewID), the order Tx.List uses too. A missing
+// directory is empty.
 func (sn *Snapshot) List(dir string) ([]Entry, error) {
 	t, err := sn.dirTree(dir)
 	if err != nil || t == nil {
 		return nil, err
 	}
 	out := make([]Entry, len(t.Entries))
+	hasDir := false
 	for i, e := range t.Entries {
 		out[i] = Entry{Name: e.Name, Dir: e.Mode == filemode.Dir}
+		hasDir = hasDir || out[i].Dir
+	}
+	if hasDir {
+		// git sorts a directory "a" as "a/", after "a-b" and "a.json".
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	}
 	return out, nil
 }
@@ -216,11 +225,61 @@ func (sn *Snapshot) tree(h plumbing.Hash) (*object.Tree, error) {
 func splitPath(path string) ([]string, error) {
 	parts := strings.Split(path, "/")
 	for _, p := range parts {
-		if p == "" || p == "." || p == ".." || strings.ContainsRune(p, 0) {
+		if p == "" || p == "." || p == ".." || strings.ContainsRune(p, 0) || isDotGit(p) {
 			return nil, fmt.Errorf("gitstate: %q: %w", path, ErrInvalidPath)
 		}
 	}
 	return parts, nil
+}
+
+// isDotGit reports a path component that git refuses in trees because some
+// filesystem would take it for ".git" (fsck's hasDotgit, which `git fsck`
+// and hosts receiving a push reject): ".git" in any case, and its NTFS
+// (trailing dots and spaces, "git~1", ":stream") and HFS+ (ignored code
+// points) aliases. It mirrors git's is_ntfs_dotgit and is_hfs_dotgit.
+func isDotGit(name string) bool {
+	return isNTFSDotGit(name) || isHFSDotGit(name)
+}
+
+func isNTFSDotGit(name string) bool {
+	var rest string
+	switch {
+	case len(name) >= 4 && name[0] == '.' && strings.EqualFold(name[1:4], "git"):
+		rest = name[4:]
+	case len(name) >= 5 && strings.EqualFold(name[:3], "git") && name[3:5] == "~1":
+		rest = name[5:]
+	default:
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '\\', ':':
+			return true
+		case '.', ' ':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHFSDotGit(name string) bool {
+	const want = ".git"
+	i := 0
+	for _, r := range name {
+		switch r {
+		case 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e,
+			0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f, 0xfeff:
+			continue // HFS+ ignores these
+		case utf8.RuneError:
+			return false
+		}
+		if i == len(want) || r > 127 || unicode.ToLower(r) != rune(want[i]) {
+			return false
+		}
+		i++
+	}
+	return i == len(want)
 }
 
 func decodeRecord(path string, read func(string) ([]byte, error), v any) error {

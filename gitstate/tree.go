@@ -1,6 +1,8 @@
 package gitstate
 
 import (
+	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -17,14 +19,20 @@ func (tx *Tx) build() (plumbing.Hash, error) {
 	for p, b := range tx.pending {
 		changes[p] = b
 	}
-	h, _, err := tx.base.s.buildTree(tx.base, tx.base.root, changes)
+	h, _, err := tx.base.s.buildTree(tx.base, "", tx.base.root, changes)
 	return h, err
 }
 
-// buildTree applies changes (paths relative to the tree at base) and writes
-// the resulting tree. empty reports that nothing is left, so the parent drops
-// the entry; the root is written even when empty.
-func (s *Store) buildTree(sn *Snapshot, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
+// buildTree applies changes (paths relative to the tree at base, which is at
+// dir) and writes the resulting tree. empty reports that nothing is left, so
+// the parent drops the entry; the root is written even when empty.
+//
+// A name holds a record or a directory, never both: a change that would need
+// both (a record put where a directory keeps records, or records put under a
+// name that stays a record) fails with ErrInvalidPath instead of silently
+// dropping one side. Deleting a name that is a directory changes nothing:
+// Delete removes records.
+func (s *Store) buildTree(sn *Snapshot, dir string, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
 	entries := map[string]object.TreeEntry{}
 	if !base.IsZero() {
 		t, err := sn.tree(base)
@@ -38,19 +46,12 @@ func (s *Store) buildTree(sn *Snapshot, base plumbing.Hash, changes map[string][
 	if len(changes) == 0 {
 		return base, len(entries) == 0, nil
 	}
+	records := map[string][]byte{} // name -> new content, nil to delete
 	subs := map[string]map[string][]byte{}
 	for p, b := range changes {
 		name, rest, isDir := strings.Cut(p, "/")
 		if !isDir {
-			if b == nil {
-				delete(entries, name)
-				continue
-			}
-			bh, err := s.writeBlob(b)
-			if err != nil {
-				return plumbing.ZeroHash, false, err
-			}
-			entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
+			records[name] = b
 			continue
 		}
 		if subs[name] == nil {
@@ -58,20 +59,50 @@ func (s *Store) buildTree(sn *Snapshot, base plumbing.Hash, changes map[string][
 		}
 		subs[name][rest] = b
 	}
+	// directories first, so the records below see what is left of them.
 	for name, sub := range subs {
+		e, exists := entries[name]
+		isTree := exists && e.Mode == filemode.Dir
 		var childBase plumbing.Hash
-		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
+		if isTree {
 			childBase = e.Hash
 		}
-		ch, chEmpty, err := s.buildTree(sn, childBase, sub)
+		ch, chEmpty, err := s.buildTree(sn, path.Join(dir, name), childBase, sub)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
 		if chEmpty {
-			delete(entries, name)
+			if isTree {
+				delete(entries, name)
+			}
 			continue
 		}
+		stillRecord := exists && !isTree
+		if b, ok := records[name]; ok {
+			stillRecord = b != nil
+		}
+		if stillRecord {
+			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a record, it cannot hold records: %w", path.Join(dir, name), ErrInvalidPath)
+		}
 		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: ch}
+	}
+	for name, b := range records {
+		e, exists := entries[name]
+		isTree := exists && e.Mode == filemode.Dir
+		if b == nil {
+			if exists && !isTree {
+				delete(entries, name)
+			}
+			continue
+		}
+		if isTree {
+			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a directory of records, it cannot be a record: %w", path.Join(dir, name), ErrInvalidPath)
+		}
+		bh, err := s.writeBlob(b)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
 	}
 	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(entries))}
 	for _, e := range entries {

@@ -83,7 +83,8 @@ func (tx *Tx) PutRaw(path string, data []byte) error {
 }
 
 // Delete removes the record at path; deleting a missing record is not an
-// error. Directories left empty disappear from the tree.
+// error. Directories left empty disappear from the tree. A directory's name
+// is not a record: deleting it changes nothing.
 func (tx *Tx) Delete(path string) error {
 	if _, err := splitPath(path); err != nil {
 		return err
@@ -119,29 +120,60 @@ func (tx *Tx) List(dir string) ([]Entry, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	names := map[string]bool{}
+	names := map[string]bool{} // name -> is a directory
 	for _, e := range entries {
 		names[e.Name] = e.Dir
 	}
-	emptied := map[string]bool{} // directories that lost records here
+	records := map[string][]byte{} // writes of records directly under dir
+	type under struct{ put, del bool }
+	subs := map[string]under{} // writes below a name
 	for p, b := range tx.pending {
 		rest, ok := strings.CutPrefix(p, prefix)
 		if !ok {
 			continue
 		}
 		name, _, isDir := strings.Cut(rest, "/")
+		if !isDir {
+			records[name] = b
+			continue
+		}
+		u := subs[name]
+		if b != nil {
+			u.put = true
+		} else {
+			u.del = true
+		}
+		subs[name] = u
+	}
+	// a touched name is a directory while records remain under it, else a
+	// record if one is there (the commit refuses names that are both).
+	settle := func(name string) {
+		isDir, inBase := names[name]
+		u := subs[name]
+		dirAlive := u.put || (inBase && isDir && !u.del)
+		if !dirAlive && inBase && isDir && u.del {
+			rec, err := tx.walkPaths(prefix + name)
+			dirAlive = err == nil && len(rec) > 0
+		}
+		recAlive := inBase && !isDir
+		if b, ok := records[name]; ok {
+			recAlive = b != nil
+		}
 		switch {
-		case b != nil:
-			names[name] = isDir
-		case isDir:
-			emptied[name] = true
+		case dirAlive:
+			names[name] = true
+		case recAlive:
+			names[name] = false
 		default:
 			delete(names, name)
 		}
 	}
-	for name := range emptied {
-		if rec, err := tx.walkPaths(prefix + name); err == nil && len(rec) == 0 {
-			delete(names, name)
+	for name := range records {
+		settle(name)
+	}
+	for name := range subs {
+		if _, done := records[name]; !done {
+			settle(name)
 		}
 	}
 	out := make([]Entry, 0, len(names))

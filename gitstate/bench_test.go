@@ -1,0 +1,325 @@
+package gitstate_test
+
+// Benchmarks for `make bench`. The large state (100k mail records fanned out
+// as mail/<recipient>/<ab>/<id>.json over 100 recipients, plus 100 for
+// recipient "bench-target", behind 100k commits of history) is built once
+// with `git fast-import` into a directory under os.TempDir() named by
+// benchLargeVersion, and reused by later runs: each benchmark works on a
+// copy whose packs are hard links, so the cached repository never changes.
+//
+// The store's periodic `git gc --auto` is off (PackEvery: -1) so that each
+// figure measures transactions, not packing.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+const (
+	benchLargeVersion = "v1"
+	benchRecords      = 100_000 // records, and commits, of the large state
+	benchRecipients   = 100
+	benchTarget       = "bench-target" // gets every 1000th mail: 100 of them
+)
+
+// benchID is gitstate.NewID's format from a seeded generator, so the large
+// state is the same on every machine.
+func benchID(r *rand.Rand, t time.Time) string {
+	const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+	ms := uint64(t.UnixMilli())
+	b := []byte("m-")
+	for i := 9; i >= 0; i-- {
+		b = append(b, alphabet[(ms>>(5*uint(i)))&31])
+	}
+	for i := 0; i < 6; i++ {
+		b = append(b, alphabet[r.IntN(32)])
+	}
+	return string(b)
+}
+
+func mailPath(recipient, id string) string {
+	return "mail/" + recipient + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+var (
+	largeOnce sync.Once
+	largeDir  string
+	largeErr  error
+)
+
+// largeRepo returns the cached large repository, building it on first use.
+func largeRepo(b *testing.B) string {
+	b.Helper()
+	largeOnce.Do(func() {
+		largeDir = filepath.Join(os.TempDir(), "gitstate-bench-large-"+benchLargeVersion)
+		if _, err := os.Stat(filepath.Join(largeDir, "bench-ready")); err == nil {
+			return
+		}
+		b.Logf("building the large state (%d records, %d commits) in %s; later runs reuse it", benchRecords, benchRecords, largeDir)
+		start := time.Now()
+		largeErr = buildLargeRepo(largeDir)
+		b.Logf("built in %s", time.Since(start).Round(time.Second))
+	})
+	if largeErr != nil {
+		b.Fatal(largeErr)
+	}
+	return largeDir
+}
+
+func buildLargeRepo(dst string) error {
+	tmp := fmt.Sprintf("%s.tmp-%d", dst, os.Getpid())
+	os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp)
+	if out, err := gitstatetest.GitErr(os.TempDir(), "init", "-q", "--bare", tmp); err != nil {
+		return fmt.Errorf("git init: %v: %s", err, out)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
+	cmd.Dir = tmp
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(in, 1<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	data := func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) }
+	for i := 0; i < benchRecords; i++ {
+		when := t0.Add(time.Duration(i) * time.Second)
+		id := benchID(r, when)
+		to := fmt.Sprintf("agent-%03d", i%benchRecipients)
+		if i%1000 == 999 {
+			to = benchTarget
+		}
+		fmt.Fprintf(w, "commit %s\ncommitter git codex <git-codex@localhost> %d +0000\n", gitstate.RefState, when.Unix())
+		data(fmt.Sprintf("send_mail %s to %s\n\n%s: send_mail\n%s: agent-%03d\n%s: ok\n%s: %s\n%s: %d\n",
+			id, to, gitstate.TrailerTool, gitstate.TrailerActor, (i+1)%benchRecipients, gitstate.TrailerResult,
+			gitstate.TrailerTarget, id, gitstate.TrailerClock, i+1))
+		if i == 0 {
+			fmt.Fprintf(w, "M 100644 inline config/version.json\n")
+			data("{\n  \"n\": 1\n}\n")
+		}
+		fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(to, id))
+		data(fmt.Sprintf("{\n  \"id\": %q,\n  \"from\": \"agent-%03d\",\n  \"to\": %q,\n  \"subject\": \"bench mail %d\",\n  \"body\": \"%s\",\n  \"clock\": %d\n}\n",
+			id, (i+1)%benchRecipients, to, i, strings.Repeat("lorem ipsum ", 1+i%5), i+1))
+	}
+	fmt.Fprintf(w, "done\n")
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git fast-import: %v: %s", err, stderr.String())
+	}
+	if out, err := gitstatetest.GitErr(tmp, "pack-refs", "--all"); err != nil {
+		return fmt.Errorf("git pack-refs: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "bench-ready"), []byte(benchLargeVersion+"\n"), 0o644); err != nil {
+		return err
+	}
+	os.RemoveAll(dst)
+	return os.Rename(tmp, dst)
+}
+
+// copyRepo copies a bare repository to a fresh directory, hard-linking its
+// (immutable) pack files.
+func copyRepo(b *testing.B, src string) string {
+	b.Helper()
+	dst := filepath.Join(b.TempDir(), "repo.git")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if filepath.Base(filepath.Dir(p)) == "pack" {
+			return os.Link(p, to)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(to)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dst
+}
+
+func openBench(b *testing.B, dir string) *gitstate.Store {
+	b.Helper()
+	s, err := gitstate.Open(dir, gitstate.Options{PackEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// benchUpdates runs one transaction per iteration, each putting one mail for
+// one of the recipients, and reports the latency percentiles.
+func benchUpdates(b *testing.B, s *gitstate.Store) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	put := func() {
+		to := fmt.Sprintf("agent-%03d", r.IntN(benchRecipients))
+		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			id := tx.NewID("m")
+			tx.SetMeta(gitstate.Meta{Summary: "send_mail " + id, Trailers: []gitstate.Trailer{
+				{Key: gitstate.TrailerTool, Value: "send_mail"},
+				{Key: gitstate.TrailerTarget, Value: id},
+			}})
+			return tx.Put(mailPath(to, id), map[string]any{"id": id, "to": to, "subject": "bench", "clock": tx.Clock()})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	put() // warm up: pack indexes, lock file
+	var durs []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		put()
+		durs = append(durs, time.Since(start))
+	}
+	reportPercentiles(b, durs)
+}
+
+func reportPercentiles(b *testing.B, durs []time.Duration) {
+	if len(durs) == 0 {
+		return
+	}
+	slices.Sort(durs)
+	pct := func(p float64) float64 {
+		return float64(durs[int(p*float64(len(durs)-1))]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkUpdateEmpty: one Put per transaction, starting from an empty state.
+func BenchmarkUpdateEmpty(b *testing.B) {
+	benchUpdates(b, openBench(b, newStateRepo(b)))
+}
+
+// BenchmarkUpdateLarge: the same transactions on the large state (100k
+// records, 100k commits). Compare ns/op with BenchmarkUpdateEmpty: the cost
+// of a transaction must not grow with the state.
+func BenchmarkUpdateLarge(b *testing.B) {
+	benchUpdates(b, openBench(b, copyRepo(b, largeRepo(b))))
+}
+
+// BenchmarkViewGet: a View that reads one record of the large state.
+func BenchmarkViewGet(b *testing.B) {
+	s := openBench(b, copyRepo(b, largeRepo(b)))
+	ctx := context.Background()
+	var paths []string
+	err := s.View(ctx, func(sn *gitstate.Snapshot) error {
+		for _, rcp := range []string{"agent-007", "agent-042", "agent-099"} {
+			if err := sn.Walk("mail/"+rcp, func(p string, _ []byte) error { paths = append(paths, p); return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || len(paths) < 2500 {
+		b.Fatalf("%d paths, %v", len(paths), err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for b.Loop() {
+		p := paths[r.IntN(len(paths))]
+		err := s.View(ctx, func(sn *gitstate.Snapshot) error {
+			var m map[string]any
+			return sn.Get(p, &m)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWalk100of100k: a View that walks one recipient's 100 mails among
+// the 100k records.
+func BenchmarkWalk100of100k(b *testing.B) {
+	s := openBench(b, copyRepo(b, largeRepo(b)))
+	ctx := context.Background()
+	s.View(ctx, func(*gitstate.Snapshot) error { return nil }) // warm up: pack indexes
+	for b.Loop() {
+		n := 0
+		err := s.View(ctx, func(sn *gitstate.Snapshot) error {
+			return sn.Walk("mail/"+benchTarget, func(string, []byte) error { n++; return nil })
+		})
+		if err != nil || n != 100 {
+			b.Fatalf("walked %d records, %v; want 100", n, err)
+		}
+	}
+}
+
+// BenchmarkParallelProcesses: 16 writer processes, 25 transactions each,
+// all on one repository; reports commits/s from the moment all are ready.
+func BenchmarkParallelProcesses(b *testing.B) {
+	const procs, writes = 16, 25
+	dir := newStateRepo(b)
+	var commits int
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		ws := make([]*writerProc, procs)
+		for j := range ws {
+			ws[j] = startWriter(b, dir, fmt.Sprintf("i%dp%d", i, j), writes, envWaitGo+"=1", envPackEvery+"=-1")
+		}
+		for _, w := range ws {
+			w.waitReady(b, time.Minute)
+		}
+		b.StartTimer()
+		start := time.Now()
+		for _, w := range ws {
+			w.stdin.Write([]byte("go\n"))
+		}
+		for _, w := range ws {
+			if err := w.wait(5 * time.Minute); err != nil {
+				b.Fatalf("writer %s: %v\n%s", w.name, err, w.stderr.String())
+			}
+			commits += len(w.acked())
+		}
+		elapsed += time.Since(start)
+	}
+	b.StopTimer()
+	if want := b.N * procs * writes; commits != want {
+		b.Fatalf("%d commits acknowledged, want %d", commits, want)
+	}
+	b.ReportMetric(float64(commits)/elapsed.Seconds(), "commits/s")
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(commits), "ns/commit")
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gitstate_test
+
+const raceEnabled = false
