@@ -88,7 +88,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Committer.Name == "" {
 		opts.Committer = Signature{Name: "git codex", Email: "git-codex@localhost"}
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(32*cache.MiByte), filesystem.Options{})
+	// Pack files stay open between reads (an LRU of descriptors): reopening
+	// a pack for every object made walking 100 records ~10x slower. A pack
+	// that gc deletes stays readable through its open descriptor.
+	st := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(32*cache.MiByte),
+		filesystem.Options{MaxOpenDescriptors: 16})
 	return &Store{
 		workDir:   work,
 		gitDir:    gitDir,
@@ -101,7 +105,13 @@ func Open(dir string, opts Options) (*Store, error) {
 
 // Close releases the writer lock's file descriptor.
 func (s *Store) Close() error {
-	return s.writer.close()
+	s.objMu.Lock()
+	err := s.objects.st.Close()
+	s.objMu.Unlock()
+	if werr := s.writer.close(); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // WorkDir is the top of the working tree the store was opened from ("" for a
