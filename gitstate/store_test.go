@@ -204,8 +204,10 @@ func TestNotRepoNotInitialisedAndWorktree(t *testing.T) {
 	if _, err := s.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("x")); return nil }); !errors.Is(err, gitstate.ErrNotInitialized) {
 		t.Errorf("update before init: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "codex")); err == nil {
-		t.Error("refs/codex created before init")
+	for _, p := range []string{"refs/codex", "codex"} {
+		if _, err := os.Stat(filepath.Join(dir, ".git", p)); err == nil {
+			t.Errorf(".git/%s created before init", p)
+		}
 	}
 	if _, err := s.Init(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("init")); return nil }); err != nil {
 		t.Fatal(err)

@@ -103,6 +103,13 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 	if err := ctx.Err(); err != nil {
 		return Commit{}, err
 	}
+	if !init {
+		// Refuse before taking the writer lock, which would create
+		// <git dir>/codex/ in a repository that never ran init.
+		if _, ok, err := readRef(s.commonDir, RefState); err == nil && !ok {
+			return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+		}
+	}
 	s.txMu.Lock()
 	defer s.txMu.Unlock()
 	if err := s.writer.lock(); err != nil {
