@@ -9,7 +9,8 @@ import (
 // permuteArgs lets flags follow positional arguments (`git codex agent show
 // alice --json`): urfave/cli v2 stops parsing flags at the first positional
 // argument, so flags found after one are moved in front of it. Tokens after
-// "--" are left alone.
+// "--" are left alone. The global --as may also follow the command
+// (`git codex mail inbox --as boss`); it is moved back to the front.
 func permuteArgs(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -53,6 +54,14 @@ func permuteArgs(app *cli.App, args []string) []string {
 			positional = append(positional, a)
 			continue
 		}
+		if isGlobalAs(cmd, a) {
+			if !strings.Contains(a, "=") && j+1 < len(rest) {
+				j++
+				a += "=" + rest[j]
+			}
+			out = append([]string{out[0], a}, out[1:]...)
+			continue
+		}
 		flags = append(flags, a)
 		help = help || a == "-h" || a == "--help" || a == "-help"
 		if !strings.Contains(a, "=") && takesValue(cmd, strings.TrimLeft(a, "-")) {
@@ -71,6 +80,22 @@ func permuteArgs(app *cli.App, args []string) []string {
 		return append(out, "--help")
 	}
 	return append(append(out, flags...), positional...)
+}
+
+// isGlobalAs reports an --as flag that belongs to the app, not to cmd.
+func isGlobalAs(cmd *cli.Command, a string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	if name != "as" || !strings.HasPrefix(a, "--") {
+		return false
+	}
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == "as" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {

@@ -26,6 +26,8 @@ func TestPermuteArgs(t *testing.T) {
 		{"double dash stops", "config set k -- -1", "config set k -- -1"},
 		{"unknown command untouched", "nosuch a --b", "nosuch a --b"},
 		{"call keeps json", `call mail_send {"a":1}`, `call mail_send {"a":1}`},
+		{"global --as after the command", "mail inbox --as boss --json", "--as=boss mail inbox --json"},
+		{"global --as= after positional", "mail read m-1 --as=boss", "--as=boss mail read m-1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
