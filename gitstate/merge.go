@@ -2,7 +2,11 @@ package gitstate
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"os/exec"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -174,4 +178,140 @@ func (m *merger) mergeRecord(path string, b, o, t node) (node, error) {
 	}
 	h, err := m.s.writeBlob(merged)
 	return node{hash: h}, err
+}
+
+// MergeStatus says what Merge did.
+type MergeStatus string
+
+// Merge outcomes.
+const (
+	MergeUpToDate    MergeStatus = "up-to-date"   // theirs was already in our history
+	MergeFastForward MergeStatus = "fast-forward" // ours was in theirs: the ref moved to theirs
+	MergeMerged      MergeStatus = "merged"       // a merge commit with both parents
+)
+
+// MergeResult is what Merge did.
+type MergeResult struct {
+	Status MergeStatus
+	Commit string // the tip afterwards
+	Report MergeReport
+}
+
+// MergeFunc finishes a merge commit: it may restore invariants the merge
+// broke (through tx, which shows the merged tree) and must set the commit's
+// metadata. Like the Resolver it must be deterministic: no random ids, no
+// wall-clock time, so both sides of a sync write the same tree.
+type MergeFunc func(tx *Tx, report MergeReport) error
+
+// Merge brings the state history at rev (typically a remote-tracking ref
+// such as refs/codex/remotes/origin/state) into the local state, under the
+// writer lock, so local transactions queue behind it and lose nothing.
+//
+//  1. rev already in our history: nothing to do.
+//  2. our tip in rev's history, or no local state yet: the ref moves to rev.
+//  3. both moved on: a three-way merge of the state trees against their
+//     merge base (the empty tree if the histories share none), records
+//     both sides changed go to resolve, finish writes the commit's metadata,
+//     and the commit has both tips as parents, so both audit trails stay
+//     in history. Its clock is one more than the larger of the two.
+func (s *Store) Merge(ctx context.Context, rev string, resolve Resolver, finish MergeFunc) (MergeResult, error) {
+	theirs, err := s.resolve(ctx, rev)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	if err := s.writer.lock(); err != nil {
+		return MergeResult{}, err
+	}
+	defer s.writer.unlock()
+	ours, ok, err := readRef(s.commonDir, RefState)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	switch {
+	case ok && ours == theirs:
+		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
+	case !ok:
+		if err := s.swapRef(RefState, plumbing.ZeroHash, theirs); err != nil {
+			return MergeResult{}, err
+		}
+		return MergeResult{Status: MergeFastForward, Commit: theirs.String()}, nil
+	}
+	if anc, err := s.isAncestor(ctx, theirs, ours); err != nil || anc {
+		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, err
+	}
+	if anc, err := s.isAncestor(ctx, ours, theirs); err != nil {
+		return MergeResult{}, err
+	} else if anc {
+		if err := s.swapRef(RefState, ours, theirs); err != nil {
+			return MergeResult{}, err
+		}
+		return MergeResult{Status: MergeFastForward, Commit: theirs.String()}, nil
+	}
+	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, finish)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	return MergeResult{Status: MergeMerged, Commit: c.Hash, Report: report}, nil
+}
+
+func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, finish MergeFunc) (Commit, MergeReport, error) {
+	base, err := s.mergeBase(ctx, ours, theirs)
+	if err != nil {
+		return Commit{}, MergeReport{}, err
+	}
+	var trees [3]plumbing.Hash
+	var clock Clock
+	for i, h := range []plumbing.Hash{base, ours, theirs} {
+		if h.IsZero() {
+			continue
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			return Commit{}, MergeReport{}, err
+		}
+		trees[i] = c.TreeHash
+		clock = clock.Witness(clockOf(c.Message))
+	}
+	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve)
+	if err != nil {
+		return Commit{}, MergeReport{}, err
+	}
+	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*object.Tree{}}
+	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock + 1, now: s.now(), merged: []plumbing.Hash{theirs}}
+	if err := finish(tx, report); err != nil {
+		tx.abort()
+		return Commit{}, report, err
+	}
+	if tx.meta == nil {
+		return Commit{}, report, ErrNoMeta
+	}
+	c, err := s.commit(tx, ours)
+	return c, report, err
+}
+
+// isAncestor reports whether a is in b's history.
+func (s *Store) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
+	err := s.git(ctx, nil, "merge-base", "--is-ancestor", a.String(), b.String())
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// mergeBase returns the best common ancestor of a and b, or the zero hash
+// when their histories share none (two states initialised apart).
+func (s *Store) mergeBase(ctx context.Context, a, b plumbing.Hash) (plumbing.Hash, error) {
+	var out bytes.Buffer
+	err := s.git(ctx, &out, "merge-base", a.String(), b.String())
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return plumbing.NewHash(strings.TrimSpace(out.String())), nil
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Tx is one transaction: reads see the state at the tip plus the
@@ -20,6 +22,7 @@ type Tx struct {
 	clock   Clock
 	now     time.Time
 	onAbort []func()
+	merged  []plumbing.Hash // second parents: set when the commit merges a history
 }
 
 // Clock is the Lamport time of the commit this transaction will write. Every

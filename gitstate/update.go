@@ -174,6 +174,7 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if !tip.IsZero() {
 		c.ParentHashes = []plumbing.Hash{tip}
 	}
+	c.ParentHashes = append(c.ParentHashes, tx.merged...)
 	h, err := s.writeObject(c)
 	if err != nil {
 		return Commit{}, err

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 )
 
@@ -13,11 +12,11 @@ type ConfigGetIn struct {
 
 // ConfigValue is one setting as config_get shows it.
 type ConfigValue struct {
-	Key     string          `json:"key"`
-	Value   json.RawMessage `json:"value"`
-	Default bool            `json:"default"` // true when nobody has set it
-	Doc     string          `json:"doc"`
-	SetBy   string          `json:"set_by,omitempty"`
+	Key     string `json:"key"`
+	Value   any    `json:"value" jsonschema:"the value: a number, or a list of globs"`
+	Default bool   `json:"default"` // true when nobody has set it
+	Doc     string `json:"doc"`
+	SetBy   string `json:"set_by,omitempty"`
 }
 
 // ConfigValues is what config_get returns, sorted by key.

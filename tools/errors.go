@@ -21,6 +21,8 @@ const (
 	AlreadyExists     Code = "ALREADY_EXISTS"      // a record with that id exists
 	NotInitialized    Code = "NOT_INITIALIZED"     // the repository has no git codex state: run `git codex init`
 	NotRepository     Code = "NOT_A_REPOSITORY"    // the directory is not inside a git repository
+	RemoteError       Code = "REMOTE_ERROR"        // a sync remote could not be reached, or refused
+	PushRejected      Code = "PUSH_REJECTED"       // the remote's state kept moving; sync again
 	InternalError     Code = "INTERNAL_ERROR"      // anything unexpected; the message says what failed
 )
 
@@ -42,6 +44,8 @@ func Codes() []CodeInfo {
 		{AlreadyExists, "a record with that id exists"},
 		{NotInitialized, "the repository has no git codex state: run `git codex init`"},
 		{NotRepository, "the directory is not inside a git repository"},
+		{RemoteError, "a sync remote could not be reached or refused the transfer; nothing local changed"},
+		{PushRejected, "the remote's state kept moving during `git codex sync`; run it again"},
 		{InternalError, "anything unexpected; the message says what failed"},
 	}
 }

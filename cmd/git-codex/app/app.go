@@ -36,7 +36,8 @@ type env struct {
 	dir            string
 	getenv         func(string) string
 	reg            *tools.Registry
-	tty            bool
+	tty            bool // stdout is a terminal
+	errTTY         bool // stderr is a terminal: show progress
 	width          int
 	// unknownCommand is set when urfave/cli reported an unknown command
 	// name (it then returns no error), so the exit status is still 2.
@@ -57,6 +58,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if w, _, err := term.FromEnv().Size(); err == nil && w > 0 {
 			e.width = w
 		}
+	}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(f) {
+		e.errTTY = true
 	}
 	app := e.app()
 	return e.exitCode(app.Run(permuteArgs(app, helpArgs(app, args))))
@@ -84,6 +88,10 @@ func (e *env) app() *cli.App {
 			e.toolsCommand(),
 			e.callCommand(),
 			e.mcpCommand(),
+			e.syncCommand("sync", "fetch, merge and push the state with a remote (default origin)", true),
+			e.syncCommand("pull", "fetch and merge a remote's state, without pushing", false),
+			e.pushCommand(),
+			e.remoteCommand(),
 		}, e.toolCommands()...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },

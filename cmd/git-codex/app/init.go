@@ -15,7 +15,13 @@ func (e *env) initCommand() *cli.Command {
 		Usage: "start git codex in this repository (creates refs/codex/state)",
 		Description: "Writes the first state commit: an empty config, so the default permission policy applies.\n" +
 			"Running it again changes nothing.",
+		Flags: []cli.Flag{&cli.StringSliceFlag{Name: "remote", Usage: "also configure `REMOTE` to carry the state (as `git codex remote add`)"}},
 		Action: func(c *cli.Context) error {
+			for _, r := range c.StringSlice("remote") {
+				if err := e.configureRemote(c, r); err != nil {
+					return err
+				}
+			}
 			caller, err := e.caller(c)
 			if err != nil {
 				return err

@@ -86,7 +86,7 @@ func (e *env) render(tool string, data any) error {
 		tp := e.table("KEY", "VALUE", "SET BY")
 		for _, s := range d.Settings {
 			tp.AddField(s.Key)
-			tp.AddField(string(s.Value))
+			tp.AddField(compactJSON(s.Value))
 			if s.Default {
 				tp.AddField("(default)")
 			} else {
@@ -96,7 +96,7 @@ func (e *env) render(tool string, data any) error {
 		}
 		return tp.Render()
 	case tools.ConfigValue:
-		fmt.Fprintf(w, "%s = %s\n", d.Key, d.Value)
+		fmt.Fprintf(w, "%s = %s\n", d.Key, compactJSON(d.Value))
 	default:
 		return writeJSON(w, data)
 	}
@@ -131,4 +131,13 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// compactJSON renders a value as one line of JSON.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+// syncReport is `git codex sync --json`.
+type syncReport struct {
+	Remote   string `json:"remote"`
+	Found    bool   `json:"found"`    // the remote had git codex state
+	Merge    string `json:"merge"`    // up-to-date, fast-forward or merged; "" if nothing was fetched
+	Resolved int    `json:"resolved"` // records both sides had changed
+	Pushed   bool   `json:"pushed"`
+	Commit   string `json:"commit"` // the local tip afterwards
+	Attempts int    `json:"attempts"`
+}
+
+func remoteArg(c *cli.Context) (string, error) {
+	if c.NArg() > 1 {
+		return "", usageError{fmt.Errorf("%s takes at most one remote", c.Command.Name)}
+	}
+	if r := c.Args().First(); r != "" {
+		return r, nil
+	}
+	return "origin", nil
+}
+
+func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: "[<remote>]",
+		Description: "Fetches the remote's refs/codex/state and refs/notes/codex* (even if the remote's refspecs do not\n" +
+			"carry them), merges them into the local state under the writer lock (a merge commit keeps both\n" +
+			"audit trails; records changed on both sides go to the newer clock), merges notes by union of lines" +
+			map[bool]string{true: ",\nand pushes; if the remote moved meanwhile it fetches and merges again.", false: ".\nNothing is pushed."}[push],
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			remote, err := remoteArg(c)
+			if err != nil {
+				return err
+			}
+			caller, err := e.caller(c)
+			if err != nil {
+				return err
+			}
+			st, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var progress io.Writer
+			if e.errTTY && !c.Bool("quiet") && !c.Bool("json") {
+				progress = e.stderr
+			}
+			res, err := tools.Sync(c.Context, st, caller, remote, push, progress)
+			if err != nil {
+				return err
+			}
+			r := syncReport{Remote: remote, Found: res.Found, Merge: string(res.Merge.Status), Resolved: len(res.Merge.Report.Resolved),
+				Pushed: res.Pushed, Commit: res.Merge.Commit, Attempts: res.Attempts}
+			if c.Bool("json") {
+				return writeJSON(e.stdout, r)
+			}
+			switch {
+			case !r.Found:
+				fmt.Fprintf(e.stdout, "%s has no git codex state yet", remote)
+			case r.Merge == string(gitstate.MergeMerged):
+				fmt.Fprintf(e.stdout, "merged the state of %s (%d record(s) changed on both sides)", remote, r.Resolved)
+			default:
+				fmt.Fprintf(e.stdout, "state %s with %s", r.Merge, remote)
+			}
+			if r.Pushed {
+				fmt.Fprintf(e.stdout, "; pushed")
+			}
+			fmt.Fprintln(e.stdout)
+			return nil
+		},
+	}
+}
+
+func (e *env) pushCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "push",
+		Usage:     "publish the local state and notes to a remote (fast-forward only)",
+		ArgsUsage: "[<remote>]",
+		Action: func(c *cli.Context) error {
+			remote, err := remoteArg(c)
+			if err != nil {
+				return err
+			}
+			st, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if ok, err := st.Initialized(c.Context); err != nil || !ok {
+				return tools.StoreError(errors.Join(err, gitstate.ErrNotInitialized))
+			}
+			var progress io.Writer
+			if e.errTTY {
+				progress = e.stderr
+			}
+			if err := st.Push(c.Context, remote, progress); err != nil {
+				if errors.Is(err, gitstate.ErrPushRejected) {
+					return tools.Errorf(tools.PushRejected, "%s has state this repository lacks; run `git codex sync %s` to merge and push", remote, remote)
+				}
+				return tools.Errorf(tools.RemoteError, "%v", err)
+			}
+			fmt.Fprintf(e.stdout, "pushed %s to %s\n", gitstate.RefState, remote)
+			return nil
+		},
+	}
+}
+
+func (e *env) remoteCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "remote",
+		Usage: "configure git remotes to carry git codex state",
+		Subcommands: []*cli.Command{{
+			Name:      "add",
+			Usage:     "make plain `git fetch`/`git push` of a remote carry refs/codex/* and notes",
+			ArgsUsage: "<remote>",
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageError{fmt.Errorf("remote add takes one remote name")}
+				}
+				return e.configureRemote(c, c.Args().First())
+			},
+		}},
+	}
+}
+
+func (e *env) configureRemote(c *cli.Context, remote string) error {
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.ConfigureRemote(c.Context, remote); err != nil {
+		return tools.Errorf(tools.RemoteError, "%v", err)
+	}
+	fmt.Fprintf(e.stdout, "remote %s now fetches into %s and pushes %s\n", remote, gitstate.RemoteStateRef(remote), gitstate.RefState)
+	return nil
+}

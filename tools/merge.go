@@ -1,0 +1,115 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// MergeRecord is the sync merge's rule for a record both sides changed
+// (a gitstate.Resolver). It is symmetric in ours and theirs and looks at
+// nothing but the three versions, so every machine merges to the same tree:
+//
+//  1. Deleted on one side, changed on the other: the changed record stays;
+//     nothing recorded is lost.
+//  2. The config record merges key by key: each key takes the entry with
+//     the higher clock (ties: the larger set_by, then the larger value).
+//  3. Every other record is taken whole from the side whose "clock" is
+//     higher: mutable records (agents, mail read flags) carry the clock of
+//     their last change. Ties, and immutable records that collide (same
+//     id, different content: decisions, messages), go to the larger
+//     encoding, an arbitrary but deterministic choice.
+func MergeRecord(path string, base, ours, theirs []byte) []byte {
+	switch {
+	case ours == nil:
+		return theirs
+	case theirs == nil:
+		return ours
+	case path == pathConfig:
+		if merged, ok := mergeConfig(ours, theirs); ok {
+			return merged
+		}
+	}
+	return newer(ours, theirs)
+}
+
+var _ gitstate.Resolver = MergeRecord
+
+// newer picks the version with the higher clock, then the larger bytes.
+func newer(a, b []byte) []byte {
+	ca, cb := clockIn(a), clockIn(b)
+	switch {
+	case ca > cb:
+		return a
+	case cb > ca:
+		return b
+	case bytes.Compare(a, b) >= 0:
+		return a
+	}
+	return b
+}
+
+func clockIn(record []byte) gitstate.Clock {
+	var v struct {
+		Clock gitstate.Clock `json:"clock"`
+	}
+	json.Unmarshal(record, &v)
+	return v.Clock
+}
+
+func mergeConfig(a, b []byte) ([]byte, bool) {
+	var ca, cb Config
+	if json.Unmarshal(a, &ca) != nil || json.Unmarshal(b, &cb) != nil {
+		return nil, false
+	}
+	out := Config{Entries: map[string]ConfigEntry{}}
+	keys := map[string]bool{}
+	for k := range ca.Entries {
+		keys[k] = true
+	}
+	for k := range cb.Entries {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		ea, oka := ca.Entries[k]
+		eb, okb := cb.Entries[k]
+		switch {
+		case !oka:
+			out.Entries[k] = eb
+		case !okb:
+			out.Entries[k] = ea
+		default:
+			out.Entries[k] = newerEntry(ea, eb)
+		}
+	}
+	merged, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, false
+	}
+	return append(merged, '\n'), true
+}
+
+func newerEntry(a, b ConfigEntry) ConfigEntry {
+	switch {
+	case a.Clock != b.Clock:
+		if a.Clock > b.Clock {
+			return a
+		}
+		return b
+	case a.SetBy != b.SetBy:
+		if a.SetBy > b.SetBy {
+			return a
+		}
+		return b
+	case bytes.Compare(a.Value, b.Value) >= 0:
+		return a
+	}
+	return b
+}

@@ -1,0 +1,42 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// Sync merges the remote's git codex state into the local one and, with
+// push, publishes the result: fetch, deterministic merge (MergeRecord),
+// notes by union of lines, push, again if the remote moved meanwhile.
+func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push bool, progress io.Writer) (gitstate.SyncResult, error) {
+	args, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
+	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
+		a := audit{tool: "sync", actor: callerID, args: string(args)}
+		if IsHuman(callerID) {
+			a.actorType = TypeHuman
+		}
+		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides)", callerID, remote, len(report.Resolved))
+		tx.SetMeta(a.meta(c, nil))
+		return nil
+	}
+	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Finish: finish, Push: push, Progress: progress})
+	return res, syncError(remote, err)
+}
+
+// syncError gives sync failures their codes and a hint.
+func syncError(remote string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gitstate.ErrPushRejected):
+		return Errorf(PushRejected, "%s kept moving while we synced; run `git codex sync %s` again", remote, remote).With("remote", remote).With("reason", err.Error())
+	case errors.Is(err, gitstate.ErrRemote):
+		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
+	}
+	return storeError(err)
+}
