@@ -29,7 +29,7 @@ func (t *Tool) decode(args json.RawMessage) (any, *Error) {
 	if _, ok := generic.(map[string]any); !ok {
 		return nil, Errorf(InvalidInput, "arguments must be a JSON object, e.g. {\"key\":\"value\"}")
 	}
-	if err := t.resolved.Validate(generic); err != nil {
+	if err := t.schemas().resolved.Validate(generic); err != nil {
 		return nil, Errorf(InvalidInput, "invalid arguments for %s: %v; see `git codex tools %s`", t.Name, err, t.Name).With("reason", err.Error())
 	}
 	in := reflect.New(t.inType)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -21,16 +22,11 @@ type Tool struct {
 	// Description tells agents what the tool does and when to use it.
 	Description string
 	// CLI says where the tool appears in the command tree.
-	CLI CLI
-	// InputSchema is the JSON schema of the input, inferred from its Go
-	// type; both adapters publish and enforce it.
-	InputSchema *jsonschema.Schema
-	// OutputSchema is the JSON schema of the data a successful call returns.
-	OutputSchema *jsonschema.Schema
-
-	inType   reflect.Type
-	resolved *jsonschema.Resolved
-	run      func(ctx context.Context, c *Call, in any) (any, error)
+	CLI     CLI
+	inType  reflect.Type
+	outType reflect.Type
+	schemas func() schemas // computed once, on first use
+	run     func(ctx context.Context, c *Call, in any) (any, error)
 }
 
 // CLI places a tool in the command tree: Path is the command words ("mail
@@ -62,37 +58,53 @@ func (c *Call) Summarize(format string, args ...any) {
 // Codex-Target trailer.
 func (c *Call) Target(id string) { c.target = id }
 
+// schemas are a tool's JSON schemas, inferred from its Go types.
+type schemas struct {
+	in, out  *jsonschema.Schema
+	resolved *jsonschema.Resolved
+}
+
 // Define builds a tool from a typed handler. The input and output schemas
 // are inferred from In and Out (field descriptions come from `jsonschema`
-// tags; fields without omitempty are required). It panics on a type that
-// has no schema, so a bad definition fails at start-up, not at first call.
+// tags; fields without omitempty are required), on first use: inferring
+// them for every tool at start-up would cost each short CLI run ~13 ms.
+// A type without a schema panics then; TestSchemas infers every builtin
+// tool's, so a bad definition fails the tests, not a user's call.
 func Define[In, Out any](name, permission, description string, cli CLI, h func(ctx context.Context, c *Call, in In) (Out, error)) *Tool {
-	in, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tools: %s input schema: %v", name, err))
-	}
-	out, err := jsonschema.For[Out](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
-	}
-	resolved, err := in.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("tools: %s resolve schema: %v", name, err))
-	}
 	return &Tool{
-		Name:         name,
-		Permission:   permission,
-		Description:  description,
-		CLI:          cli,
-		InputSchema:  in,
-		OutputSchema: out,
-		inType:       reflect.TypeFor[In](),
-		resolved:     resolved,
+		Name:        name,
+		Permission:  permission,
+		Description: description,
+		CLI:         cli,
+		inType:      reflect.TypeFor[In](),
+		outType:     reflect.TypeFor[Out](),
+		schemas: sync.OnceValue(func() schemas {
+			in, err := jsonschema.For[In](nil)
+			if err != nil {
+				panic(fmt.Sprintf("tools: %s input schema: %v", name, err))
+			}
+			out, err := jsonschema.For[Out](nil)
+			if err != nil {
+				panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
+			}
+			resolved, err := in.Resolve(nil)
+			if err != nil {
+				panic(fmt.Sprintf("tools: %s resolve schema: %v", name, err))
+			}
+			return schemas{in: in, out: out, resolved: resolved}
+		}),
 		run: func(ctx context.Context, c *Call, in any) (any, error) {
 			return h(ctx, c, *in.(*In))
 		},
 	}
 }
+
+// InputSchema is the JSON schema of the tool's input; both adapters
+// publish and enforce it.
+func (t *Tool) InputSchema() *jsonschema.Schema { return t.schemas().in }
+
+// OutputSchema is the JSON schema of the data a successful call returns.
+func (t *Tool) OutputSchema() *jsonschema.Schema { return t.schemas().out }
 
 // InputType is the Go type of the tool's input, for adapters that build
 // flags from its fields.

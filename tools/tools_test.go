@@ -213,3 +213,19 @@ func TestNotInitialised(t *testing.T) {
 		t.Error("a call before init created the state ref")
 	}
 }
+
+// TestSchemas infers every builtin tool's schemas (lazily built, so a bad
+// type would otherwise panic at a user's first call) and checks the
+// required fields the tools rely on.
+func TestSchemas(t *testing.T) {
+	for _, tool := range tools.Builtin().All() {
+		in, out := tool.InputSchema(), tool.OutputSchema()
+		if in == nil || in.Type != "object" || out == nil {
+			t.Errorf("%s: input %v output %v", tool.Name, in, out)
+		}
+	}
+	send, _ := tools.Builtin().Lookup("mail_send")
+	if got := strings.Join(send.InputSchema().Required, ","); got != "subject,body" {
+		t.Errorf("mail_send required = %s", got)
+	}
+}

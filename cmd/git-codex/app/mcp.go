@@ -71,7 +71,7 @@ func mcpServer(reg *tools.Registry, st *gitstate.Store, caller string, logger *s
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: logger})
 	for _, t := range reg.All() {
 		name := t.Name
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema},
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema()},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				res := reg.Call(ctx, st, caller, name, req.Params.Arguments)
 				text, err := json.Marshal(res)

@@ -174,7 +174,7 @@ func TestMCPToolsList(t *testing.T) {
 		}
 		var gotSchema, wantSchema any
 		remarshal(t, tool.InputSchema, &gotSchema)
-		remarshal(t, rt.InputSchema, &wantSchema)
+		remarshal(t, rt.InputSchema(), &wantSchema)
 		if !reflect.DeepEqual(gotSchema, wantSchema) {
 			t.Errorf("%s: input schema %v, want %v", tool.Name, gotSchema, wantSchema)
 		}

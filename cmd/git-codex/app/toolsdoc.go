@@ -32,8 +32,8 @@ func toolsMarkdown(reg *tools.Registry) string {
 			}
 		}
 		b.WriteString(".\n\n")
-		writeFields(&b, "Input", t.InputSchema)
-		writeFields(&b, "Output (`data`)", t.OutputSchema)
+		writeFields(&b, "Input", t.InputSchema())
+		writeFields(&b, "Output (`data`)", t.OutputSchema())
 	}
 	b.WriteString("\n## Error codes\n\n| code | meaning |\n|---|---|\n")
 	for _, c := range tools.Codes() {

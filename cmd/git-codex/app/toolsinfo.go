@@ -22,7 +22,7 @@ func infoOf(t *tools.Tool) toolInfo {
 	if t.CLI.Path != "" {
 		cmd = "git codex " + t.CLI.Path
 	}
-	return toolInfo{t.Name, t.Description, t.Permission, cmd, t.InputSchema, t.OutputSchema}
+	return toolInfo{t.Name, t.Description, t.Permission, cmd, t.InputSchema(), t.OutputSchema()}
 }
 
 func (e *env) toolsCommand() *cli.Command {
@@ -51,7 +51,7 @@ func (e *env) toolsCommand() *cli.Command {
 					fmt.Fprintf(e.stdout, "command:    %s\n", info.Command)
 				}
 				fmt.Fprintln(e.stdout, "\ninput schema:")
-				return writeJSON(e.stdout, t.InputSchema)
+				return writeJSON(e.stdout, t.InputSchema())
 			}
 			all := e.reg.All()
 			if c.Bool("json") {
