@@ -106,6 +106,10 @@ var AgentRegister = Define("agent_register", "agent.register",
 		if t == TypeHuman {
 			return Agent{}, Errorf(InvalidInput, "people are not registered: they act as human:<git user.email>")
 		}
+		if !mayRegister(c.Caller.Type, t) {
+			return Agent{}, Errorf(PermissionDenied, "a %s agent may register only worker, coding and review agents; ask a supervisor or a person to register a %s", c.Caller.Type, t).
+				With("agent_type", string(c.Caller.Type)).With("type", string(t))
+		}
 		if in.Supervisor != "" {
 			if _, err := getAgent(c.Tx, in.Supervisor); err != nil {
 				return Agent{}, err
@@ -123,3 +127,15 @@ var AgentRegister = Define("agent_register", "agent.register",
 		c.Summarize("%s registered %s (%s)", c.Caller.ID, a.ID, a.Type)
 		return a, c.Tx.Put(agentPath(a.ID), a)
 	})
+
+// mayRegister keeps agent.register from granting more than the caller has:
+// only people and supervisors create the types that may manage agents
+// (supervisor, orchestrator, planning); anyone else allowed agent.register
+// creates workers, coders and reviewers.
+func mayRegister(caller, t AgentType) bool {
+	switch caller {
+	case TypeHuman, TypeSupervisor:
+		return true
+	}
+	return t == TypeWorker || t == TypeCoding || t == TypeReview
+}

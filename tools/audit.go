@@ -48,6 +48,12 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 // authorOf attributes a commit to its caller: a person by their e-mail, an
 // agent by its id.
 func authorOf(id string) gitstate.Signature {
+	id = strings.Map(func(r rune) rune { // never let an id break the author line
+		if r == '<' || r == '>' || r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, id)
 	if email, ok := strings.CutPrefix(id, HumanPrefix); ok {
 		return gitstate.Signature{Name: id, Email: email}
 	}
@@ -57,9 +63,13 @@ func authorOf(id string) gitstate.Signature {
 // secretKey matches argument names whose values must never enter a ref.
 var secretKey = regexp.MustCompile(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key)`)
 
-// maxAuditString is how much of one string argument the trailer keeps; the
-// full text is in the record the call wrote.
-const maxAuditString = 200
+// maxAuditString is how much of one string argument (or key) the trailer
+// keeps; the full text is in the record the call wrote. maxAuditArgs caps the
+// whole trailer, however many arguments a call sends.
+const (
+	maxAuditString = 200
+	maxAuditArgs   = 4096
+)
 
 // redactArgs renders arguments for the Codex-Args trailer: compact JSON with
 // secret-looking fields replaced and long strings cut. Arguments that are
@@ -69,28 +79,31 @@ func redactArgs(args json.RawMessage) string {
 	if len(args) == 0 {
 		return "{}"
 	}
-	var v any
+	var v map[string]any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Sprintf("(unparseable, %d bytes)", len(args))
+		// not an object (or not JSON): its content may be a secret.
+		return fmt.Sprintf("(not a JSON object, %d bytes)", len(args))
 	}
 	b, err := json.Marshal(redact(v))
 	if err != nil {
 		return fmt.Sprintf("(unencodable, %d bytes)", len(args))
 	}
-	return string(b)
+	return truncate(string(b), maxAuditArgs)
 }
 
 func redact(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
+		out := make(map[string]any, len(x))
 		for k, val := range x {
+			key := truncate(k, maxAuditString)
 			if secretKey.MatchString(k) {
-				x[k] = "[redacted]"
+				out[key] = "[redacted]"
 				continue
 			}
-			x[k] = redact(val)
+			out[key] = redact(val)
 		}
-		return x
+		return out
 	case []any:
 		for i := range x {
 			x[i] = redact(x[i])

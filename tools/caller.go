@@ -59,6 +59,11 @@ func IsHuman(id string) bool { return strings.HasPrefix(id, HumanPrefix) }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$`)
 
+// emailPattern is what a person's id may hold after "human:": an address
+// that is safe in a commit's author line (no <, >, spaces or control
+// characters, which would make git fsck reject the commit).
+var emailPattern = regexp.MustCompile(`^[^<>\s\x00-\x1f\x7f/]{1,254}$`)
+
 // ValidateAgentID checks an agent id: 1–128 characters of letters, digits
 // and ._@+-, starting with a letter or digit. Ids are tree entry names, so
 // they may hold no "/"; "human" and "human:*" are reserved for people.
@@ -83,7 +88,7 @@ type Caller struct {
 // ValidateCallerID checks an id given with --as or CODEX_INSTANCE.
 func ValidateCallerID(id string) error {
 	if IsHuman(id) {
-		if len(id) == len(HumanPrefix) || strings.ContainsAny(id, "/\n") {
+		if !emailPattern.MatchString(strings.TrimPrefix(id, HumanPrefix)) {
 			return Errorf(InvalidInput, "invalid human id %q: use human:<email>", id)
 		}
 		return nil

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -157,7 +158,7 @@ var MailRead = Define("mail_read", "mail.read",
 		if !m.IsRead {
 			now := c.Tx.Now()
 			m.IsRead, m.ReadAt, m.Clock = true, &now, c.Tx.Clock()
-			if err := c.Tx.Put(mailPath(m.To, m.ID), m); err != nil {
+			if err := c.Tx.Put(mailPath(inboxOf(c.Caller), m.ID), m); err != nil {
 				return Mail{}, err
 			}
 		}
@@ -199,11 +200,15 @@ var MailReply = Define("mail_reply", "mail.reply",
 		return MailSent{MailID: m.ID, To: to, Timestamp: m.CreatedAt}, nil
 	})
 
+// mailIDPattern is the shape of ids NewID("m") makes; anything else cannot
+// name a mail (and must not reach a record path).
+var mailIDPattern = regexp.MustCompile(`^m-[0-9a-z]{16}$`)
+
 // ownMail finds a mail in the caller's inbox. Mail that exists in someone
 // else's inbox is PERMISSION_DENIED; mail that exists nowhere is
 // RESOURCE_NOT_FOUND.
 func ownMail(c *Call, id string) (Mail, error) {
-	if !strings.HasPrefix(id, "m-") || strings.ContainsAny(id, "/ ") {
+	if !mailIDPattern.MatchString(id) {
 		return Mail{}, Errorf(ResourceNotFound, "no mail %q; mail ids look like m-0123456789abcdef", id).With("mail_id", id)
 	}
 	var m Mail

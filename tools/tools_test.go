@@ -121,6 +121,7 @@ func TestMailRoundTrip(t *testing.T) {
 func TestRefusalsCommitAuditOnly(t *testing.T) {
 	e := newEnv(t)
 	e.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)
+	e.ok(human, "agent_register", `{"id":"orc","type":"orchestrator"}`)
 	big := strings.Repeat("x", 64*1024+1)
 	tests := []struct {
 		name, caller, tool, args string
@@ -143,6 +144,9 @@ func TestRefusalsCommitAuditOnly(t *testing.T) {
 		{"missing mail", "w1", "mail_read", `{"mail_id":"m-0000000000zzzzzz"}`, tools.ResourceNotFound},
 		{"duplicate agent", human, "agent_register", `{"id":"w1","type":"worker"}`, tools.AlreadyExists},
 		{"bad type", human, "agent_register", `{"id":"w2","type":"wizard"}`, tools.InvalidInput},
+		{"orchestrator registers a supervisor", "orc", "agent_register", `{"id":"boss2","type":"supervisor"}`, tools.PermissionDenied},
+		{"human id with angle brackets", "human:<a>", "mail_list_inbox", `{}`, tools.AgentNotFound},
+		{"mail id with a path", "w1", "mail_read", `{"mail_id":"m-.."}`, tools.ResourceNotFound},
 		{"unknown config key", human, "config_set", `{"key":"nope","value":"1"}`, tools.InvalidInput},
 	}
 	for _, tt := range tests {
