@@ -29,19 +29,23 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 	if err != nil {
 		return err
 	}
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
-	start, err := s.objects.commit(h)
+	start, err := s.readCommit(h)
 	if err != nil {
 		return err
 	}
+	// The walk reads objects through go-git, so it holds objMu, but only
+	// while it steps: fn may use the store.
+	s.objMu.Lock()
 	it := object.NewCommitIterCTime(start, nil, nil)
+	s.objMu.Unlock()
 	defer it.Close()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		s.objMu.Lock()
 		c, err := it.Next()
+		s.objMu.Unlock()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

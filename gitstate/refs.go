@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -27,18 +28,12 @@ func readRef(commonDir, name string) (h plumbing.Hash, ok bool, err error) {
 			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: ref %s holds %q, not an object id", name, s)
 		}
 		return plumbing.NewHash(s), true, nil
-	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		// ENOTDIR: a path component is a file, so no loose ref here.
 		return readPackedRef(commonDir, name)
 	default:
 		return plumbing.ZeroHash, false, fmt.Errorf("gitstate: read ref %s: %w", name, err)
 	}
-}
-
-// isNotDir reports ENOTDIR, which a lookup returns when a path component is a
-// file; for refs that simply means "no loose ref here".
-func isNotDir(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not a directory")
 }
 
 func readPackedRef(commonDir, name string) (plumbing.Hash, bool, error) {

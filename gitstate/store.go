@@ -49,7 +49,6 @@ type Signature struct {
 // Store on the same repository: writers queue on a kernel lock.
 type Store struct {
 	workDir   string // top of the working tree, "" for bare repos
-	gitDir    string // this worktree's git dir
 	commonDir string // shared git dir: objects, refs, our lock
 	opts      Options
 
@@ -95,7 +94,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		filesystem.Options{MaxOpenDescriptors: 16})
 	return &Store{
 		workDir:   work,
-		gitDir:    gitDir,
 		commonDir: common,
 		opts:      opts,
 		objects:   &objectStore{st: st},

@@ -15,11 +15,7 @@ import (
 // the trees along changed paths are rewritten; every other subtree keeps its
 // hash, so a transaction costs the depth of its paths, not the state's size.
 func (tx *Tx) build() (plumbing.Hash, error) {
-	changes := make(map[string][]byte, len(tx.pending))
-	for p, b := range tx.pending {
-		changes[p] = b
-	}
-	h, _, err := tx.base.s.buildTree(tx.base, "", tx.base.root, changes)
+	h, _, err := tx.base.s.buildTree(tx.base, "", tx.base.root, tx.pending)
 	return h, err
 }
 

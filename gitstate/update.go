@@ -55,7 +55,11 @@ func (s *Store) ViewAt(ctx context.Context, rev string, fn func(*Snapshot) error
 // else through `git rev-parse`.
 func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) {
 	if plumbing.IsHash(rev) {
-		return plumbing.NewHash(rev), nil
+		h := plumbing.NewHash(rev)
+		if _, err := s.readCommit(h); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("gitstate: %s is not a commit here: %w", rev, ErrNotFound)
+		}
+		return h, nil
 	}
 	if rev == "" || rev == RefState {
 		tip, ok, err := readRef(s.commonDir, RefState)

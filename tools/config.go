@@ -164,7 +164,7 @@ func parseConfigValue(k configKey, raw string) (json.RawMessage, error) {
 		}
 		l = nonNil(l)
 		for _, g := range l {
-			if _, err := pathMatchCheck(g); err != nil {
+			if err := checkGlob(g); err != nil {
 				return nil, Errorf(InvalidInput, "bad glob %q in %s: %v", g, k.Name, err).With("key", k.Name)
 			}
 		}

@@ -55,10 +55,11 @@ func matchAny(globs []string, key string) bool {
 	return false
 }
 
-// pathMatchCheck reports a malformed glob before it is stored.
-func pathMatchCheck(glob string) (bool, error) {
+// checkGlob reports a malformed glob before it is stored.
+func checkGlob(glob string) error {
 	if glob == "" {
-		return false, path.ErrBadPattern
+		return path.ErrBadPattern
 	}
-	return path.Match(glob, "")
+	_, err := path.Match(glob, "")
+	return err
 }

@@ -171,15 +171,20 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 		return nil
 	})
 	if err != nil {
-		return Result{Error: storeError(err)}
+		return Result{Error: StoreError(err)}
 	}
 	res.Commit = commit.Hash
 	return res
 }
 
-// storeError maps store failures to codes with a hint.
-func storeError(err error) *Error {
+// StoreError is the structured form of an error from opening, reading or
+// writing the store, with a hint; adapters that touch the store directly
+// use it too.
+func StoreError(err error) *Error {
+	var te *Error
 	switch {
+	case errors.As(err, &te):
+		return te
 	case errors.Is(err, gitstate.ErrNotInitialized):
 		return Errorf(NotInitialized, "this repository has no git codex state; run `git codex init` first")
 	case errors.Is(err, gitstate.ErrNotRepository):
@@ -187,10 +192,6 @@ func storeError(err error) *Error {
 	}
 	return Errorf(InternalError, "%v", err)
 }
-
-// StoreError is the structured form of an error from opening or reading the
-// store, for adapters that touch the store directly.
-func StoreError(err error) *Error { return storeError(err) }
 
 func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage) (res Result) {
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}

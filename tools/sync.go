@@ -38,5 +38,5 @@ func syncError(remote string, err error) error {
 	case errors.Is(err, gitstate.ErrRemote):
 		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
 	}
-	return storeError(err)
+	return StoreError(err)
 }

@@ -43,7 +43,6 @@ func (e *env) mcpCommand() *cli.Command {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			logger.Info("serving", "caller", caller, "repo", st.GitDir())
 			srv := mcpServer(e.reg, st, caller, logger)
 			return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 		},
