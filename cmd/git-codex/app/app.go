@@ -183,13 +183,23 @@ func (e *env) open() (*gitstate.Store, error) {
 	return st, nil
 }
 
-// call runs one tool through the registry, exactly as MCP does.
-func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte) tools.Result {
+// session works out the caller and opens the store: what every command
+// that acts for someone needs. The caller closes the store.
+func (e *env) session(c *cli.Context) (string, *gitstate.Store, error) {
 	caller, err := e.caller(c)
 	if err != nil {
-		return tools.Result{Error: tools.AsError(err)}
+		return "", nil, err
 	}
 	st, err := e.open()
+	if err != nil {
+		return "", nil, err
+	}
+	return caller, st, nil
+}
+
+// call runs one tool through the registry, exactly as MCP does.
+func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte) tools.Result {
+	caller, st, err := e.session(c)
 	if err != nil {
 		return tools.Result{Error: tools.AsError(err)}
 	}

@@ -26,6 +26,7 @@ func permuteArgs(app *cli.App, args []string) []string {
 		i++
 	}
 	out = append(out, rest[:i]...)
+	globalEnd := len(out) // hoisted global flags go here, after the others, so they win
 	rest = rest[i:]
 	cmds := app.Commands
 	var cmd *cli.Command
@@ -59,7 +60,8 @@ func permuteArgs(app *cli.App, args []string) []string {
 				j++
 				a += "=" + rest[j]
 			}
-			out = append([]string{out[0], a}, out[1:]...)
+			out = append(out[:globalEnd], append([]string{a}, out[globalEnd:]...)...)
+			globalEnd++
 			continue
 		}
 		flags = append(flags, a)

@@ -22,11 +22,7 @@ func (e *env) initCommand() *cli.Command {
 					return err
 				}
 			}
-			caller, err := e.caller(c)
-			if err != nil {
-				return err
-			}
-			st, err := e.open()
+			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}

@@ -25,17 +25,8 @@ func (e *env) mcpCommand() *cli.Command {
 		Usage: "serve every tool over MCP on stdin/stdout (agents launch this)",
 		Description: "The caller is fixed at launch: --as <id> or CODEX_INSTANCE, else human:<git user.email>.\n" +
 			"Logs go to stderr; stdout carries only the protocol.",
-		// Agent configs write the identity after the command
-		// (`git codex mcp --as alice`), so mcp takes --as itself too.
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "as", Usage: "act as this agent `ID` (same as `git codex --as ID mcp`)"},
-		},
 		Action: func(c *cli.Context) error {
-			caller, err := e.mcpCaller(c)
-			if err != nil {
-				return err
-			}
-			st, err := e.open()
+			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}
@@ -47,19 +38,6 @@ func (e *env) mcpCommand() *cli.Command {
 			return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 		},
 	}
-}
-
-// mcpCaller is the caller for `git codex mcp`: the command's own --as, else
-// the global --as or CODEX_INSTANCE, else the person. The local flag
-// shadows the global one in c.String, so the contexts above c are asked in
-// turn.
-func (e *env) mcpCaller(c *cli.Context) (string, error) {
-	for _, cc := range c.Lineage() {
-		if cc.String("as") != "" {
-			return e.caller(cc)
-		}
-	}
-	return e.caller(c)
 }
 
 // mcpServer exposes every registered tool. The registry decodes and checks

@@ -29,11 +29,7 @@ func (e *env) statusCommand() *cli.Command {
 		Usage: "show the state's tip, the agents, and your unread mail",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
-			caller, err := e.caller(c)
-			if err != nil {
-				return err
-			}
-			st, err := e.open()
+			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}
