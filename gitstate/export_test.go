@@ -1,6 +1,11 @@
 package gitstate
 
-import "os"
+import (
+	"os"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
 
 // Exports of unexported functions for the tests in package gitstate_test.
 
@@ -29,4 +34,43 @@ func SetLinkFunc(fn func(oldname, newname string) error) {
 		fn = os.Link
 	}
 	linkFile = fn
+}
+
+// WriteTree writes a state tree holding files (path -> content) and returns
+// its hash; no files make the empty tree.
+func (s *Store) WriteTree(files map[string]string) (string, error) {
+	changes := make(map[string][]byte, len(files))
+	for p, c := range files {
+		changes[p] = []byte(c)
+	}
+	sn := &Snapshot{s: s, trees: map[plumbing.Hash]*object.Tree{}}
+	h, _, err := s.buildTree(sn, "", plumbing.ZeroHash, changes)
+	if err == nil && h.IsZero() {
+		h, err = s.writeObject(&object.Tree{})
+	}
+	return h.String(), err
+}
+
+// TreeFiles reads a state tree back as path -> content.
+func (s *Store) TreeFiles(tree string) (map[string]string, error) {
+	sn := &Snapshot{s: s, root: plumbing.NewHash(tree), trees: map[plumbing.Hash]*object.Tree{}}
+	out := map[string]string{}
+	err := sn.Walk("", func(p string, b []byte) error {
+		out[p] = string(b)
+		return nil
+	})
+	return out, err
+}
+
+// MergeTrees is mergeTrees on hex tree hashes; "" is the zero hash (no
+// tree: histories without a common base).
+func (s *Store) MergeTrees(base, ours, theirs string, resolve Resolver) (string, MergeReport, error) {
+	hash := func(h string) plumbing.Hash {
+		if h == "" {
+			return plumbing.ZeroHash
+		}
+		return plumbing.NewHash(h)
+	}
+	h, r, err := s.mergeTrees(hash(base), hash(ours), hash(theirs), resolve)
+	return h.String(), r, err
 }

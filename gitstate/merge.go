@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // Resolver decides a record that both sides of a merge changed, each in its
@@ -35,17 +38,63 @@ type MergeReport struct {
 // hash without being read, so the cost follows the size of the two sides'
 // changes, not the size of the state.
 func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve}
+	m := &merger{s: s, resolve: resolve, out: memory.NewStorage()}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
 	}
 	if root.absent() {
-		h, err := s.writeObject(&object.Tree{})
-		return h, m.report, err
+		h, err := m.write(&object.Tree{})
+		if err != nil {
+			return plumbing.ZeroHash, MergeReport{}, err
+		}
+		root = dirNode(h)
+	}
+	if err := s.storeObjects(m.out); err != nil {
+		return plumbing.ZeroHash, MergeReport{}, err
 	}
 	sort.Strings(m.report.Resolved)
 	return root.hash, m.report, nil
+}
+
+// packThreshold is the number of new objects from which a merge writes
+// them as one pack rather than as loose objects: a merge of long
+// histories rewrites thousands of trees, and a loose object costs a file
+// (create, write, rename) each, most of the merge's time.
+const packThreshold = 128
+
+// storeObjects writes the objects a merge made (held in memory until the
+// merge is done) to the repository.
+func (s *Store) storeObjects(objs *memory.Storage) error {
+	hashes := make([]plumbing.Hash, 0, len(objs.Objects))
+	for h := range objs.Objects {
+		hashes = append(hashes, h)
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	if len(hashes) < packThreshold {
+		for _, h := range hashes {
+			if _, err := s.objects.store(objs.Objects[h]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	w, err := s.objects.st.PackfileWriter()
+	if err != nil {
+		return fmt.Errorf("gitstate: write merge pack: %w", err)
+	}
+	if _, err := packfile.NewEncoder(w, objs, false).Encode(hashes, 0); err != nil {
+		w.Close()
+		return fmt.Errorf("gitstate: write merge pack: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("gitstate: write merge pack: %w", err)
+	}
+	return nil
 }
 
 // node is one name in one of the three trees.
@@ -62,6 +111,34 @@ type merger struct {
 	s       *Store
 	resolve Resolver
 	report  MergeReport
+	out     *memory.Storage // the objects the merge writes, stored at the end
+}
+
+// write encodes a new object into the merge's output.
+func (m *merger) write(v encoder) (plumbing.Hash, error) {
+	obj := m.out.NewEncodedObject()
+	if err := v.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
+	}
+	return m.out.SetEncodedObject(obj)
+}
+
+// writeBlob adds a record's content to the merge's output.
+func (m *merger) writeBlob(data []byte) (plumbing.Hash, error) {
+	obj := m.out.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
+	}
+	return m.out.SetEncodedObject(obj)
 }
 
 // merge returns the merged node for path.
@@ -133,7 +210,7 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 		return node{}, nil
 	}
 	sort.Sort(object.TreeEntrySorter(tree.Entries))
-	h, err := m.s.writeObject(tree)
+	h, err := m.write(tree)
 	return node{hash: h, dir: true}, err
 }
 
@@ -176,7 +253,7 @@ func (m *merger) mergeRecord(path string, b, o, t node) (node, error) {
 	case contents[2] != nil && bytes.Equal(merged, contents[2]):
 		return t, nil
 	}
-	h, err := m.s.writeBlob(merged)
+	h, err := m.writeBlob(merged)
 	return node{hash: h}, err
 }
 
@@ -215,7 +292,17 @@ type MergeFunc func(tx *Tx, report MergeReport) error
 //     and the commit has both tips as parents, so both audit trails stay
 //     in history. Its clock is one more than the larger of the two.
 func (s *Store) Merge(ctx context.Context, rev string, resolve Resolver, finish MergeFunc) (MergeResult, error) {
-	theirs, err := s.resolve(ctx, rev)
+	// git codex's own refs (sync passes a remote-tracking one) point at
+	// commits and are read directly, without a git process.
+	var theirs plumbing.Hash
+	var ok bool
+	var err error
+	if strings.HasPrefix(rev, "refs/codex/") {
+		theirs, ok, err = readRef(s.commonDir, rev)
+	}
+	if err == nil && !ok {
+		theirs, err = s.resolve(ctx, rev)
+	}
 	if err != nil {
 		return MergeResult{}, err
 	}

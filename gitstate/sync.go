@@ -54,26 +54,48 @@ func PushRefspecs() []string {
 // found is false when the remote has no git codex state. progress, if not
 // nil, receives git's progress output.
 func (s *Store) Fetch(ctx context.Context, remote string, progress io.Writer) (found bool, err error) {
+	adv, err := s.fetch(ctx, remote, progress)
+	return adv.found(), err
+}
+
+// advertised is what the remote's refs/codex/state and refs/notes/codex*
+// pointed at when we listed them: ref name -> object id.
+type advertised map[string]string
+
+func (a advertised) found() bool { _, ok := a[RefState]; return ok }
+
+// trackingRef is where fetch puts the remote's ref.
+func trackingRef(remote, ref string) string {
+	if ref == RefState {
+		return RemoteStateRef(remote)
+	}
+	return remotesPrefix + remote + "/notes/" + strings.TrimPrefix(ref, "refs/notes/")
+}
+
+// fetch lists the remote's git codex refs and fetches those whose
+// remote-tracking ref is not already at the advertised commit (a sync with
+// nothing new transfers nothing). It returns the advertisement.
+func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (advertised, error) {
 	var out bytes.Buffer
 	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*"); err != nil {
-		return false, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
+		return nil, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
 	}
+	adv := advertised{}
 	var specs []string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 {
+		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix)) {
 			continue
 		}
-		switch {
-		case f[1] == RefState:
-			found = true
-			specs = append(specs, FetchRefspecs(remote)[0])
-		case strings.HasPrefix(f[1], NotesPrefix):
-			specs = append(specs, "+"+f[1]+":"+remotesPrefix+remote+"/notes/"+strings.TrimPrefix(f[1], "refs/notes/"))
+		adv[f[1]] = f[0]
+		dst := trackingRef(remote, f[1])
+		if cur, ok, err := readRef(s.commonDir, dst); err == nil && ok && cur.String() == f[0] {
+			continue
 		}
+		specs = append(specs, "+"+f[1]+":"+dst)
 	}
 	if len(specs) == 0 {
-		return false, nil
+		return adv, nil
 	}
 	args := []string{"fetch", "--no-tags", "--no-write-fetch-head"}
 	if progress != nil {
@@ -81,16 +103,36 @@ func (s *Store) Fetch(ctx context.Context, remote string, progress io.Writer) (f
 	} else {
 		args = append(args, "--quiet")
 	}
-	err = s.gitProgress(ctx, progress, append(append(args, remote), specs...)...)
-	if err != nil {
-		return false, fmt.Errorf("gitstate: fetch %s: %w: %v", remote, ErrRemote, err)
+	if err := s.gitProgress(ctx, progress, append(append(args, remote), specs...)...); err != nil {
+		return nil, fmt.Errorf("gitstate: fetch %s: %w: %v", remote, ErrRemote, err)
 	}
-	return found, nil
+	return adv, nil
+}
+
+// upToDate reports whether the remote, as advertised, already holds our
+// state and every notes ref we would push, at the same commits: then a
+// push would change nothing.
+func (s *Store) upToDate(ctx context.Context, adv advertised) (bool, error) {
+	notes, err := s.localNotes(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, ref := range append([]string{RefState}, notes...) {
+		h, ok, err := readRef(s.commonDir, ref)
+		if err != nil {
+			return false, err
+		}
+		if !ok || adv[ref] != h.String() {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Push publishes the local state and notes to remote. A remote whose state
 // moved since our last fetch rejects the state (not a fast-forward):
-// ErrPushRejected.
+// ErrPushRejected. A remote that refuses for another reason (a hook,
+// permissions) or cannot be reached: ErrRemote.
 func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) error {
 	specs := []string{RefState + ":" + RefState}
 	notes, err := s.localNotes(ctx)
@@ -111,11 +153,54 @@ func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) err
 	if err == nil {
 		return nil
 	}
-	if strings.Contains(out.String(), "[rejected]") || strings.Contains(out.String(), "[remote rejected]") ||
-		strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first") {
-		return fmt.Errorf("gitstate: push %s: %w", remote, ErrPushRejected)
+	moved, refused := pushRefusals(out.String())
+	if len(refused) > 0 {
+		return fmt.Errorf("gitstate: push %s: %w: refused %s", remote, ErrRemote, strings.Join(refused, "; "))
+	}
+	if len(moved) > 0 {
+		return fmt.Errorf("gitstate: push %s: %w (%s)", remote, ErrPushRejected, strings.Join(moved, "; "))
 	}
 	return fmt.Errorf("gitstate: push %s: %w: %v", remote, ErrRemote, err)
+}
+
+// pushRefusals reads `git push --porcelain` output and sorts the refs it
+// refused: moved are refused because the remote's ref moved since we
+// fetched it (not a fast-forward, or receive-pack's compare-and-swap failed
+// because another push landed first), which another fetch-merge-push round
+// fixes; refused are refused for any other reason (a hook, permissions, a
+// full disk), which retrying cannot fix.
+func pushRefusals(porcelain string) (moved, refused []string) {
+	for _, line := range strings.Split(porcelain, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 3 || f[0] != "!" {
+			continue
+		}
+		ref, summary := f[1], strings.Join(f[2:], " ")
+		if _, dst, ok := strings.Cut(ref, ":"); ok {
+			ref = dst
+		}
+		what := ref + " " + summary
+		switch {
+		case strings.HasPrefix(summary, "[rejected]"):
+			moved = append(moved, what)
+		case strings.HasPrefix(summary, "[remote rejected]") && lostRace(summary):
+			moved = append(moved, what)
+		default:
+			refused = append(refused, what)
+		}
+	}
+	return moved, refused
+}
+
+// lostRace reports a receive-pack refusal that means another push updated
+// the ref between the advertisement and our update.
+func lostRace(summary string) bool {
+	for _, s := range []string{"failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value", "stale info"} {
+		if strings.Contains(summary, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // localNotes lists the notes refs git codex owns.
@@ -186,12 +271,14 @@ type SyncOptions struct {
 type SyncResult struct {
 	Merge    MergeResult
 	Found    bool // the remote had git codex state
-	Pushed   bool
+	Pushed   bool // the remote has our state: pushed, or already there
 	Attempts int
 }
 
 // Sync fetches the remote's state, merges it into the local state, merges
-// notes, and (with Push) publishes the result. A push the remote rejects
+// notes, and (with Push) publishes the result. Refs the remote advertises at
+// the commits we already have are neither fetched nor pushed again, so a
+// sync with nothing new costs one `git ls-remote`. A push the remote rejects
 // because its state moved meanwhile starts another round. A remote that
 // cannot be reached fails with ErrRemote before anything local changes.
 func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (SyncResult, error) {
@@ -202,12 +289,12 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	var res SyncResult
 	for res.Attempts < attempts {
 		res.Attempts++
-		found, err := s.Fetch(ctx, remote, opts.Progress)
+		adv, err := s.fetch(ctx, remote, opts.Progress)
 		if err != nil {
 			return res, err
 		}
-		res.Found = found
-		if found {
+		res.Found = adv.found()
+		if res.Found {
 			res.Merge, err = s.Merge(ctx, RemoteStateRef(remote), opts.Resolve, opts.Finish)
 			if err != nil {
 				return res, err
@@ -221,6 +308,13 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		}
 		if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("gitstate: nothing to push: %w", ErrNotInitialized))
+		}
+		if same, err := s.upToDate(ctx, adv); err != nil {
+			return res, err
+		} else if same {
+			// the remote already has exactly what we would push
+			res.Pushed = true
+			return res, nil
 		}
 		err = s.Push(ctx, remote, opts.Progress)
 		if err == nil {

@@ -15,7 +15,8 @@ import (
 //  1. Deleted on one side, changed on the other: the changed record stays;
 //     nothing recorded is lost.
 //  2. The config record merges key by key: each key takes the entry with
-//     the higher clock (ties: the larger set_by, then the larger value).
+//     the higher clock (ties: the larger set_by, then the larger value,
+//     then the later set_at).
 //  3. Every other record is taken whole from the side whose "clock" is
 //     higher: mutable records (agents, mail read flags) carry the clock of
 //     their last change. Ties, and immutable records that collide (same
@@ -108,8 +109,19 @@ func newerEntry(a, b ConfigEntry) ConfigEntry {
 			return a
 		}
 		return b
-	case bytes.Compare(a.Value, b.Value) >= 0:
-		return a
+	case !bytes.Equal(a.Value, b.Value):
+		if bytes.Compare(a.Value, b.Value) > 0 {
+			return a
+		}
+		return b
+	case !a.SetAt.Equal(b.SetAt):
+		// the same value set by the same caller at the same clock on two
+		// machines: the later wall-clock time, so that the answer does
+		// not depend on which side merges.
+		if a.SetAt.After(b.SetAt) {
+			return a
+		}
+		return b
 	}
-	return b
+	return a
 }

@@ -68,6 +68,10 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			}
 			r := syncReport{Remote: remote, Found: res.Found, Merge: string(res.Merge.Status), Resolved: len(res.Merge.Report.Resolved),
 				Pushed: res.Pushed, Commit: res.Merge.Commit, Attempts: res.Attempts}
+			if r.Commit == "" {
+				// nothing was merged (the remote had no state): the tip is ours
+				st.View(c.Context, func(sn *gitstate.Snapshot) error { r.Commit = sn.Commit(); return nil })
+			}
 			if c.Bool("json") {
 				return writeJSON(e.stdout, r)
 			}

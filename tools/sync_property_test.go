@@ -1,0 +1,203 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// envSyncSeed reruns TestSyncProperty with a given seed:
+//
+//	CODEX_SYNC_SEED=1234 go test ./tools -run TestSyncProperty -v
+const envSyncSeed = "CODEX_SYNC_SEED"
+
+// TestSyncProperty: random operations on two or three clones of one bare
+// remote, synced (and pulled) in random orders. After every clone syncs in
+// turn twice:
+//
+//   - all clones have the identical state tree;
+//   - every mail, decision and agent created on any clone is there;
+//   - a mail is read if and only if its recipient read it on some clone;
+//   - every config key set on any clone is set.
+func TestSyncProperty(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(envSyncSeed); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", envSyncSeed, s, err)
+		}
+		seed = n
+	}
+	runs, steps := 2, 70
+	if testing.Short() {
+		runs, steps = 1, 30
+	}
+	for run := 0; run < runs; run++ {
+		s := seed + uint64(run)
+		t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) {
+			t.Logf("rerun with %s=%d", envSyncSeed, s)
+			syncProperty(t, s, steps)
+		})
+	}
+}
+
+// syncModel is what the clones, together, must end up holding.
+type syncModel struct {
+	mails     map[string]string // mail id -> recipient
+	read      map[string]bool   // mail ids read on some clone
+	decisions map[string]bool
+	agents    map[string]bool
+	config    map[string]bool // keys set
+}
+
+func syncProperty(t *testing.T, seed uint64, steps int) {
+	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	remote := newBareRemote(t)
+	n := 2 + r.IntN(2)
+	clones := make([]*clone, n)
+	for i := range clones {
+		clones[i] = newClone(t, fmt.Sprintf("C%d", i), remote)
+	}
+	m := &syncModel{mails: map[string]string{}, read: map[string]bool{}, decisions: map[string]bool{},
+		agents: map[string]bool{}, config: map[string]bool{}}
+	first := clones[0]
+	first.init()
+	for _, id := range []string{"ann", "ben", "cat"} {
+		first.ok(human, "agent_register", fmt.Sprintf(`{"id":%q,"type":"worker"}`, id))
+		m.agents[id] = true
+	}
+	for _, c := range clones {
+		c.sync("origin")
+	}
+	agentIDs := []string{"ann", "ben", "cat"}
+	var trace []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("operations:\n%s", strings.Join(trace, "\n"))
+		}
+	}()
+	for step := 0; step < steps; step++ {
+		ci := r.IntN(n)
+		c := clones[ci]
+		op := r.IntN(100)
+		switch {
+		case op < 25: // mail_send
+			from, to := agentIDs[r.IntN(len(agentIDs))], agentIDs[r.IntN(len(agentIDs))]
+			data, _ := c.ok(from, "mail_send", fmt.Sprintf(`{"to":%q,"subject":"s%d","body":"b"}`, to, step))
+			id := data["mail_id"].(string)
+			m.mails[id] = to
+			trace = append(trace, fmt.Sprintf("%s: %s mails %s: %s", c.name, from, to, id))
+		case op < 40: // mail_read of a mail this clone has
+			id, to, ok := randomMail(t, c, r)
+			if !ok {
+				continue
+			}
+			c.ok(to, "mail_read", fmt.Sprintf(`{"mail_id":%q}`, id))
+			m.read[id] = true
+			trace = append(trace, fmt.Sprintf("%s: %s reads %s", c.name, to, id))
+		case op < 50: // log_decision
+			data, _ := c.ok(agentIDs[r.IntN(len(agentIDs))], "log_decision", fmt.Sprintf(`{"title":"d%d","body":"why"}`, step))
+			id := data["log_id"].(string)
+			m.decisions[id] = true
+			trace = append(trace, fmt.Sprintf("%s: decision %s", c.name, id))
+		case op < 58: // config_set
+			key := []string{"mail.max_body_bytes", "mail.max_subject_bytes"}[r.IntN(2)]
+			c.ok(human, "config_set", fmt.Sprintf(`{"key":%q,"value":"%d"}`, key, 1000+r.IntN(9000)))
+			m.config[key] = true
+			trace = append(trace, fmt.Sprintf("%s: config %s", c.name, key))
+		case op < 65: // agent_register: usually new, sometimes an id another clone may also register
+			id := fmt.Sprintf("%s-a%d", strings.ToLower(c.name), step)
+			if r.IntN(3) == 0 {
+				id = fmt.Sprintf("shared-%d", r.IntN(3))
+			}
+			res := c.call(human, "agent_register", fmt.Sprintf(`{"id":%q,"type":"coding"}`, id))
+			if !res.OK && res.Error.Code != tools.AlreadyExists {
+				t.Fatalf("%s: agent_register %s: %+v", c.name, id, res.Error)
+			}
+			m.agents[id] = true
+			trace = append(trace, fmt.Sprintf("%s: register %s (%v)", c.name, id, res.OK))
+		case op < 90: // sync
+			res := c.sync("origin")
+			trace = append(trace, fmt.Sprintf("%s: sync %s, %d resolved, attempts %d", c.name, res.Merge.Status, len(res.Merge.Report.Resolved), res.Attempts))
+		default: // pull: merge without pushing
+			res, err := tools.Sync(context.Background(), c.st, human, "origin", false, nil)
+			if err != nil {
+				t.Fatalf("%s: pull: %v", c.name, err)
+			}
+			trace = append(trace, fmt.Sprintf("%s: pull %s", c.name, res.Merge.Status))
+		}
+	}
+	for round := 0; round < 2; round++ {
+		for _, c := range clones {
+			c.sync("origin")
+		}
+	}
+	sameTrees(t, clones...)
+	for _, c := range clones {
+		recs := c.records()
+		for id, to := range m.mails {
+			if !recs[mailRecord(to, id)] {
+				t.Errorf("%s lost mail %s", c.name, id)
+				continue
+			}
+			if got := c.mail(to, id).IsRead; got != m.read[id] {
+				t.Errorf("%s: mail %s is_read = %v, want %v", c.name, id, got, m.read[id])
+			}
+		}
+		for id := range m.decisions {
+			if !recs[decisionRecord(id)] {
+				t.Errorf("%s lost decision %s", c.name, id)
+			}
+		}
+		for id := range m.agents {
+			if !recs["agents/"+id+".json"] {
+				t.Errorf("%s lost agent %s", c.name, id)
+			}
+		}
+		var cfg tools.Config
+		if err := json.Unmarshal([]byte(c.git("show", gitstate.RefState+":config/config.json")), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		for k := range m.config {
+			if _, ok := cfg.Entries[k]; !ok {
+				t.Errorf("%s lost config key %s", c.name, k)
+			}
+		}
+	}
+	t.Logf("%d clones, %d steps: %d mails (%d read), %d decisions, %d agents", n, steps, len(m.mails), len(m.read), len(m.decisions), len(m.agents))
+}
+
+// randomMail picks one mail in c's current state.
+func randomMail(t *testing.T, c *clone, r *rand.Rand) (id, to string, ok bool) {
+	t.Helper()
+	var ids []string
+	recipients := map[string]string{}
+	err := c.st.View(context.Background(), func(sn *gitstate.Snapshot) error {
+		return sn.Walk("mail", func(p string, _ []byte) error {
+			parts := strings.Split(p, "/")
+			id := strings.TrimSuffix(parts[len(parts)-1], ".json")
+			ids = append(ids, id)
+			recipients[id] = parts[1]
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) == 0 {
+		return "", "", false
+	}
+	sort.Strings(ids)
+	id = ids[r.IntN(len(ids))]
+	return id, recipients[id], true
+}
