@@ -14,3 +14,13 @@ func (c Clock) Witness(other Clock) Clock {
 	}
 	return c
 }
+
+// Next is the clock of a commit that follows c. It saturates instead of
+// wrapping to 0, so a peer that sends a huge clock cannot make every later
+// change look older than its own.
+func (c Clock) Next() Clock {
+	if c == ^Clock(0) {
+		return c
+	}
+	return c + 1
+}

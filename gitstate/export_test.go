@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"context"
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -73,4 +74,10 @@ func (s *Store) MergeTrees(base, ours, theirs string, resolve Resolver) (string,
 	}
 	h, r, err := s.mergeTrees(hash(base), hash(ours), hash(theirs), resolve)
 	return h.String(), r, err
+}
+
+// MergeBase is mergeBase on hex commit hashes.
+func (s *Store) MergeBase(ctx context.Context, a, b string) (string, error) {
+	h, err := s.mergeBase(ctx, plumbing.NewHash(a), plumbing.NewHash(b))
+	return h.String(), err
 }

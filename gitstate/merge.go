@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +32,9 @@ type MergeReport struct {
 	// Resolved lists the paths that both sides changed, which the
 	// resolver decided, in path order.
 	Resolved []string
+	// Dropped lists records one side had where the other has a
+	// directory: the directory wins, the record is not in the result.
+	Dropped []string
 }
 
 // mergeTrees merges three state trees (zero hashes are empty trees) and
@@ -54,6 +58,7 @@ func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver) (
 		return plumbing.ZeroHash, MergeReport{}, err
 	}
 	sort.Strings(m.report.Resolved)
+	sort.Strings(m.report.Dropped)
 	return root.hash, m.report, nil
 }
 
@@ -159,7 +164,9 @@ func (m *merger) merge(path string, b, o, t node) (node, error) {
 	if o.dir || t.dir {
 		// A record on one side where the other has a directory: keep the
 		// directory (it holds records; the lone record's path is invalid in
-		// a state that has the directory).
+		// a state that has the directory). It is reported, not lost
+		// silently; both versions stay in the merged histories.
+		m.report.Dropped = append(m.report.Dropped, path)
 		if o.dir {
 			return o, nil
 		}
@@ -366,7 +373,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 		return Commit{}, MergeReport{}, err
 	}
 	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*object.Tree{}}
-	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock + 1, now: s.now(), merged: []plumbing.Hash{theirs}}
+	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}
 	if err := finish(tx, report); err != nil {
 		tx.abort()
 		return Commit{}, report, err
@@ -388,11 +395,12 @@ func (s *Store) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error
 	return err == nil, err
 }
 
-// mergeBase returns the best common ancestor of a and b, or the zero hash
-// when their histories share none (two states initialised apart).
+// mergeBase returns a best common ancestor of a and b, the same one in
+// either order, or the zero hash when their histories share none (two
+// states initialised apart).
 func (s *Store) mergeBase(ctx context.Context, a, b plumbing.Hash) (plumbing.Hash, error) {
 	var out bytes.Buffer
-	err := s.git(ctx, &out, "merge-base", a.String(), b.String())
+	err := s.git(ctx, &out, "merge-base", "--all", a.String(), b.String())
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 1 {
 		return plumbing.ZeroHash, nil
@@ -400,5 +408,12 @@ func (s *Store) mergeBase(ctx context.Context, a, b plumbing.Hash) (plumbing.Has
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return plumbing.NewHash(strings.TrimSpace(out.String())), nil
+	// After criss-cross syncs there are several best bases, and plain
+	// `git merge-base` picks one by argument order. Taking the smallest
+	// hash makes the choice the same on both machines.
+	bases := strings.Fields(out.String())
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	return plumbing.NewHash(slices.Min(bases)), nil
 }

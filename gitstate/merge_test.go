@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -778,4 +779,46 @@ func TestMergeWritesManyObjectsAsOnePack(t *testing.T) {
 	}
 	// the same store keeps working on top of the merge
 	putRaw(t, s, "d/000/later.json", "l")
+}
+
+// TestMergeBaseCrissCross builds the history two machines make when each
+// merges the other's tip at the same moment: M1 = merge(A1, B1) and
+// M2 = merge(B1, A1). M1 and M2 then have two best common ancestors (A1 and
+// B1), and the merge must pick the same one whichever side merges.
+func TestMergeBaseCrissCross(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	env := []string{"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000"}
+	commit := func(msg string, parents ...string) string {
+		args := []string{"commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", msg}
+		for _, p := range parents {
+			args = append(args, "-p", p)
+		}
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("commit-tree %s: %v", msg, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	base := commit("base")
+	a1, b1 := commit("a1", base), commit("b1", base)
+	m1, m2 := commit("m1", a1, b1), commit("m2", b1, a1)
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	x, err := st.MergeBase(ctx, m1, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := st.MergeBase(ctx, m2, m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x != y || (x != a1 && x != b1) {
+		t.Errorf("merge base of (m1, m2) = %s, of (m2, m1) = %s; want the same one of %s, %s", x, y, a1, b1)
+	}
 }

@@ -3,9 +3,12 @@ package gitstate
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -31,7 +34,29 @@ var (
 )
 
 // RemoteStateRef is where the remote's state is fetched to.
-func RemoteStateRef(remote string) string { return remotesPrefix + remote + "/state" }
+func RemoteStateRef(remote string) string { return remoteDir(remote) + "state" }
+
+// remoteDir is the directory of refs fetched from a remote:
+// refs/codex/remotes/<name>/ for a configured remote such as "origin", and
+// refs/codex/remotes/url-<hash>/ for a URL or path given instead (which
+// cannot be part of a ref name).
+func remoteDir(remote string) string {
+	if remoteNamePattern.MatchString(remote) && !strings.HasSuffix(remote, ".lock") && !strings.Contains(remote, "..") {
+		return remotesPrefix + remote + "/"
+	}
+	sum := sha1.Sum([]byte(remote))
+	return remotesPrefix + "url-" + hex.EncodeToString(sum[:6]) + "/"
+}
+
+var remoteNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// checkRemote refuses a remote git would take for an option.
+func checkRemote(remote string) error {
+	if remote == "" || strings.HasPrefix(remote, "-") {
+		return fmt.Errorf("gitstate: %q is not a remote: %w", remote, ErrRemote)
+	}
+	return nil
+}
 
 // FetchRefspecs are the refspecs that carry git codex's refs from remote;
 // `git codex remote add` puts them in the remote's config, so plain
@@ -39,7 +64,7 @@ func RemoteStateRef(remote string) string { return remotesPrefix + remote + "/st
 func FetchRefspecs(remote string) []string {
 	return []string{
 		"+" + RefState + ":" + RemoteStateRef(remote),
-		"+" + NotesPrefix + "*:" + remotesPrefix + remote + "/notes/codex*",
+		"+" + NotesPrefix + "*:" + remoteDir(remote) + "notes/codex*",
 	}
 }
 
@@ -69,13 +94,16 @@ func trackingRef(remote, ref string) string {
 	if ref == RefState {
 		return RemoteStateRef(remote)
 	}
-	return remotesPrefix + remote + "/notes/" + strings.TrimPrefix(ref, "refs/notes/")
+	return remoteDir(remote) + "notes/" + strings.TrimPrefix(ref, "refs/notes/")
 }
 
 // fetch lists the remote's git codex refs and fetches those whose
 // remote-tracking ref is not already at the advertised commit (a sync with
 // nothing new transfers nothing). It returns the advertisement.
 func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (advertised, error) {
+	if err := checkRemote(remote); err != nil {
+		return nil, err
+	}
 	var out bytes.Buffer
 	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*"); err != nil {
 		return nil, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
@@ -134,6 +162,9 @@ func (s *Store) upToDate(ctx context.Context, adv advertised) (bool, error) {
 // ErrPushRejected. A remote that refuses for another reason (a hook,
 // permissions) or cannot be reached: ErrRemote.
 func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) error {
+	if err := checkRemote(remote); err != nil {
+		return err
+	}
 	specs := []string{RefState + ":" + RefState}
 	notes, err := s.localNotes(ctx)
 	if err != nil {
@@ -217,7 +248,7 @@ func (s *Store) localNotes(ctx context.Context) ([]string, error) {
 // either machine survive. A notes ref only the remote has is adopted.
 func (s *Store) MergeNotes(ctx context.Context, remote string) error {
 	var out bytes.Buffer
-	prefix := remotesPrefix + remote + "/notes/"
+	prefix := remoteDir(remote) + "notes/"
 	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
 		return err
 	}

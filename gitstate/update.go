@@ -142,7 +142,7 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
-	tx := &Tx{base: base, pending: map[string][]byte{}, clock: base.clock + 1, now: s.now()}
+	tx := &Tx{base: base, pending: map[string][]byte{}, clock: base.clock.Next(), now: s.now()}
 	if err := fn(tx); err != nil {
 		tx.abort()
 		return Commit{}, err

@@ -20,7 +20,7 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			a.actorType = TypeHuman
 		}
 		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
-		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides)", callerID, remote, len(report.Resolved))
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d dropped)", callerID, remote, len(report.Resolved), len(report.Dropped))
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
