@@ -246,7 +246,16 @@ func (s *Store) localNotes(ctx context.Context) ([]string, error) {
 // MergeNotes merges each notes ref fetched from remote into the local one
 // by union of lines (git's cat_sort_uniq strategy), so notes written on
 // either machine survive. A notes ref only the remote has is adopted.
+//
+// It holds the writer lock, like a transaction, so two syncs of one
+// repository take turns instead of racing on the notes refs.
 func (s *Store) MergeNotes(ctx context.Context, remote string) error {
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	if err := s.writer.lock(); err != nil {
+		return err
+	}
+	defer s.writer.unlock()
 	var out bytes.Buffer
 	prefix := remoteDir(remote) + "notes/"
 	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
