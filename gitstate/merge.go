@@ -299,6 +299,13 @@ type MergeFunc func(tx *Tx, report MergeReport) error
 //     and the commit has both tips as parents, so both audit trails stay
 //     in history. Its clock is one more than the larger of the two.
 func (s *Store) Merge(ctx context.Context, rev string, resolve Resolver, finish MergeFunc) (MergeResult, error) {
+	return s.MergeValidated(ctx, rev, resolve, nil, finish)
+}
+
+// MergeValidated is Merge that first checks, with validate, every record
+// the merge would bring in (adopted, fast-forwarded or merged). If any is
+// invalid nothing changes and the error wraps ErrInvalidState, naming them.
+func (s *Store) MergeValidated(ctx context.Context, rev string, resolve Resolver, validate Validator, finish MergeFunc) (MergeResult, error) {
 	// git codex's own refs (sync passes a remote-tracking one) point at
 	// commits and are read directly, without a git process.
 	var theirs plumbing.Hash
@@ -327,6 +334,9 @@ func (s *Store) Merge(ctx context.Context, rev string, resolve Resolver, finish 
 	case ok && ours == theirs:
 		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
 	case !ok:
+		if err := s.validateCommits(plumbing.ZeroHash, theirs, validate); err != nil {
+			return MergeResult{}, err
+		}
 		if err := s.swapRef(RefState, plumbing.ZeroHash, theirs); err != nil {
 			return MergeResult{}, err
 		}
@@ -338,19 +348,22 @@ func (s *Store) Merge(ctx context.Context, rev string, resolve Resolver, finish 
 	if anc, err := s.isAncestor(ctx, ours, theirs); err != nil {
 		return MergeResult{}, err
 	} else if anc {
+		if err := s.validateCommits(ours, theirs, validate); err != nil {
+			return MergeResult{}, err
+		}
 		if err := s.swapRef(RefState, ours, theirs); err != nil {
 			return MergeResult{}, err
 		}
 		return MergeResult{Status: MergeFastForward, Commit: theirs.String()}, nil
 	}
-	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, finish)
+	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, validate, finish)
 	if err != nil {
 		return MergeResult{}, err
 	}
 	return MergeResult{Status: MergeMerged, Commit: c.Hash, Report: report}, nil
 }
 
-func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, finish MergeFunc) (Commit, MergeReport, error) {
+func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, validate Validator, finish MergeFunc) (Commit, MergeReport, error) {
 	base, err := s.mergeBase(ctx, ours, theirs)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
@@ -371,6 +384,9 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
+	}
+	if err := s.validateChange(trees[1], root, validate); err != nil {
+		return Commit{}, report, err
 	}
 	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*object.Tree{}}
 	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}

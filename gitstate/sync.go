@@ -295,9 +295,10 @@ func (s *Store) gitProgress(ctx context.Context, progress io.Writer, args ...str
 
 // SyncOptions configure Sync.
 type SyncOptions struct {
-	// Resolve and Finish are passed to Merge.
-	Resolve Resolver
-	Finish  MergeFunc
+	// Resolve, Validate and Finish are passed to MergeValidated.
+	Resolve  Resolver
+	Validate Validator
+	Finish   MergeFunc
 	// Push publishes the merged state; false makes Sync a pull.
 	Push bool
 	// Progress, if not nil, receives git's progress output.
@@ -335,7 +336,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		}
 		res.Found = adv.found()
 		if res.Found {
-			res.Merge, err = s.Merge(ctx, RemoteStateRef(remote), opts.Resolve, opts.Finish)
+			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, opts.Validate, opts.Finish)
 			if err != nil {
 				return res, err
 			}

@@ -12,18 +12,19 @@ type Code string
 
 // Error codes. New codes are added here, never renamed.
 const (
-	PermissionDenied  Code = "PERMISSION_DENIED"   // the caller's type may not use the tool, or the record is someone else's
-	ToolNotFound      Code = "TOOL_NOT_FOUND"      // no tool has that name
-	InvalidInput      Code = "INVALID_INPUT"       // arguments failed decoding, the schema or the tool's own checks
-	AgentNotFound     Code = "AGENT_NOT_FOUND"     // the caller or a named agent is not registered
-	ResourceNotFound  Code = "RESOURCE_NOT_FOUND"  // a referenced record (mail, decision...) does not exist
-	InvalidAgentState Code = "INVALID_AGENT_STATE" // the agent is in the wrong state for the operation
-	AlreadyExists     Code = "ALREADY_EXISTS"      // a record with that id exists
-	NotInitialized    Code = "NOT_INITIALIZED"     // the repository has no git codex state: run `git codex init`
-	NotRepository     Code = "NOT_A_REPOSITORY"    // the directory is not inside a git repository
-	RemoteError       Code = "REMOTE_ERROR"        // a sync remote could not be reached, or refused
-	PushRejected      Code = "PUSH_REJECTED"       // the remote's state kept moving; sync again
-	InternalError     Code = "INTERNAL_ERROR"      // anything unexpected; the message says what failed
+	PermissionDenied   Code = "PERMISSION_DENIED"    // the caller's type may not use the tool, or the record is someone else's
+	ToolNotFound       Code = "TOOL_NOT_FOUND"       // no tool has that name
+	InvalidInput       Code = "INVALID_INPUT"        // arguments failed decoding, the schema or the tool's own checks
+	AgentNotFound      Code = "AGENT_NOT_FOUND"      // the caller or a named agent is not registered
+	ResourceNotFound   Code = "RESOURCE_NOT_FOUND"   // a referenced record (mail, decision...) does not exist
+	InvalidAgentState  Code = "INVALID_AGENT_STATE"  // the agent is in the wrong state for the operation
+	AlreadyExists      Code = "ALREADY_EXISTS"       // a record with that id exists
+	NotInitialized     Code = "NOT_INITIALIZED"      // the repository has no git codex state: run `git codex init`
+	NotRepository      Code = "NOT_A_REPOSITORY"     // the directory is not inside a git repository
+	RemoteError        Code = "REMOTE_ERROR"         // a sync remote could not be reached, or refused
+	PushRejected       Code = "PUSH_REJECTED"        // the remote's state kept moving; sync again
+	InvalidRemoteState Code = "INVALID_REMOTE_STATE" // a remote's state holds records this version cannot read; nothing merged
+	InternalError      Code = "INTERNAL_ERROR"       // anything unexpected; the message says what failed
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -46,6 +47,7 @@ func Codes() []CodeInfo {
 		{NotRepository, "the directory is not inside a git repository"},
 		{RemoteError, "a sync remote could not be reached or refused the transfer; nothing local changed"},
 		{PushRejected, "the remote's state kept moving during `git codex sync`; run it again"},
+		{InvalidRemoteState, "the remote's state holds records that do not decode or do not belong at their paths; nothing was merged"},
 		{InternalError, "anything unexpected; the message says what failed"},
 	}
 }

@@ -24,7 +24,7 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
-	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Finish: finish, Push: push, Progress: progress})
+	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Validate: ValidateRecord, Finish: finish, Push: push, Progress: progress})
 	return res, syncError(remote, err)
 }
 
@@ -35,6 +35,8 @@ func syncError(remote string, err error) error {
 		return nil
 	case errors.Is(err, gitstate.ErrPushRejected):
 		return Errorf(PushRejected, "%s kept moving while we synced; run `git codex sync %s` again", remote, remote).With("remote", remote).With("reason", err.Error())
+	case errors.Is(err, gitstate.ErrInvalidState):
+		return Errorf(InvalidRemoteState, "refused to merge the state of %s: %v", remote, err).With("remote", remote)
 	case errors.Is(err, gitstate.ErrRemote):
 		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
 	}

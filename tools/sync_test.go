@@ -649,3 +649,76 @@ func startGitDaemon(t testing.TB, base string) string {
 	}
 	return "git://127.0.0.1:" + port
 }
+
+// TestSyncRefusesInvalidRemoteState: a remote whose state holds a record
+// the tools could not read (here a mail filed in someone else's inbox, and
+// a config that is not JSON) is refused as a whole with
+// INVALID_REMOTE_STATE, in all three cases of a merge (adopt, fast-forward,
+// merge), and nothing local changes.
+func TestSyncRefusesInvalidRemoteState(t *testing.T) {
+	remote := newBareRemote(t)
+	a := newClone(t, "A", remote)
+	a.init()
+	a.ok(human, "agent_register", `{"id":"alice","type":"worker"}`)
+	a.sync("origin")
+	b := newClone(t, "B", remote)
+	b.sync("origin")
+
+	// A forges a commit by hand: a mail to bob stored in alice's inbox.
+	_, err := a.st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(gitstate.Meta{Summary: "forged", Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "forge"}}})
+		m := tools.Mail{ID: "m-0000000000abcdef", From: "x", To: "bob", Subject: "s", Body: "b"}
+		return tx.Put("mail/alice/ef/m-0000000000abcdef.json", m)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.git("push", "-q", "origin", gitstate.RefState)
+
+	fresh := newClone(t, "C", remote)
+	for _, c := range []*clone{b, fresh} { // fast-forward, adopt
+		tip := c.git("for-each-ref", gitstate.RefState)
+		_, err := tools.Sync(context.Background(), c.st, human, "origin", true, nil)
+		if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, "mail/alice/ef/m-0000000000abcdef.json") {
+			t.Fatalf("%s: sync of a forged state: %v, want INVALID_REMOTE_STATE naming the record", c.name, err)
+		}
+		if got := c.git("for-each-ref", gitstate.RefState); got != tip {
+			t.Fatalf("%s: refused sync moved the state: %q -> %q", c.name, tip, got)
+		}
+	}
+	// and when both moved on: a real merge is refused too
+	b.ok(human, "log_decision", `{"title":"t","body":"b"}`)
+	tip := b.tip()
+	if _, err := tools.Sync(context.Background(), b.st, human, "origin", true, nil); tools.AsError(err).Code != tools.InvalidRemoteState {
+		t.Fatalf("merge with a forged state: %v", err)
+	}
+	if b.tip() != tip {
+		t.Fatal("refused merge moved the state")
+	}
+}
+
+func TestValidateRecord(t *testing.T) {
+	tests := []struct {
+		path, data string
+		ok         bool
+	}{
+		{"config/config.json", `{"entries":{}}`, true},
+		{"config/config.json", `{"entries":`, false},
+		{"agents/alice.json", `{"id":"alice","type":"worker"}`, true},
+		{"agents/alice.json", `{"id":"bob","type":"worker"}`, false},
+		{"agents/alice.json", `{"id":"alice","type":"wizard"}`, false},
+		{"mail/bob/ef/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"bob"}`, true},
+		{"mail/bob/ef/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"eve"}`, false},
+		{"mail/bob/xx/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"bob"}`, false},
+		{"decisions/ef/d-0000000000abcdef.json", `{"id":"d-0000000000abcdef"}`, true},
+		{"decisions/ef/d-0000000000abcdef.json", `{"id":"d-1"}`, false},
+		{"future/kind.json", `{"anything":1}`, true},
+		{"future/kind.json", `nope`, false},
+	}
+	for _, tt := range tests {
+		err := tools.ValidateRecord(tt.path, []byte(tt.data))
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidateRecord(%s, %s) = %v, want ok=%v", tt.path, tt.data, err, tt.ok)
+		}
+	}
+}
