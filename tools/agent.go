@@ -121,7 +121,7 @@ var AgentRegister = Define("agent_register", "agent.register",
 		now := c.Tx.Now()
 		a := Agent{
 			ID: in.ID, Type: t, State: StateIdle, Supervisor: in.Supervisor,
-			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, Clock: c.Tx.Clock(),
+			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock(),
 		}
 		c.Target(a.ID)
 		c.Summarize("%s registered %s (%s)", c.Caller.ID, a.ID, a.Type)

@@ -93,7 +93,7 @@ func touchAgent(c *Call) error {
 		return nil
 	}
 	now := c.Tx.Now()
-	c.Agent.LastActiveAt, c.Agent.UpdatedAt, c.Agent.Clock = &now, now, c.Tx.Clock()
+	c.Agent.LastActiveAt, c.Agent.UpdatedAt, c.Agent.UpdatedBy, c.Agent.Clock = &now, now, c.Caller.ID, c.Tx.Clock()
 	return c.Tx.Put(agentPath(c.Agent.ID), c.Agent)
 }
 
@@ -157,7 +157,7 @@ var MailRead = Define("mail_read", "mail.read",
 		}
 		if !m.IsRead {
 			now := c.Tx.Now()
-			m.IsRead, m.ReadAt, m.Clock = true, &now, c.Tx.Clock()
+			m.IsRead, m.ReadAt, m.ReadBy, m.Clock = true, &now, c.Caller.ID, c.Tx.Clock()
 			if err := c.Tx.Put(mailPath(inboxOf(c.Caller), m.ID), m); err != nil {
 				return Mail{}, err
 			}

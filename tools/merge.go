@@ -19,9 +19,10 @@ import (
 //     then the later set_at).
 //  3. Every other record is taken whole from the side whose "clock" is
 //     higher: mutable records (agents, mail read flags) carry the clock of
-//     their last change. Ties, and immutable records that collide (same
-//     id, different content: decisions, messages), go to the larger
-//     encoding, an arbitrary but deterministic choice.
+//     their last change. Ties go to the larger actor id (updated_by,
+//     read_by); remaining ties, and immutable records that collide (same
+//     id, different content: decisions, messages), to the larger encoding,
+//     an arbitrary but deterministic choice.
 func MergeRecord(path string, base, ours, theirs []byte) []byte {
 	switch {
 	case ours == nil:
@@ -40,11 +41,17 @@ var _ gitstate.Resolver = MergeRecord
 
 // newer picks the version with the higher clock, then the larger bytes.
 func newer(a, b []byte) []byte {
-	ca, cb := clockIn(a), clockIn(b)
+	va, vb := versionOf(a), versionOf(b)
 	switch {
-	case ca > cb:
-		return a
-	case cb > ca:
+	case va.Clock != vb.Clock:
+		if va.Clock > vb.Clock {
+			return a
+		}
+		return b
+	case va.actor() != vb.actor():
+		if va.actor() > vb.actor() {
+			return a
+		}
 		return b
 	case bytes.Compare(a, b) >= 0:
 		return a
@@ -52,12 +59,20 @@ func newer(a, b []byte) []byte {
 	return b
 }
 
-func clockIn(record []byte) gitstate.Clock {
-	var v struct {
-		Clock gitstate.Clock `json:"clock"`
-	}
+// version is what decides between two versions of a record: the clock of
+// its last change and, for ties, who made it.
+type version struct {
+	Clock     gitstate.Clock `json:"clock"`
+	UpdatedBy string         `json:"updated_by"` // agents
+	ReadBy    string         `json:"read_by"`    // mail
+}
+
+func (v version) actor() string { return v.UpdatedBy + v.ReadBy }
+
+func versionOf(record []byte) version {
+	var v version
 	json.Unmarshal(record, &v)
-	return v.Clock
+	return v
 }
 
 func mergeConfig(a, b []byte) ([]byte, bool) {

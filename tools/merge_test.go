@@ -235,3 +235,15 @@ func TestMergeRecordSymmetricProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRecordTieGoesToActor: two changes at the same clock are decided
+// by who made them (DESIGN §4), whichever side merges.
+func TestMergeRecordTieGoesToActor(t *testing.T) {
+	a := []byte(`{"id":"w","type":"worker","state":"idle","updated_by":"zed","clock":7,"updated_at":"2026-01-01T00:00:00Z"}`)
+	b := []byte(`{"id":"w","type":"worker","state":"busy","updated_by":"amy","clock":7,"updated_at":"2026-01-02T00:00:00Z"}`)
+	for _, got := range [][]byte{tools.MergeRecord("agents/w.json", nil, a, b), tools.MergeRecord("agents/w.json", nil, b, a)} {
+		if string(got) != string(a) {
+			t.Errorf("tie went to %s, want the change by the larger actor id (zed)", got)
+		}
+	}
+}

@@ -46,6 +46,7 @@ type Agent struct {
 	CreatedBy    string         `json:"created_by"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
+	UpdatedBy    string         `json:"updated_by,omitempty"`
 	LastActiveAt *time.Time     `json:"last_active_at"`
 	Clock        gitstate.Clock `json:"clock"`
 }
@@ -63,6 +64,7 @@ type Mail struct {
 	IsRead    bool           `json:"is_read"`
 	CreatedAt time.Time      `json:"created_at"`
 	ReadAt    *time.Time     `json:"read_at"`
+	ReadBy    string         `json:"read_by,omitempty"`
 	Clock     gitstate.Clock `json:"clock"`
 }
 
