@@ -195,8 +195,6 @@ func testWriterKilledHoldingRefLock(t *testing.T, noLink bool) {
 	env := []string{envHang + "=locked"}
 	if noLink {
 		env = append(env, envNoLink+"=1")
-		noHardLinks()
-		defer gitstate.SetLinkFunc(nil)
 	}
 	w := startWriter(t, dir, "dead", 1, env...)
 	select {
@@ -225,6 +223,9 @@ func testWriterKilledHoldingRefLock(t *testing.T, noLink bool) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if noLink {
+		noHardLinks(s)
+	}
 	c, err := putOne(s, "next.json")
 	if err != nil {
 		t.Fatalf("next writer wedged by a dead writer's lock: %v", err)
@@ -242,18 +243,11 @@ func testWriterKilledHoldingRefLock(t *testing.T, noLink bool) {
 // claims belongs to git. Update waits for it, fails with ErrLockTimeout, and
 // leaves it alone, now and on the next attempt.
 func TestRefLockHeldByGitTimesOut(t *testing.T) {
-	t.Run("link", func(t *testing.T) { testRefLockHeldByGitTimesOut(t) })
-	t.Run("no-link", func(t *testing.T) {
-		links := noHardLinks()
-		defer gitstate.SetLinkFunc(nil)
-		testRefLockHeldByGitTimesOut(t)
-		if links.Load() == 0 {
-			t.Error("the store never tried a hard link")
-		}
-	})
+	t.Run("link", func(t *testing.T) { testRefLockHeldByGitTimesOut(t, false) })
+	t.Run("no-link", func(t *testing.T) { testRefLockHeldByGitTimesOut(t, true) })
 }
 
-func testRefLockHeldByGitTimesOut(t *testing.T) {
+func testRefLockHeldByGitTimesOut(t *testing.T, noLink bool) {
 	dir := newStateRepo(t)
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 	s, err := gitstate.Open(dir, gitstate.Options{LockTimeout: 300 * time.Millisecond})
@@ -261,6 +255,14 @@ func testRefLockHeldByGitTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if noLink {
+		links := noHardLinks(s)
+		defer func() {
+			if links.Load() == 0 {
+				t.Error("the store never tried a hard link")
+			}
+		}()
+	}
 	lock := holdGitLock(t, dir)
 	ino := inodeOf(t, lock)
 	for attempt := 1; attempt <= 2; attempt++ {

@@ -2,7 +2,6 @@ package gitstate
 
 import (
 	"context"
-	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -25,17 +24,12 @@ func ClockOf(msg string) Clock { return clockOf(msg) }
 // SetSwapHook installs fn to be called at named stages of a ref swap
 // ("wait": "<ref>.lock" is held by someone else; "locked": this writer holds
 // it and is about to move the ref).
-func SetSwapHook(fn func(stage string)) { swapHook = fn }
+func (s *Store) SetSwapHook(fn func(stage string)) { s.swapHook = fn }
 
 // SetLinkFunc replaces the hard link used to place "<ref>.lock" (nil
 // restores os.Link), so tests can run the O_EXCL fallback for filesystems
 // without hard links.
-func SetLinkFunc(fn func(oldname, newname string) error) {
-	if fn == nil {
-		fn = os.Link
-	}
-	linkFile = fn
-}
+func (s *Store) SetLinkFunc(fn func(oldname, newname string) error) { s.writer.link = fn }
 
 // WriteTree writes a state tree holding files (path -> content) and returns
 // its hash; no files make the empty tree.

@@ -41,9 +41,9 @@ const (
 
 // noHardLinks makes the store's hard links fail with EPERM, and counts the
 // attempts.
-func noHardLinks() *atomic.Int64 {
+func noHardLinks(s *gitstate.Store) *atomic.Int64 {
 	var n atomic.Int64
-	gitstate.SetLinkFunc(func(oldname, newname string) error {
+	s.SetLinkFunc(func(oldname, newname string) error {
 		n.Add(1)
 		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
 	})
@@ -82,21 +82,21 @@ func writerMain() int {
 	if n, err := strconv.Atoi(os.Getenv(envPackEvery)); err == nil {
 		opts.PackEvery = n
 	}
-	if os.Getenv(envNoLink) == "1" {
-		noHardLinks()
-	}
-	if stage := os.Getenv(envHang); stage != "" {
-		gitstate.SetSwapHook(func(s string) {
-			if s == stage {
-				os.Stdout.WriteString("hang " + s + "\n")
-				select {} // wait to be killed
-			}
-		})
-	}
 	s, err := gitstate.Open(os.Getenv(envRepo), opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "writer:", err)
 		return 1
+	}
+	if os.Getenv(envNoLink) == "1" {
+		noHardLinks(s)
+	}
+	if stage := os.Getenv(envHang); stage != "" {
+		s.SetSwapHook(func(st string) {
+			if st == stage {
+				os.Stdout.WriteString("hang " + st + "\n")
+				select {} // wait to be killed
+			}
+		})
 	}
 	defer s.Close()
 	os.Stdout.WriteString("ready\n")

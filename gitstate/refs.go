@@ -99,8 +99,8 @@ func (s *Store) swapRef(name string, old, new plumbing.Hash) error {
 	if (!ok && !old.IsZero()) || (ok && cur != old) {
 		return fmt.Errorf("gitstate: update %s: expected %s, found %s: %w", name, old, cur, ErrRefMoved)
 	}
-	if swapHook != nil {
-		swapHook("locked")
+	if s.swapHook != nil {
+		s.swapHook("locked")
 	}
 	if err := os.Rename(lockPath, refPath); err != nil {
 		return fmt.Errorf("gitstate: rename %s: %w", lockPath, err)
@@ -124,8 +124,8 @@ func (s *Store) acquireRefLock(lockPath string) error {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			// held by git: wait.
-			if !waiting && swapHook != nil {
-				swapHook("wait")
+			if !waiting && s.swapHook != nil {
+				s.swapHook("wait")
 			}
 			waiting = true
 		case errors.Is(err, fs.ErrNotExist):
@@ -149,8 +149,3 @@ func (s *Store) acquireRefLock(lockPath string) error {
 		}
 	}
 }
-
-// swapHook, set only by tests, is called at stages of a ref swap: "wait"
-// when "<ref>.lock" is held by someone else, "locked" when this writer holds
-// it and is about to rename it over the ref.
-var swapHook func(stage string)

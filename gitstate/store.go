@@ -56,6 +56,10 @@ type Store struct {
 	objMu   sync.Mutex // guards objects: go-git storage is not goroutine-safe
 	objects *objectStore
 	writer  *writerLock
+	// swapHook, set only by tests, is called at stages of a ref swap:
+	// "wait" when "<ref>.lock" is held by someone else, "locked" when this
+	// writer holds it and is about to rename it over the ref.
+	swapHook func(stage string)
 }
 
 // Open finds the git repository that contains dir (dir itself, a parent, or a

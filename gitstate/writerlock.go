@@ -37,10 +37,9 @@ type writerLock struct {
 	// leaves a window of a few instructions in which a killed writer's lock
 	// is not recognised (it then needs removing by hand).
 	noLink bool
+	// link is os.Link; tests replace it to exercise the O_EXCL fallback.
+	link func(oldname, newname string) error
 }
-
-// linkFile is os.Link; tests replace it to exercise the O_EXCL fallback.
-var linkFile = os.Link
 
 func (w *writerLock) commonDir() string { return filepath.Dir(filepath.Dir(w.path)) }
 func (w *writerLock) stagePath() string { return filepath.Join(filepath.Dir(w.path), "swap.tmp") }
@@ -141,7 +140,11 @@ func (w *writerLock) mark(ino uint64, lockName string) error {
 // when its directory is missing.
 func (w *writerLock) place(lockPath string) error {
 	if !w.noLink {
-		err := linkFile(w.stagePath(), lockPath)
+		link := w.link
+		if link == nil {
+			link = os.Link
+		}
+		err := link(w.stagePath(), lockPath)
 		if err == nil || errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

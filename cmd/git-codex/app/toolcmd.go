@@ -11,11 +11,18 @@ import (
 )
 
 // groupUsage describes the command groups tools are placed in.
-var groupUsage = map[string]string{
-	"mail":     "send, list, read and answer mail between agents and people",
-	"agent":    "register agents and look at them",
-	"decision": "log decisions and their reasoning",
-	"config":   "show and change settings, including the permission policy",
+func groupUsage(group string) string {
+	switch group {
+	case "mail":
+		return "send, list, read and answer mail between agents and people"
+	case "agent":
+		return "register agents and look at them"
+	case "decision":
+		return "log decisions and their reasoning"
+	case "config":
+		return "show and change settings, including the permission policy"
+	}
+	return ""
 }
 
 // toolCommands builds one command per tool from its input type: fields
@@ -33,7 +40,7 @@ func (e *env) toolCommands() []*cli.Command {
 		}
 		g, ok := groups[words[0]]
 		if !ok {
-			g = &cli.Command{Name: words[0], Usage: groupUsage[words[0]]}
+			g = &cli.Command{Name: words[0], Usage: groupUsage(words[0])}
 			groups[words[0]] = g
 			out = append(out, g)
 		}
