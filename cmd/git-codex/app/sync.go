@@ -49,19 +49,12 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if err != nil {
 				return err
 			}
-			caller, err := e.caller(c)
-			if err != nil {
-				return err
-			}
-			st, err := e.open()
+			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			var progress io.Writer
-			if e.errTTY && !c.Bool("quiet") && !c.Bool("json") {
-				progress = e.stderr
-			}
+			progress := e.progress(c)
 			res, err := tools.Sync(c.Context, st, caller, remote, push, progress)
 			if err != nil {
 				return err
@@ -110,11 +103,7 @@ func (e *env) pushCommand() *cli.Command {
 			if ok, err := st.Initialized(c.Context); err != nil || !ok {
 				return tools.StoreError(errors.Join(err, gitstate.ErrNotInitialized))
 			}
-			var progress io.Writer
-			if e.errTTY {
-				progress = e.stderr
-			}
-			if err := st.Push(c.Context, remote, progress); err != nil {
+			if err := st.Push(c.Context, remote, e.progress(c)); err != nil {
 				if errors.Is(err, gitstate.ErrPushRejected) {
 					return tools.Errorf(tools.PushRejected, "%s has state this repository lacks; run `git codex sync %s` to merge and push", remote, remote)
 				}
@@ -154,5 +143,14 @@ func (e *env) configureRemote(c *cli.Context, remote string) error {
 		return tools.Errorf(tools.RemoteError, "%v", err)
 	}
 	fmt.Fprintf(e.stdout, "remote %s now fetches into %s and pushes %s\n", remote, gitstate.RemoteStateRef(remote), gitstate.RefState)
+	return nil
+}
+
+// progress is where git's transfer progress goes: stderr on a terminal,
+// unless --quiet or --json; nowhere otherwise.
+func (e *env) progress(c *cli.Context) io.Writer {
+	if e.errTTY && !c.Bool("quiet") && !c.Bool("json") {
+		return e.stderr
+	}
 	return nil
 }
