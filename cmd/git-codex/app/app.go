@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/term"
@@ -155,23 +154,17 @@ type silentError struct{ code tools.Code }
 
 func (s silentError) Error() string { return string(s.code) }
 
-// caller works out who is acting: --as or CODEX_INSTANCE, else the person
-// named by git's user.email.
-func (e *env) caller(c *cli.Context) (string, error) {
-	if id := c.String("as"); id != "" {
-		if err := tools.ValidateCallerID(id); err != nil {
-			return "", tools.AsError(err)
-		}
-		return id, nil
+// asFlag returns the caller given with --as or CODEX_INSTANCE, checked, or
+// "" when none was given.
+func asFlag(c *cli.Context) (string, error) {
+	id := c.String("as")
+	if id == "" {
+		return "", nil
 	}
-	cmd := exec.Command("git", "config", "user.email")
-	cmd.Dir = e.dir
-	out, _ := cmd.Output()
-	email := strings.TrimSpace(string(out))
-	if email == "" {
-		return "", tools.Errorf(tools.InvalidInput, "who is calling? set `git config user.email`, or pass --as <agent-id> (or CODEX_INSTANCE)")
+	if err := tools.ValidateCallerID(id); err != nil {
+		return "", tools.AsError(err)
 	}
-	return tools.HumanID(email), nil
+	return id, nil
 }
 
 // open opens the store of the repository around the working directory.
@@ -185,14 +178,24 @@ func (e *env) open() (*gitstate.Store, error) {
 
 // session works out the caller and opens the store: what every command
 // that acts for someone needs. The caller closes the store.
+// The caller is --as or CODEX_INSTANCE, else the person named by git's
+// user.email.
 func (e *env) session(c *cli.Context) (string, *gitstate.Store, error) {
-	caller, err := e.caller(c)
+	caller, err := asFlag(c)
 	if err != nil {
 		return "", nil, err
 	}
 	st, err := e.open()
 	if err != nil {
 		return "", nil, err
+	}
+	if caller == "" {
+		email := e.userEmail(st.GitDir())
+		if email == "" {
+			st.Close()
+			return "", nil, tools.Errorf(tools.InvalidInput, "who is calling? set `git config user.email`, or pass --as <agent-id> (or CODEX_INSTANCE)")
+		}
+		caller = tools.HumanID(email)
 	}
 	return caller, st, nil
 }
