@@ -206,18 +206,20 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 			res = fail(Errorf(InternalError, "tool %s panicked: %v", name, p))
 		}
 	}()
+	// The caller's type goes into every audit record, refusals included.
+	callerErr := resolveCaller(c)
+	a.actorType = c.Caller.Type
 	t, ok := r.Lookup(name)
 	if !ok {
 		return fail(Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name))
+	}
+	if callerErr != nil {
+		return fail(AsError(callerErr))
 	}
 	in, ierr := t.decode(args)
 	if ierr != nil {
 		return fail(ierr)
 	}
-	if err := resolveCaller(c); err != nil {
-		return fail(AsError(err))
-	}
-	a.actorType = c.Caller.Type
 	cfg, err := loadConfig(tx)
 	if err != nil {
 		return fail(AsError(err))

@@ -169,6 +169,9 @@ func TestRefusalsCommitAuditOnly(t *testing.T) {
 			if !strings.Contains(msg, "Codex-Error: "+string(tt.code)) {
 				t.Errorf("audit trailer missing:\n%s", msg)
 			}
+			if tt.caller == "w1" && !strings.Contains(msg, "Codex-Actor-Type: worker") {
+				t.Errorf("refusal lacks the caller's type:\n%s", msg)
+			}
 			if strings.Contains(msg, strings.Repeat("x", 300)) {
 				t.Errorf("audit trailer holds the whole oversize body")
 			}
