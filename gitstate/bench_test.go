@@ -1,7 +1,7 @@
 package gitstate_test
 
 // Benchmarks for `make bench`. The large state (100k mail records fanned out
-// as mail/<recipient>/<ab>/<id>.json over 100 recipients, plus 100 for
+// as mail/<recipient>/<a>/<b>/<id>.json over 100 recipients, plus 100 for
 // recipient "bench-target", behind 100k commits of history) is built once
 // with `git fast-import` into a directory under os.TempDir() named by
 // benchLargeVersion, and reused by later runs: each benchmark works on a
@@ -31,7 +31,7 @@ import (
 )
 
 const (
-	benchLargeVersion = "v1"
+	benchLargeVersion = "v2"
 	benchRecords      = 100_000 // records, and commits, of the large state
 	benchRecipients   = 100
 	benchTarget       = "bench-target" // gets every 1000th mail: 100 of them

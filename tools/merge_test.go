@@ -49,7 +49,7 @@ func mailAt(clock gitstate.Clock, read bool) tools.Mail {
 func TestMergeRecordDeletionKeepsTheChange(t *testing.T) {
 	base := mustJSON(t, mailAt(3, false))
 	changed := mustJSON(t, mailAt(7, true))
-	p := "mail/bob/01/m-01.json"
+	p := "mail/bob/0/1/m-01.json"
 	if got := tools.MergeRecord(p, base, nil, changed); !bytes.Equal(got, changed) {
 		t.Errorf("deleted ours, changed theirs: %s", got)
 	}
@@ -67,7 +67,7 @@ func TestMergeRecordDeletionKeepsTheChange(t *testing.T) {
 func TestMergeRecordHigherClockWins(t *testing.T) {
 	base := mustJSON(t, mailAt(3, false))
 	read5, read9 := mustJSON(t, mailAt(5, true)), mustJSON(t, mailAt(9, true))
-	if got := both(t, "mail/bob/01/m-01.json", base, read5, read9); !bytes.Equal(got, read9) {
+	if got := both(t, "mail/bob/0/1/m-01.json", base, read5, read9); !bytes.Equal(got, read9) {
 		t.Errorf("got %s, want the clock-9 version", got)
 	}
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)

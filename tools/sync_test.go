@@ -668,7 +668,7 @@ func TestSyncRefusesInvalidRemoteState(t *testing.T) {
 	_, err := a.st.Update(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(gitstate.Meta{Summary: "forged", Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "forge"}}})
 		m := tools.Mail{ID: "m-0000000000abcdef", From: "x", To: "bob", Subject: "s", Body: "b"}
-		return tx.Put("mail/alice/ef/m-0000000000abcdef.json", m)
+		return tx.Put("mail/alice/e/f/m-0000000000abcdef.json", m)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -679,7 +679,7 @@ func TestSyncRefusesInvalidRemoteState(t *testing.T) {
 	for _, c := range []*clone{b, fresh} { // fast-forward, adopt
 		tip := c.git("for-each-ref", gitstate.RefState)
 		_, err := tools.Sync(context.Background(), c.st, human, "origin", true, nil)
-		if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, "mail/alice/ef/m-0000000000abcdef.json") {
+		if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, "mail/alice/e/f/m-0000000000abcdef.json") {
 			t.Fatalf("%s: sync of a forged state: %v, want INVALID_REMOTE_STATE naming the record", c.name, err)
 		}
 		if got := c.git("for-each-ref", gitstate.RefState); got != tip {
@@ -707,11 +707,11 @@ func TestValidateRecord(t *testing.T) {
 		{"agents/alice.json", `{"id":"alice","type":"worker"}`, true},
 		{"agents/alice.json", `{"id":"bob","type":"worker"}`, false},
 		{"agents/alice.json", `{"id":"alice","type":"wizard"}`, false},
-		{"mail/bob/ef/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"bob"}`, true},
-		{"mail/bob/ef/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"eve"}`, false},
-		{"mail/bob/xx/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"bob"}`, false},
-		{"decisions/ef/d-0000000000abcdef.json", `{"id":"d-0000000000abcdef"}`, true},
-		{"decisions/ef/d-0000000000abcdef.json", `{"id":"d-1"}`, false},
+		{"mail/bob/e/f/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"bob"}`, true},
+		{"mail/bob/e/f/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"eve"}`, false},
+		{"mail/bob/x/x/m-0000000000abcdef.json", `{"id":"m-0000000000abcdef","to":"bob"}`, false},
+		{"decisions/e/f/d-0000000000abcdef.json", `{"id":"d-0000000000abcdef"}`, true},
+		{"decisions/e/f/d-0000000000abcdef.json", `{"id":"d-1"}`, false},
 		{"future/kind.json", `{"anything":1}`, true},
 		{"future/kind.json", `nope`, false},
 	}

@@ -32,20 +32,20 @@ func ValidateRecord(path string, data []byte) error {
 		if _, err := ParseAgentType(string(a.Type)); err != nil || a.Type == TypeHuman {
 			return fmt.Errorf("agent type %q", a.Type)
 		}
-	case parts[0] == dirMail && len(parts) == 4:
+	case parts[0] == dirMail && len(parts) == 5:
 		var m Mail
 		if err := strictDecode(data, &m); err != nil {
 			return err
 		}
-		if m.ID != name || !mailIDPattern.MatchString(m.ID) || m.To != parts[1] || parts[2] != gitstate.Fanout(m.ID) {
+		if m.ID != name || !mailIDPattern.MatchString(m.ID) || m.To != parts[1] || parts[2]+"/"+parts[3] != gitstate.Fanout(m.ID) {
 			return fmt.Errorf("mail record %q to %q does not belong at this path", m.ID, m.To)
 		}
-	case parts[0] == dirDecisions && len(parts) == 3:
+	case parts[0] == dirDecisions && len(parts) == 4:
 		var d Decision
 		if err := strictDecode(data, &d); err != nil {
 			return err
 		}
-		if d.ID != name || parts[1] != gitstate.Fanout(d.ID) {
+		if d.ID != name || parts[1]+"/"+parts[2] != gitstate.Fanout(d.ID) {
 			return fmt.Errorf("decision record %q does not belong at this path", d.ID)
 		}
 	default:

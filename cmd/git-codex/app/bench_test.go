@@ -180,7 +180,7 @@ func BenchmarkStatusProcess(b *testing.B) {
 // kept under os.TempDir(), named by this version: change it when the layout
 // or the records change.
 const (
-	inboxBenchVersion = "v1"
+	inboxBenchVersion = "v2"
 	inboxMails        = 100
 	totalMails        = 100_000
 	inboxRecipient    = "target"
