@@ -18,16 +18,13 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
-	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
 const (
@@ -56,89 +53,38 @@ func mailPath(recipient, id string) string {
 	return "mail/" + recipient + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
-var (
-	largeOnce sync.Once
-	largeDir  string
-	largeErr  error
-)
+// largeBench is the large state: benchRecords mails, one commit each.
+var largeBench = &benchRepo{
+	name:    "gitstate-bench-large",
+	version: benchLargeVersion,
+	about:   fmt.Sprintf("the large state (%d records, %d commits)", benchRecords, benchRecords),
+	feed: func(w *bufio.Writer, data func(string)) {
+		r := rand.New(rand.NewPCG(1, 2))
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := 0; i < benchRecords; i++ {
+			when := t0.Add(time.Duration(i) * time.Second)
+			id := benchID(r, when)
+			to := fmt.Sprintf("agent-%03d", i%benchRecipients)
+			if i%1000 == 999 {
+				to = benchTarget
+			}
+			fmt.Fprintf(w, "commit %s\ncommitter git codex <git-codex@localhost> %d +0000\n", gitstate.RefState, when.Unix())
+			data(fmt.Sprintf("send_mail %s to %s\n\n%s: send_mail\n%s: agent-%03d\n%s: ok\n%s: %s\n%s: %d\n",
+				id, to, gitstate.TrailerTool, gitstate.TrailerActor, (i+1)%benchRecipients, gitstate.TrailerResult,
+				gitstate.TrailerTarget, id, gitstate.TrailerClock, i+1))
+			if i == 0 {
+				fmt.Fprintf(w, "M 100644 inline config/version.json\n")
+				data("{\n  \"n\": 1\n}\n")
+			}
+			fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(to, id))
+			data(fmt.Sprintf("{\n  \"id\": %q,\n  \"from\": \"agent-%03d\",\n  \"to\": %q,\n  \"subject\": \"bench mail %d\",\n  \"body\": \"%s\",\n  \"clock\": %d\n}\n",
+				id, (i+1)%benchRecipients, to, i, strings.Repeat("lorem ipsum ", 1+i%5), i+1))
+		}
+	},
+}
 
 // largeRepo returns the cached large repository, building it on first use.
-func largeRepo(b *testing.B) string {
-	b.Helper()
-	largeOnce.Do(func() {
-		largeDir = filepath.Join(os.TempDir(), "gitstate-bench-large-"+benchLargeVersion)
-		if _, err := os.Stat(filepath.Join(largeDir, "bench-ready")); err == nil {
-			return
-		}
-		b.Logf("building the large state (%d records, %d commits) in %s; later runs reuse it", benchRecords, benchRecords, largeDir)
-		start := time.Now()
-		largeErr = buildLargeRepo(largeDir)
-		b.Logf("built in %s", time.Since(start).Round(time.Second))
-	})
-	if largeErr != nil {
-		b.Fatal(largeErr)
-	}
-	return largeDir
-}
-
-func buildLargeRepo(dst string) error {
-	tmp := fmt.Sprintf("%s.tmp-%d", dst, os.Getpid())
-	os.RemoveAll(tmp)
-	defer os.RemoveAll(tmp)
-	if out, err := gitstatetest.GitErr(os.TempDir(), "init", "-q", "--bare", tmp); err != nil {
-		return fmt.Errorf("git init: %v: %s", err, out)
-	}
-	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
-	cmd.Dir = tmp
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(in, 1<<20)
-	r := rand.New(rand.NewPCG(1, 2))
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	data := func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) }
-	for i := 0; i < benchRecords; i++ {
-		when := t0.Add(time.Duration(i) * time.Second)
-		id := benchID(r, when)
-		to := fmt.Sprintf("agent-%03d", i%benchRecipients)
-		if i%1000 == 999 {
-			to = benchTarget
-		}
-		fmt.Fprintf(w, "commit %s\ncommitter git codex <git-codex@localhost> %d +0000\n", gitstate.RefState, when.Unix())
-		data(fmt.Sprintf("send_mail %s to %s\n\n%s: send_mail\n%s: agent-%03d\n%s: ok\n%s: %s\n%s: %d\n",
-			id, to, gitstate.TrailerTool, gitstate.TrailerActor, (i+1)%benchRecipients, gitstate.TrailerResult,
-			gitstate.TrailerTarget, id, gitstate.TrailerClock, i+1))
-		if i == 0 {
-			fmt.Fprintf(w, "M 100644 inline config/version.json\n")
-			data("{\n  \"n\": 1\n}\n")
-		}
-		fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(to, id))
-		data(fmt.Sprintf("{\n  \"id\": %q,\n  \"from\": \"agent-%03d\",\n  \"to\": %q,\n  \"subject\": \"bench mail %d\",\n  \"body\": \"%s\",\n  \"clock\": %d\n}\n",
-			id, (i+1)%benchRecipients, to, i, strings.Repeat("lorem ipsum ", 1+i%5), i+1))
-	}
-	fmt.Fprintf(w, "done\n")
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	in.Close()
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git fast-import: %v: %s", err, stderr.String())
-	}
-	if out, err := gitstatetest.GitErr(tmp, "pack-refs", "--all"); err != nil {
-		return fmt.Errorf("git pack-refs: %v: %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "bench-ready"), []byte(benchLargeVersion+"\n"), 0o644); err != nil {
-		return err
-	}
-	os.RemoveAll(dst)
-	return os.Rename(tmp, dst)
-}
+func largeRepo(b *testing.B) string { return largeBench.get(b) }
 
 // copyRepo copies a bare repository to a fresh directory, hard-linking its
 // (immutable) pack files.

@@ -13,10 +13,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +22,7 @@ import (
 )
 
 const (
-	benchDivergedVersion = "v1"
+	benchDivergedVersion = "v2"
 	benchBaseRecords     = 20_000 // mail records in the common base
 	benchSideOps         = 10_000 // commits on each side after the base
 	benchSideReads       = 2_000  // of which mark a base mail read (the rest send new mail)
@@ -33,146 +30,94 @@ const (
 	benchAgents          = 100    // every commit also updates its sender's agent record
 )
 
-var (
-	divergedOnce sync.Once
-	divergedDir  string
-	divergedErr  error
-)
-
-// divergedRepo returns a bare repository whose refs/heads/ours and
-// refs/heads/theirs are two histories of benchSideOps commits each on one
-// base state of benchBaseRecords mails. Every commit changes one mail (a
-// new one, or the read flag of a base mail) and its sender's agent record,
-// as mail_send and mail_read do; benchBothReads base mails and all agents
-// are changed on both sides.
-func divergedRepo(b *testing.B) string {
-	b.Helper()
-	divergedOnce.Do(func() {
-		divergedDir = filepath.Join(os.TempDir(), "gitstate-bench-diverged-"+benchDivergedVersion)
-		if _, err := os.Stat(filepath.Join(divergedDir, "bench-ready")); err == nil {
-			return
+// divergedBench is two histories of benchSideOps commits each on one base
+// state of benchBaseRecords mails, as refs/heads/ours (also the state ref)
+// and refs/heads/theirs. Every commit changes one mail (a new one, or the
+// read flag of a base mail) and its sender's agent record, as mail_send and
+// mail_read do; benchBothReads base mails and all agents are changed on both
+// sides.
+var divergedBench = &benchRepo{
+	name:    "gitstate-bench-diverged",
+	version: benchDivergedVersion,
+	about:   fmt.Sprintf("two histories of %d commits on a %d-record base", benchSideOps, benchBaseRecords),
+	feed: func(w *bufio.Writer, data func(string)) {
+		r := rand.New(rand.NewPCG(7, 8))
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		mail := func(id, to string, clock int, read bool) string {
+			return fmt.Sprintf("{\n  \"id\": %q,\n  \"from\": \"agent-000\",\n  \"to\": %q,\n  \"subject\": \"bench\",\n  \"body\": \"lorem ipsum\",\n  \"is_read\": %v,\n  \"clock\": %d\n}\n",
+				id, to, read, clock)
 		}
-		b.Logf("building two histories of %d commits on a %d-record base in %s; later runs reuse it", benchSideOps, benchBaseRecords, divergedDir)
-		start := time.Now()
-		divergedErr = buildDivergedRepo(divergedDir)
-		b.Logf("built in %s", time.Since(start).Round(time.Second))
-	})
-	if divergedErr != nil {
-		b.Fatal(divergedErr)
-	}
-	return divergedDir
-}
-
-func buildDivergedRepo(dst string) error {
-	tmp := fmt.Sprintf("%s.tmp-%d", dst, os.Getpid())
-	os.RemoveAll(tmp)
-	defer os.RemoveAll(tmp)
-	if out, err := gitstatetest.GitErr(os.TempDir(), "init", "-q", "--bare", tmp); err != nil {
-		return fmt.Errorf("git init: %v: %s", err, out)
-	}
-	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
-	cmd.Dir = tmp
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(in, 1<<20)
-	r := rand.New(rand.NewPCG(7, 8))
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	data := func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) }
-	mail := func(id, to string, clock int, read bool) string {
-		return fmt.Sprintf("{\n  \"id\": %q,\n  \"from\": \"agent-000\",\n  \"to\": %q,\n  \"subject\": \"bench\",\n  \"body\": \"lorem ipsum\",\n  \"is_read\": %v,\n  \"clock\": %d\n}\n",
-			id, to, read, clock)
-	}
-	agent := func(id string, clock int) string {
-		return fmt.Sprintf("{\n  \"id\": %q,\n  \"type\": \"worker\",\n  \"state\": \"idle\",\n  \"clock\": %d\n}\n", id, clock)
-	}
-	message := func(summary string, clock int) string {
-		return fmt.Sprintf("%s\n\n%s: bench\n%s: ok\n%s: %d\n", summary, gitstate.TrailerTool, gitstate.TrailerResult, gitstate.TrailerClock, clock)
-	}
-
-	// the base: one commit holding every base mail and agent
-	type baseMail struct{ id, to string }
-	base := make([]baseMail, benchBaseRecords)
-	fmt.Fprintf(w, "commit %s\nmark :1\ncommitter git codex <git-codex@localhost> %d +0000\n", gitstate.RefState, t0.Unix())
-	data(message("base", 1))
-	fmt.Fprintf(w, "M 100644 inline config/config.json\n")
-	data("{\n  \"entries\": {}\n}\n")
-	for a := 0; a < benchAgents; a++ {
-		id := fmt.Sprintf("agent-%03d", a)
-		fmt.Fprintf(w, "M 100644 inline agents/%s.json\n", id)
-		data(agent(id, 1))
-	}
-	for i := range base {
-		base[i] = baseMail{benchID(r, t0.Add(time.Duration(i)*time.Millisecond)), fmt.Sprintf("agent-%03d", i%benchAgents)}
-		fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(base[i].to, base[i].id))
-		data(mail(base[i].id, base[i].to, 1, false))
-	}
-	// which base mails each side reads: the first benchBothReads on both
-	perm := r.Perm(benchBaseRecords)
-	both, onlyOurs := perm[:benchBothReads], perm[benchBothReads:benchSideReads]
-	onlyTheirs := perm[benchSideReads : 2*benchSideReads-benchBothReads]
-	for side, ref := range []string{"refs/heads/ours", "refs/heads/theirs"} {
-		reads := append(append([]int{}, both...), onlyOurs...)
-		if side == 1 {
-			reads = append(append([]int{}, both...), onlyTheirs...)
+		agent := func(id string, clock int) string {
+			return fmt.Sprintf("{\n  \"id\": %q,\n  \"type\": \"worker\",\n  \"state\": \"idle\",\n  \"clock\": %d\n}\n", id, clock)
 		}
-		r.Shuffle(len(reads), func(i, j int) { reads[i], reads[j] = reads[j], reads[i] })
-		readAt := map[int]int{} // op -> base mail
-		for k, op := range r.Perm(benchSideOps)[:len(reads)] {
-			readAt[op] = reads[k]
+		message := func(summary string, clock int) string {
+			return fmt.Sprintf("%s\n\n%s: bench\n%s: ok\n%s: %d\n", summary, gitstate.TrailerTool, gitstate.TrailerResult, gitstate.TrailerClock, clock)
 		}
-		for op := 0; op < benchSideOps; op++ {
-			clock := 2 + op
-			when := t0.Add(time.Hour + time.Duration(op)*time.Second)
-			fmt.Fprintf(w, "commit %s\ncommitter git codex <git-codex@localhost> %d +0000\n", ref, when.Unix()+int64(side))
-			sender := fmt.Sprintf("agent-%03d", r.IntN(benchAgents))
-			if bi, ok := readAt[op]; ok {
-				data(message("mail_read "+base[bi].id, clock))
-				if op == 0 {
-					fmt.Fprintf(w, "from :1\n")
-				}
-				fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(base[bi].to, base[bi].id))
-				data(mail(base[bi].id, base[bi].to, clock, true))
-			} else {
-				id := benchID(r, when)
-				to := fmt.Sprintf("agent-%03d", r.IntN(benchAgents))
-				data(message("mail_send "+id, clock))
-				if op == 0 {
-					fmt.Fprintf(w, "from :1\n")
-				}
-				fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(to, id))
-				data(mail(id, to, clock, false))
+
+		// the base: one commit holding every base mail and agent
+		type baseMail struct{ id, to string }
+		base := make([]baseMail, benchBaseRecords)
+		fmt.Fprintf(w, "commit %s\nmark :1\ncommitter git codex <git-codex@localhost> %d +0000\n", gitstate.RefState, t0.Unix())
+		data(message("base", 1))
+		fmt.Fprintf(w, "M 100644 inline config/config.json\n")
+		data("{\n  \"entries\": {}\n}\n")
+		for a := 0; a < benchAgents; a++ {
+			id := fmt.Sprintf("agent-%03d", a)
+			fmt.Fprintf(w, "M 100644 inline agents/%s.json\n", id)
+			data(agent(id, 1))
+		}
+		for i := range base {
+			base[i] = baseMail{benchID(r, t0.Add(time.Duration(i)*time.Millisecond)), fmt.Sprintf("agent-%03d", i%benchAgents)}
+			fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(base[i].to, base[i].id))
+			data(mail(base[i].id, base[i].to, 1, false))
+		}
+		// which base mails each side reads: the first benchBothReads on both
+		perm := r.Perm(benchBaseRecords)
+		both, onlyOurs := perm[:benchBothReads], perm[benchBothReads:benchSideReads]
+		onlyTheirs := perm[benchSideReads : 2*benchSideReads-benchBothReads]
+		for side, ref := range []string{"refs/heads/ours", "refs/heads/theirs"} {
+			reads := append(append([]int{}, both...), onlyOurs...)
+			if side == 1 {
+				reads = append(append([]int{}, both...), onlyTheirs...)
 			}
-			fmt.Fprintf(w, "M 100644 inline agents/%s.json\n", sender)
-			data(agent(sender, clock))
+			r.Shuffle(len(reads), func(i, j int) { reads[i], reads[j] = reads[j], reads[i] })
+			readAt := map[int]int{} // op -> base mail
+			for k, op := range r.Perm(benchSideOps)[:len(reads)] {
+				readAt[op] = reads[k]
+			}
+			for op := 0; op < benchSideOps; op++ {
+				clock := 2 + op
+				when := t0.Add(time.Hour + time.Duration(op)*time.Second)
+				fmt.Fprintf(w, "commit %s\ncommitter git codex <git-codex@localhost> %d +0000\n", ref, when.Unix()+int64(side))
+				sender := fmt.Sprintf("agent-%03d", r.IntN(benchAgents))
+				if bi, ok := readAt[op]; ok {
+					data(message("mail_read "+base[bi].id, clock))
+					if op == 0 {
+						fmt.Fprintf(w, "from :1\n")
+					}
+					fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(base[bi].to, base[bi].id))
+					data(mail(base[bi].id, base[bi].to, clock, true))
+				} else {
+					id := benchID(r, when)
+					to := fmt.Sprintf("agent-%03d", r.IntN(benchAgents))
+					data(message("mail_send "+id, clock))
+					if op == 0 {
+						fmt.Fprintf(w, "from :1\n")
+					}
+					fmt.Fprintf(w, "M 100644 inline %s\n", mailPath(to, id))
+					data(mail(id, to, clock, false))
+				}
+				fmt.Fprintf(w, "M 100644 inline agents/%s.json\n", sender)
+				data(agent(sender, clock))
+			}
 		}
-	}
-	fmt.Fprintf(w, "done\n")
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	in.Close()
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git fast-import: %v: %s", err, stderr.String())
-	}
-	if out, err := gitstatetest.GitErr(tmp, "update-ref", gitstate.RefState, "refs/heads/ours"); err != nil {
-		return fmt.Errorf("git update-ref: %v: %s", err, out)
-	}
-	if out, err := gitstatetest.GitErr(tmp, "pack-refs", "--all"); err != nil {
-		return fmt.Errorf("git pack-refs: %v: %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "bench-ready"), []byte(benchDivergedVersion+"\n"), 0o644); err != nil {
-		return err
-	}
-	os.RemoveAll(dst)
-	return os.Rename(tmp, dst)
+	},
+	after: [][]string{{"update-ref", gitstate.RefState, "refs/heads/ours"}},
 }
+
+// divergedRepo returns the cached diverged repository, building it on
+// first use.
+func divergedRepo(b *testing.B) string { return divergedBench.get(b) }
 
 // clockResolver is the benchmark's Resolver: the higher "clock" wins, ties
 // go to the larger encoding (what tools.MergeRecord does for records other
