@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"time"
 )
@@ -17,7 +18,23 @@ const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 func NewID(prefix string, t time.Time) string {
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	r := binary.BigEndian.Uint64(rnd[:])
+	return formatID(prefix, t, binary.BigEndian.Uint64(rnd[:]))
+}
+
+// DeriveID returns an id shaped like NewID's whose last six characters
+// come from a hash of seed instead of randomness: the same inputs give the
+// same id on every machine, which a merge needs for the records it writes
+// (two machines merging the same histories must write the same tree).
+func DeriveID(prefix string, t time.Time, seed ...string) string {
+	h := sha256.New()
+	for _, s := range seed {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return formatID(prefix, t, binary.BigEndian.Uint64(h.Sum(nil)))
+}
+
+func formatID(prefix string, t time.Time, r uint64) string {
 	ms := uint64(t.UnixMilli())
 	buf := make([]byte, 0, len(prefix)+17)
 	buf = append(buf, prefix...)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -35,6 +36,15 @@ type MergeReport struct {
 	// Dropped lists records one side had where the other has a
 	// directory: the directory wins, the record is not in the result.
 	Dropped []string
+	// Sides holds the three versions of each resolved record (nil where
+	// a side has none), for a MergeFunc that restores invariants: it needs
+	// to know what each side claimed, not only what the resolver chose.
+	Sides map[string]Sides
+}
+
+// Sides are the three versions of a record in a three-way merge.
+type Sides struct {
+	Base, Ours, Theirs []byte
 }
 
 // mergeTrees merges three state trees (zero hashes are empty trees) and
@@ -252,6 +262,10 @@ func (m *merger) mergeRecord(path string, b, o, t node) (node, error) {
 	}
 	merged := m.resolve(path, contents[0], contents[1], contents[2])
 	m.report.Resolved = append(m.report.Resolved, path)
+	if m.report.Sides == nil {
+		m.report.Sides = map[string]Sides{}
+	}
+	m.report.Sides[path] = Sides{Base: contents[0], Ours: contents[1], Theirs: contents[2]}
 	switch {
 	case merged == nil:
 		return node{}, nil
@@ -283,8 +297,9 @@ type MergeResult struct {
 
 // MergeFunc finishes a merge commit: it may restore invariants the merge
 // broke (through tx, which shows the merged tree) and must set the commit's
-// metadata. Like the Resolver it must be deterministic: no random ids, no
-// wall-clock time, so both sides of a sync write the same tree.
+// metadata. Like the Resolver it must be deterministic, so both sides of a
+// sync write the same tree: no NewID (use DeriveID), and tx.Now() is not
+// the wall clock but the later of the two tips' commit times.
 type MergeFunc func(tx *Tx, report MergeReport) error
 
 // Merge brings the state history at rev (typically a remote-tracking ref
@@ -370,6 +385,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	}
 	var trees [3]plumbing.Hash
 	var clock Clock
+	var now time.Time // the later tip's time: the same on both machines
 	for i, h := range []plumbing.Hash{base, ours, theirs} {
 		if h.IsZero() {
 			continue
@@ -380,6 +396,9 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 		}
 		trees[i] = c.TreeHash
 		clock = clock.Witness(clockOf(c.Message))
+		if when := c.Committer.When; i > 0 && when.After(now) {
+			now = when
+		}
 	}
 	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve)
 	if err != nil {
@@ -389,7 +408,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 		return Commit{}, report, err
 	}
 	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*object.Tree{}}
-	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}
+	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: now.UTC(), merged: []plumbing.Hash{theirs}}
 	if err := finish(tx, report); err != nil {
 		tx.abort()
 		return Commit{}, report, err

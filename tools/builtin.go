@@ -13,6 +13,9 @@ func Builtin() *Registry {
 		LogDecision,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
 		ConfigGet, ConfigSet,
+		LockAcquire, LockRelease, LockListTool,
+		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
+		ConflictListTool,
 	)
 }
 

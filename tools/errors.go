@@ -25,6 +25,8 @@ const (
 	PushRejected       Code = "PUSH_REJECTED"        // the remote's state kept moving; sync again
 	InvalidRemoteState Code = "INVALID_REMOTE_STATE" // a remote's state holds records this version cannot read; nothing merged
 	InternalError      Code = "INTERNAL_ERROR"       // anything unexpected; the message says what failed
+	LockDenied         Code = "LOCK_DENIED"          // the lock is held by someone else
+	AlreadyClaimed     Code = "ALREADY_CLAIMED"      // the task is claimed by someone else
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -49,6 +51,8 @@ func Codes() []CodeInfo {
 		{PushRejected, "the remote's state kept moving during `git codex sync`; run it again"},
 		{InvalidRemoteState, "the remote's state holds records that do not decode or do not belong at their paths; nothing was merged"},
 		{InternalError, "anything unexpected; the message says what failed"},
+		{LockDenied, "the lock is held by someone else (details name the holder and since when); wait, or ask a person or supervisor to release it with force"},
+		{AlreadyClaimed, "the task is claimed by someone else, or not open (details name the holder); pick another with `git codex task list --state PENDING`"},
 	}
 }
 

@@ -17,12 +17,19 @@ import (
 //  2. The config record merges key by key: each key takes the entry with
 //     the higher clock (ties: the larger set_by, then the larger value,
 //     then the later set_at).
-//  3. Every other record is taken whole from the side whose "clock" is
-//     higher: mutable records (agents, mail read flags) carry the clock of
-//     their last change. Ties go to the larger actor id (updated_by,
-//     read_by); remaining ties, and immutable records that collide (same
-//     id, different content: decisions, messages), to the larger encoding,
-//     an arbitrary but deterministic choice.
+//  3. Records with a holder (locks, tasks, active reviews) follow
+//     mergeExclusive: if both sides granted the resource to different
+//     holders, the earlier claim's version is taken whole, and the merge's
+//     finishing step (restoreInvariants) records the conflict and mails
+//     the loser.
+//  4. Every other record merges field by field against the base
+//     (mergeFields): a field one side changed takes that side's value; a
+//     field both changed takes the newer version's, newer meaning the
+//     higher "clock" (mutable records carry the clock of their last
+//     change), then the larger actor id (updated_by, read_by), then the
+//     larger encoding. Records without a base (the same id created on both
+//     sides, which ids make all but impossible) are taken whole by the
+//     same order.
 func MergeRecord(path string, base, ours, theirs []byte) []byte {
 	switch {
 	case ours == nil:
@@ -33,6 +40,12 @@ func MergeRecord(path string, base, ours, theirs []byte) []byte {
 		if merged, ok := mergeConfig(ours, theirs); ok {
 			return merged
 		}
+	}
+	if _, ok := exclusiveKindOf(path); ok {
+		return mergeExclusive(base, ours, theirs)
+	}
+	if merged, ok := mergeFields(base, ours, theirs, nil); ok {
+		return merged
 	}
 	return newer(ours, theirs)
 }
@@ -63,7 +76,7 @@ func newer(a, b []byte) []byte {
 // its last change and, for ties, who made it.
 type version struct {
 	Clock     gitstate.Clock `json:"clock"`
-	UpdatedBy string         `json:"updated_by"` // agents
+	UpdatedBy string         `json:"updated_by"` // agents, tasks, locks
 	ReadBy    string         `json:"read_by"`    // mail
 }
 

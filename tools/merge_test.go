@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,9 +184,9 @@ func jsonEqual(a, b json.RawMessage) bool {
 
 // TestMergeRecordSymmetricProperty: for random records, configs and
 // deletions (small ranges so that clocks, set_by and values tie often),
-// MergeRecord(b, x, y) == MergeRecord(b, y, x), the result of a non-config
-// merge is one of the two sides, and a config merge keeps every key either
-// side had, at the higher clock.
+// MergeRecord(b, x, y) == MergeRecord(b, y, x), a record merge takes each
+// field from the side that changed it (checkFieldMerge), and a config merge
+// keeps every key either side had, at the higher clock.
 func TestMergeRecordSymmetricProperty(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -214,9 +215,7 @@ func TestMergeRecordSymmetricProperty(t *testing.T) {
 				continue
 			}
 			got := both(t, "agents/x.json", base, x, y)
-			if !bytes.Equal(got, x) && !bytes.Equal(got, y) {
-				t.Fatalf("result %s is neither side", got)
-			}
+			checkFieldMerge(t, base, x, y, got)
 			continue
 		}
 		x, y := randConfig(), randConfig()
@@ -245,5 +244,84 @@ func TestMergeRecordTieGoesToActor(t *testing.T) {
 		if string(got) != string(a) {
 			t.Errorf("tie went to %s, want the change by the larger actor id (zed)", got)
 		}
+	}
+}
+
+// checkFieldMerge checks one three-way record merge: a deletion yields the
+// other side, no base yields one side whole, and otherwise every field has
+// the value of the side that changed it, or of either side if both did.
+func checkFieldMerge(t *testing.T, base, x, y, got []byte) {
+	t.Helper()
+	switch {
+	case x == nil:
+		if !bytes.Equal(got, y) {
+			t.Fatalf("deleted on one side: got %s, want %s", got, y)
+		}
+		return
+	case y == nil:
+		if !bytes.Equal(got, x) {
+			t.Fatalf("deleted on one side: got %s, want %s", got, x)
+		}
+		return
+	case base == nil:
+		if !bytes.Equal(got, x) && !bytes.Equal(got, y) {
+			t.Fatalf("no base: result %s is neither side", got)
+		}
+		return
+	}
+	var b, o, th, g map[string]any
+	for _, p := range []struct {
+		data []byte
+		v    *map[string]any
+	}{{base, &b}, {x, &o}, {y, &th}, {got, &g}} {
+		if err := json.Unmarshal(p.data, p.v); err != nil {
+			t.Fatalf("%s: %v", p.data, err)
+		}
+	}
+	for k := range g {
+		if _, ok := o[k]; !ok {
+			if _, ok := th[k]; !ok {
+				t.Fatalf("field %s in the result is on neither side", k)
+			}
+		}
+	}
+	for _, k := range []string{"id", "v", "clock"} {
+		want := []any{o[k], th[k]}
+		switch {
+		case reflect.DeepEqual(o[k], th[k]):
+			want = want[:1]
+		case reflect.DeepEqual(o[k], b[k]):
+			want = want[1:]
+		case reflect.DeepEqual(th[k], b[k]):
+			want = want[:1]
+		}
+		if !slices.ContainsFunc(want, func(w any) bool { return reflect.DeepEqual(w, g[k]) }) {
+			t.Fatalf("field %s = %v, want one of %v (base %s, sides %s %s)", k, g[k], want, base, x, y)
+		}
+	}
+}
+
+// TestMergeRecordFieldByField: two machines changing different fields of
+// one agent both keep their change; a field both changed goes to the
+// higher clock.
+func TestMergeRecordFieldByField(t *testing.T) {
+	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	base := tools.Agent{ID: "w", Type: tools.TypeWorker, State: "idle", CreatedBy: "human:x", CreatedAt: now, UpdatedAt: now, UpdatedBy: "human:x", Clock: 3}
+	ours, theirs := base, base
+	ours.State, ours.UpdatedBy, ours.Clock = "busy", "w", 8
+	theirs.Worktree, theirs.Branch, theirs.UpdatedBy, theirs.Clock = "/wt/w", "codex/w", "human:y", 5
+	got := both(t, "agents/w.json", mustJSON(t, base), mustJSON(t, ours), mustJSON(t, theirs))
+	var a tools.Agent
+	if err := json.Unmarshal(got, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.State != "busy" || a.Worktree != "/wt/w" || a.Branch != "codex/w" || a.Clock != 8 || a.UpdatedBy != "w" {
+		t.Errorf("merged agent %+v: want state from ours, worktree and branch from theirs, clock and updated_by from the newer (ours)", a)
+	}
+	// the merged record is encoded like tx.Put's: same field order, indented
+	want := base
+	want.State, want.Worktree, want.Branch, want.UpdatedBy, want.Clock = "busy", "/wt/w", "codex/w", "w", 8
+	if !bytes.Equal(got, mustJSON(t, want)) {
+		t.Errorf("encoding:\n%s\nwant\n%s", got, mustJSON(t, want))
 	}
 }

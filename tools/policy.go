@@ -13,25 +13,28 @@ func defaultPolicy() map[AgentType]rule {
 		TypeSupervisor: {allow: []string{"*"}},
 		TypeHuman:      {allow: []string{"*"}},
 		TypeOrchestrator: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
 			allow: []string{"mail.*", "agent.get_status", "agent.get_task", "agent.get_epic",
-				"system.log_decision", "task.update_status", "task.add_comment"},
+				"system.log_decision", "task.update_status", "task.add_comment",
+				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeCoding: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.request", "github.*"},
-			deny:  []string{"supervisor.*", "orchestrator.*"},
+			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.request", "github.*",
+				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list"},
+			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.send_feedback", "github.create_issues"},
-			deny:  []string{"supervisor.*", "orchestrator.*"},
+			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.send_feedback", "github.create_issues",
+				"task.list", "task.show", "lock.*", "conflict.list"},
+			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 	}
 }

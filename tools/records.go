@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -13,7 +14,13 @@ const (
 	dirAgents    = "agents"
 	dirMail      = "mail"
 	dirDecisions = "decisions"
-	pathConfig   = "config/config.json"
+	dirLocks     = "locks"
+	dirTasks     = "tasks"
+	dirConflicts = "conflicts"
+	// dirActiveReviews holds one record per coder under review: its
+	// active review's claim (request_review writes it).
+	dirActiveReviews = "reviews/active"
+	pathConfig       = "config/config.json"
 )
 
 func agentPath(id string) string { return dirAgents + "/" + id + ".json" }
@@ -27,6 +34,19 @@ func mailPath(recipient, id string) string {
 func decisionPath(id string) string {
 	return dirDecisions + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
+
+// taskIDPattern is the shape of ids NewID("t") makes.
+var taskIDPattern = regexp.MustCompile(`^t-[0-9a-z]{16}$`)
+
+func taskPath(id string) string {
+	return dirTasks + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+func conflictPath(id string) string {
+	return dirConflicts + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+func activeReviewPath(coder string) string { return dirActiveReviews + "/" + coder + ".json" }
 
 // Agent states.
 const (
@@ -77,5 +97,43 @@ type Decision struct {
 	Actor     string         `json:"actor"`
 	ActorType AgentType      `json:"actor_type"`
 	CreatedAt time.Time      `json:"created_at"`
+	Clock     gitstate.Clock `json:"clock"`
+}
+
+// Task states. A task is created PENDING, becomes IN_PROGRESS when claimed,
+// goes to REVIEW when its holder submits it, and ends COMPLETED or
+// CANCELLED; releasing it makes it PENDING again.
+const (
+	TaskPending    = "PENDING"
+	TaskInProgress = "IN_PROGRESS"
+	TaskReview     = "REVIEW"
+	TaskCompleted  = "COMPLETED"
+	TaskCancelled  = "CANCELLED"
+)
+
+// Task is a unit of work (seed 003) that one agent at a time holds: its
+// claim. Mutable: Clock is the Lamport time of its last change.
+type Task struct {
+	ID          string         `json:"id"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	State       string         `json:"state"`
+	Claim       *Claim         `json:"claim" jsonschema:"who holds the task; null while it is open"`
+	CreatedBy   string         `json:"created_by"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+	UpdatedBy   string         `json:"updated_by"`
+	Clock       gitstate.Clock `json:"clock"`
+}
+
+// ActiveReview holds the claim on a coder's one active review: the review
+// loop (request_review) claims it for the reviewer it spawns and frees it
+// when feedback is sent. Mutable.
+type ActiveReview struct {
+	Coder     string         `json:"coder"`
+	Review    string         `json:"review,omitempty"`
+	Claim     *Claim         `json:"claim" jsonschema:"the reviewer holding the coder's review; null when none is active"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	UpdatedBy string         `json:"updated_by"`
 	Clock     gitstate.Clock `json:"clock"`
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // Sync merges the remote's git codex state into the local one and, with
-// push, publishes the result: fetch, deterministic merge (MergeRecord),
-// notes by union of lines, push, again if the remote moved meanwhile.
+// push, publishes the result: fetch, deterministic merge (MergeRecord, then
+// restoreInvariants for resources granted on both sides), notes by union of
+// lines, push, again if the remote moved meanwhile.
 func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push bool, progress io.Writer) (gitstate.SyncResult, error) {
 	args, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
@@ -20,7 +21,12 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			a.actorType = TypeHuman
 		}
 		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
-		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d dropped)", callerID, remote, len(report.Resolved), len(report.Dropped))
+		conflicts, err := restoreInvariants(tx, report)
+		if err != nil {
+			return err
+		}
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped)",
+			callerID, remote, len(report.Resolved), len(conflicts), len(report.Dropped))
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}

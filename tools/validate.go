@@ -48,6 +48,41 @@ func ValidateRecord(path string, data []byte) error {
 		if d.ID != name || parts[1]+"/"+parts[2] != gitstate.Fanout(d.ID) {
 			return fmt.Errorf("decision record %q does not belong at this path", d.ID)
 		}
+	case parts[0] == dirTasks && len(parts) == 4:
+		var t Task
+		if err := strictDecode(data, &t); err != nil {
+			return err
+		}
+		if t.ID != name || !taskIDPattern.MatchString(t.ID) || parts[1]+"/"+parts[2] != gitstate.Fanout(t.ID) {
+			return fmt.Errorf("task record %q does not belong at this path", t.ID)
+		}
+		return validClaim(t.Claim)
+	case parts[0] == dirLocks && len(parts) == 4:
+		var l Lock
+		if err := strictDecode(data, &l); err != nil {
+			return err
+		}
+		if lockPath(l.Name) != path {
+			return fmt.Errorf("lock record %q does not belong at this path", l.Name)
+		}
+		return validClaim(l.Claim)
+	case path == activeReviewPath(name) && len(parts) == 3:
+		var r ActiveReview
+		if err := strictDecode(data, &r); err != nil {
+			return err
+		}
+		if r.Coder != name || ValidateAgentID(r.Coder) != nil {
+			return fmt.Errorf("active review record names coder %q", r.Coder)
+		}
+		return validClaim(r.Claim)
+	case parts[0] == dirConflicts && len(parts) == 4:
+		var c Conflict
+		if err := strictDecode(data, &c); err != nil {
+			return err
+		}
+		if c.ID != name || parts[1]+"/"+parts[2] != gitstate.Fanout(c.ID) {
+			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
+		}
 	default:
 		if !json.Valid(data) {
 			return fmt.Errorf("not JSON")
@@ -64,6 +99,18 @@ func strictDecode(data []byte, v any) error {
 	}
 	if dec.More() {
 		return fmt.Errorf("trailing data")
+	}
+	return nil
+}
+
+// validClaim checks that a claim names a possible holder: an agent id or a
+// person's, since a conflict mails the holder at a path made from it.
+func validClaim(c *Claim) error {
+	if c == nil {
+		return nil
+	}
+	if err := ValidateCallerID(c.Holder); err != nil {
+		return fmt.Errorf("claim holder %q: %w", c.Holder, err)
 	}
 	return nil
 }

@@ -1,0 +1,131 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// Conflict records that two machines granted one resource to different
+// holders while they were apart, and how sync settled it. Immutable. The
+// loser's version of the record is kept whole, so nothing it recorded is
+// lost; the loser is also mailed.
+type Conflict struct {
+	ID          string          `json:"id"`
+	Kind        string          `json:"kind" jsonschema:"lock, task or review"`
+	Resource    string          `json:"resource" jsonschema:"the lock's name, the task's id or the coder's id"`
+	Record      string          `json:"record" jsonschema:"path of the record in the state tree"`
+	Winner      Claim           `json:"winner"`
+	Loser       Claim           `json:"loser"`
+	LostVersion json.RawMessage `json:"lost_version" jsonschema:"the loser's version of the record, as it was before the merge"`
+	MailID      string          `json:"mail_id"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Clock       gitstate.Clock  `json:"clock"`
+}
+
+// conflictSender is the From of the mail that tells a loser about a
+// conflict: git codex itself, not an agent (a reply to it has nowhere to go).
+const conflictSender = "git-codex"
+
+// restoreInvariants runs inside a sync's merge commit, after MergeRecord has
+// picked a winner for every exclusive record both sides granted: for each
+// such conflict it writes a Conflict record and a mail to the loser. Both
+// derive their ids and times from the two claims alone, so any machine that
+// merges the same claims writes the same records, and a conflict found
+// again by a later merge is not recorded twice.
+func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
+	var out []Conflict
+	for _, path := range report.Resolved {
+		kind, ok := exclusiveKindOf(path)
+		if !ok {
+			continue
+		}
+		sides := report.Sides[path]
+		winner, loser, ok := claimConflict(sides.Base, sides.Ours, sides.Theirs)
+		if !ok {
+			continue
+		}
+		c, err := recordConflict(tx, kind, path, winner, loser)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out, nil
+}
+
+func recordConflict(tx *gitstate.Tx, kind exclusiveKind, path string, winner, loser []byte) (*Conflict, error) {
+	w, l := *claimOf(winner), *claimOf(loser)
+	when := w.At
+	if l.At.After(when) {
+		when = l.At
+	}
+	clock := max(w.Clock, l.Clock)
+	wj, _ := json.Marshal(w)
+	lj, _ := json.Marshal(l)
+	id := gitstate.DeriveID("c", when, path, string(wj), string(lj))
+	if _, err := tx.Read(conflictPath(id)); err == nil {
+		return nil, nil // already recorded (it came in with one side)
+	}
+	var fields map[string]json.RawMessage
+	json.Unmarshal(loser, &fields)
+	var resource string
+	json.Unmarshal(fields[kind.resource], &resource)
+
+	to := l.Holder
+	if IsHuman(to) {
+		to = HumanInbox
+	}
+	m := Mail{
+		ID: gitstate.DeriveID("m", when, id), From: conflictSender, FromType: "system", To: to,
+		Subject: fmt.Sprintf("You lost %s %s to %s in a sync", kind.kind, resource, w.Holder),
+		Body: fmt.Sprintf("While two machines were apart, %s %s was granted to you (%s, clock %d) and to %s (%s, clock %d).\n"+
+			"Sync keeps the earlier claim, so %s holds it now and your claim is gone.\n"+
+			"Your version of the record is kept in conflict %s: `git codex conflict list --json`.",
+			kind.kind, resource, l.At.Format(time.RFC3339), l.Clock, w.Holder, w.At.Format(time.RFC3339), w.Clock, w.Holder, id),
+		CreatedAt: when, Clock: clock,
+	}
+	c := Conflict{
+		ID: id, Kind: kind.kind, Resource: resource, Record: path, Winner: w, Loser: l,
+		LostVersion: json.RawMessage(loser), MailID: m.ID, CreatedAt: when, Clock: clock,
+	}
+	if err := tx.Put(mailPath(to, m.ID), m); err != nil {
+		return nil, err
+	}
+	return &c, tx.Put(conflictPath(id), c)
+}
+
+// ConflictListIn is conflict_list's input.
+type ConflictListIn struct {
+	Kind  string `json:"kind,omitempty" jsonschema:"only conflicts over this kind of record: lock, task or review"`
+	Loser string `json:"loser,omitempty" jsonschema:"only conflicts this holder lost (an agent id or human:<email>)"`
+}
+
+// ConflictList is what conflict_list returns, newest first.
+type ConflictList struct {
+	Count     int        `json:"count"`
+	Conflicts []Conflict `json:"conflicts"`
+}
+
+// ConflictListTool lists the conflicts sync has settled.
+var ConflictListTool = Define("conflict_list", "conflict.list",
+	"List the conflicts sync settled: a lock, task or review granted to two holders on two machines while they were apart. The earlier claim won; each record keeps the loser's version.",
+	CLI{Path: "conflict list"},
+	func(ctx context.Context, c *Call, in ConflictListIn) (ConflictList, error) {
+		out := ConflictList{Conflicts: []Conflict{}}
+		err := walkJSON(c.Tx, dirConflicts, func(k Conflict) {
+			if (in.Kind == "" || k.Kind == in.Kind) && (in.Loser == "" || k.Loser.Holder == in.Loser) {
+				out.Conflicts = append(out.Conflicts, k)
+			}
+		})
+		sort.Slice(out.Conflicts, func(i, j int) bool { return out.Conflicts[i].ID > out.Conflicts[j].ID })
+		out.Count = len(out.Conflicts)
+		c.Summarize("%s listed %d conflict(s)", c.Caller.ID, out.Count)
+		return out, err
+	})

@@ -1,0 +1,188 @@
+package tools_test
+
+// The invariants sync restores: a lock granted on two machines while they
+// were apart ends with one holder, the earlier claim; the loser finds a
+// conflict record and a mail; both machines end with the same tree.
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// twoMachines makes clones A and B of one remote with agents w1 and w2
+// registered on both, synced.
+func twoMachines(t *testing.T) (a, b *clone, remote string) {
+	t.Helper()
+	remote = newBareRemote(t)
+	a, b = newClone(t, "A", remote), newClone(t, "B", remote)
+	a.init()
+	a.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)
+	a.ok(human, "agent_register", `{"id":"w2","type":"worker"}`)
+	a.sync("origin")
+	b.sync("origin")
+	return a, b, remote
+}
+
+func (c *clone) conflicts() []tools.Conflict {
+	c.t.Helper()
+	d, _ := c.ok(human, "conflict_list", `{}`)
+	b, _ := json.Marshal(d["conflicts"])
+	var out []tools.Conflict
+	if err := json.Unmarshal(b, &out); err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
+func (c *clone) lockHolder(name string) string {
+	c.t.Helper()
+	d, _ := c.ok(human, "lock_list", `{}`)
+	for _, l := range d["locks"].([]any) {
+		l := l.(map[string]any)
+		if l["name"] == name {
+			return l["claim"].(map[string]any)["holder"].(string)
+		}
+	}
+	return ""
+}
+
+func TestSyncSettlesALockTakenOnBothMachines(t *testing.T) {
+	a, b, _ := twoMachines(t)
+	// w1 takes the lock on A first (lower clock: A has made fewer commits
+	// since the last sync), then w2 on B.
+	a.ok("w1", "lock_acquire", `{"name":"db-migrations","reason":"adding users table"}`)
+	b.ok(human, "log_decision", `{"title":"t","body":"b"}`) // B's clock runs ahead
+	b.ok("w2", "lock_acquire", `{"name":"db-migrations","reason":"adding orders table"}`)
+	// B's own view: w2 holds it, and w1 is refused there.
+	if r := b.call("w1", "lock_acquire", `{"name":"db-migrations"}`); r.OK || r.Error.Code != tools.LockDenied {
+		t.Fatalf("second acquire on B: %+v, want LOCK_DENIED", r)
+	}
+
+	a.sync("origin")
+	res := b.sync("origin") // merges A's claim into B's
+	if res.Merge.Status != gitstate.MergeMerged {
+		t.Fatalf("B's sync: %+v, want a merge", res.Merge)
+	}
+	a.sync("origin")
+	sameTrees(t, a, b)
+
+	for _, c := range []*clone{a, b} {
+		if h := c.lockHolder("db-migrations"); h != "w1" {
+			t.Errorf("%s: lock held by %q, want w1 (the earlier claim)", c.name, h)
+		}
+		cs := c.conflicts()
+		if len(cs) != 1 {
+			t.Fatalf("%s: %d conflicts, want 1: %+v", c.name, len(cs), cs)
+		}
+		k := cs[0]
+		if k.Kind != "lock" || k.Resource != "db-migrations" || k.Winner.Holder != "w1" || k.Loser.Holder != "w2" {
+			t.Errorf("%s: conflict %+v", c.name, k)
+		}
+		// the loser's version of the record is kept whole
+		var lost tools.Lock
+		if err := json.Unmarshal(k.LostVersion, &lost); err != nil || lost.Reason != "adding orders table" || lost.Claim.Holder != "w2" {
+			t.Errorf("%s: lost version %s (%v)", c.name, k.LostVersion, err)
+		}
+		// w2 is told, in its inbox
+		inbox, _ := c.ok("w2", "mail_list_inbox", `{}`)
+		mails := inbox["mails"].([]any)
+		if len(mails) != 1 {
+			t.Fatalf("%s: w2 has %d mails, want the conflict's", c.name, len(mails))
+		}
+		m := mails[0].(map[string]any)
+		if m["id"] != k.MailID || m["from"] != "git-codex" || !strings.Contains(m["subject"].(string), "db-migrations") || !strings.Contains(m["body"].(string), k.ID) {
+			t.Errorf("%s: mail %v", c.name, m)
+		}
+	}
+	// The merge commit is the event: both parents, a conflict in its summary.
+	if subj := b.git("log", "-1", "--format=%s", res.Merge.Commit); !strings.Contains(subj, "1 conflict(s)") {
+		t.Errorf("merge commit summary %q", subj)
+	}
+	if parents := strings.Fields(b.git("log", "-1", "--format=%P", res.Merge.Commit)); len(parents) != 2 {
+		t.Errorf("merge commit parents %v", parents)
+	}
+	// w2 can now take its turn after w1 releases, on either machine.
+	a.ok("w1", "lock_release", `{"name":"db-migrations"}`)
+	a.ok("w2", "lock_acquire", `{"name":"db-migrations"}`)
+}
+
+// TestSyncConflictIsRecordedOnce: both machines merge the same two claims
+// (each syncs before seeing the other's merge); the conflict and its mail
+// are derived from the claims, so the two merges write the same records,
+// and the final state has one conflict, not two.
+func TestSyncConflictIsRecordedOnce(t *testing.T) {
+	a, b, remote := twoMachines(t)
+	a.ok("w1", "lock_acquire", `{"name":"release"}`)
+	b.ok("w2", "lock_acquire", `{"name":"release"}`)
+	// A pushes; B merges A's claim locally. A, meanwhile, merges B's claim
+	// through a second remote pointing at B itself.
+	a.sync("origin")
+	b.sync("origin")
+	a.git("remote", "add", "b", b.dir)
+	if _, err := tools.Sync(t.Context(), a.st, human, "b", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ta, tb := a.tree(), b.tree(); ta != tb {
+		t.Errorf("A and B merged the same claims into different trees: %s %s", ta, tb)
+	}
+	a.sync("origin")
+	b.sync("origin")
+	sameTrees(t, a, b)
+	if n := len(a.conflicts()); n != 1 {
+		t.Errorf("%d conflicts after both merged the same claims, want 1", n)
+	}
+	_ = remote
+}
+
+// TestMergeRecordClaims: the claim rules, record by record.
+func TestMergeRecordClaims(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 3, 1, 0, 0, s, 0, time.UTC) }
+	lock := func(holder string, clock gitstate.Clock, sec int, reason string) []byte {
+		l := tools.Lock{Name: "db", Reason: reason, UpdatedAt: at(sec), UpdatedBy: holder, Clock: clock}
+		if holder != "" {
+			l.Claim = &tools.Claim{Holder: holder, Clock: clock, At: at(sec)}
+		}
+		return mustJSON(t, l)
+	}
+	holder := func(rec []byte) string {
+		var l tools.Lock
+		if err := json.Unmarshal(rec, &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Claim == nil {
+			return ""
+		}
+		return l.Claim.Holder
+	}
+	p := "locks/a/b/0123456789abcdef00ab.json"
+	free := lock("", 1, 0, "")
+	cases := []struct {
+		name               string
+		base, ours, theirs []byte
+		want               string
+	}{
+		{"both claimed: lower clock wins", free, lock("w1", 5, 9, ""), lock("w2", 7, 1, ""), "w1"},
+		{"same clock: earlier time wins", free, lock("w2", 5, 1, ""), lock("w1", 5, 2, ""), "w2"},
+		{"same clock and time: smaller holder", free, lock("w2", 5, 1, ""), lock("w1", 5, 1, ""), "w1"},
+		{"created on both sides, no base", nil, lock("w2", 9, 1, ""), lock("w1", 4, 1, ""), "w1"},
+		{"a claim beats a concurrent release", lock("w0", 2, 0, ""), lock("", 9, 5, ""), lock("w1", 4, 1, ""), "w1"},
+		{"released and claimed again beats untouched", lock("w0", 2, 0, ""), lock("w0", 2, 0, "renewed"), lock("w1", 4, 1, ""), "w1"},
+		{"the same holder on both sides", free, lock("w1", 5, 1, "a"), lock("w1", 6, 2, "b"), "w1"},
+		{"released on both sides", lock("w0", 2, 0, ""), lock("", 5, 1, ""), lock("", 6, 2, ""), ""},
+	}
+	for _, c := range cases {
+		got := both(t, p, c.base, c.ours, c.theirs)
+		if h := holder(got); h != c.want {
+			t.Errorf("%s: holder %q, want %q\n%s", c.name, h, c.want, got)
+		}
+		if c.want != "" && !bytes.Equal(got, c.ours) && !bytes.Equal(got, c.theirs) && strings.HasPrefix(c.name, "both") {
+			t.Errorf("%s: a conflict takes the winner's record whole, got %s", c.name, got)
+		}
+	}
+}

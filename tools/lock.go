@@ -1,0 +1,207 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// Lock is a named advisory lock: agents take one before touching a shared
+// resource ("db-migrations", "release", a directory) so that only one works
+// on it at a time. One holder at most, also across machines: sync settles a
+// lock granted on two machines for the earlier claim (see Conflict).
+// Mutable: Clock is the Lamport time of its last change.
+type Lock struct {
+	Name      string         `json:"name"`
+	Claim     *Claim         `json:"claim" jsonschema:"who holds the lock; null when it is free"`
+	Reason    string         `json:"reason,omitempty"`
+	ExpiresAt *time.Time     `json:"expires_at,omitempty" jsonschema:"after this time anyone may take the lock"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	UpdatedBy string         `json:"updated_by"`
+	Clock     gitstate.Clock `json:"clock"`
+}
+
+// lockPath is where a lock's record lives. Lock names are free text (a
+// path is a fine name), so the file is named by a hash of the name and
+// fans out by it.
+func lockPath(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	key := hex.EncodeToString(sum[:10])
+	return dirLocks + "/" + gitstate.Fanout(key) + "/" + key + ".json"
+}
+
+// validLockName reports 1–200 bytes of printable UTF-8 with no leading or
+// trailing space.
+func validLockName(name string) error {
+	ok := len(name) > 0 && len(name) <= 200 && utf8.ValidString(name) && strings.TrimSpace(name) == name
+	for _, r := range name {
+		ok = ok && unicode.IsPrint(r)
+	}
+	if !ok {
+		return Errorf(InvalidInput, "invalid lock name %q: use 1-200 printable characters, no leading or trailing space", name).With("name", name)
+	}
+	return nil
+}
+
+// expired reports whether the lock's time is up at now.
+func (l Lock) expired(now time.Time) bool {
+	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
+}
+
+// getLock reads a lock's record; a lock never taken is free.
+func getLock(tx *gitstate.Tx, name string) (Lock, error) {
+	l := Lock{Name: name}
+	err := tx.Get(lockPath(name), &l)
+	if errors.Is(err, gitstate.ErrNotFound) {
+		return Lock{Name: name}, nil
+	}
+	return l, err
+}
+
+// LockAcquireIn is lock_acquire's input.
+type LockAcquireIn struct {
+	Name       string `json:"name" jsonschema:"the lock's name: any text, e.g. db-migrations or src/api"`
+	Reason     string `json:"reason,omitempty" jsonschema:"what you are doing with it, shown to whoever finds it taken"`
+	TTLSeconds int    `json:"ttl_seconds,omitempty" jsonschema:"let anyone take the lock after this many seconds (default: held until released)"`
+}
+
+// LockAcquire takes a named lock for the caller.
+var LockAcquire = Define("lock_acquire", "lock.acquire",
+	"Take a named lock before working on a shared resource. Fails with LOCK_DENIED if someone else holds it; taking a lock you hold again renews its reason and ttl. Release it with lock_release.",
+	CLI{Path: "lock acquire", Args: []string{"name"}},
+	func(ctx context.Context, c *Call, in LockAcquireIn) (Lock, error) {
+		if err := validLockName(in.Name); err != nil {
+			return Lock{}, err
+		}
+		if in.TTLSeconds < 0 {
+			return Lock{}, Errorf(InvalidInput, "ttl_seconds must not be negative").With("field", "ttl_seconds")
+		}
+		tx := c.Tx
+		l, err := getLock(tx, in.Name)
+		if err != nil {
+			return Lock{}, err
+		}
+		now := tx.Now()
+		c.Target(in.Name)
+		if l.Claim != nil && l.Claim.Holder != c.Caller.ID && !l.expired(now) {
+			e := Errorf(LockDenied, "lock %q is held by %s since %s; wait for it, or ask a person or supervisor to `git codex lock release %q --force`",
+				in.Name, l.Claim.Holder, l.Claim.At.Format(time.RFC3339), in.Name).With("name", in.Name).With("holder", l.Claim.Holder).With("since", l.Claim.At)
+			if l.ExpiresAt != nil {
+				e = e.With("expires_at", *l.ExpiresAt)
+			}
+			return Lock{}, e
+		}
+		if l.Claim == nil || l.Claim.Holder != c.Caller.ID {
+			l.Claim = &Claim{Holder: c.Caller.ID, Clock: tx.Clock(), At: now}
+		}
+		l.Reason, l.ExpiresAt = in.Reason, nil
+		if in.TTLSeconds > 0 {
+			exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
+			l.ExpiresAt = &exp
+		}
+		l.UpdatedAt, l.UpdatedBy, l.Clock = now, c.Caller.ID, tx.Clock()
+		c.Summarize("%s took lock %s", c.Caller.ID, oneLineCut(in.Name))
+		if err := tx.Put(lockPath(in.Name), l); err != nil {
+			return Lock{}, err
+		}
+		return l, touchAgent(c)
+	})
+
+// LockReleaseIn is lock_release's input.
+type LockReleaseIn struct {
+	Name  string `json:"name" jsonschema:"the lock's name"`
+	Force bool   `json:"force,omitempty" jsonschema:"release a lock someone else holds (people and supervisors only); the holder is mailed"`
+}
+
+// LockRelease frees a named lock.
+var LockRelease = Define("lock_release", "lock.release",
+	"Release a named lock you hold. People and supervisors may release anyone's with force: true, and the holder is told by mail.",
+	CLI{Path: "lock release", Args: []string{"name"}},
+	func(ctx context.Context, c *Call, in LockReleaseIn) (Lock, error) {
+		if err := validLockName(in.Name); err != nil {
+			return Lock{}, err
+		}
+		tx := c.Tx
+		l, err := getLock(tx, in.Name)
+		if err != nil {
+			return Lock{}, err
+		}
+		c.Target(in.Name)
+		if l.Claim == nil {
+			return Lock{}, Errorf(ResourceNotFound, "lock %q is not held; see held locks with `git codex lock list`", in.Name).With("name", in.Name)
+		}
+		holder := l.Claim.Holder
+		if holder != c.Caller.ID {
+			if !in.Force || !mayForce(c.Caller.Type) {
+				return Lock{}, Errorf(LockDenied, "lock %q is held by %s, not by you; only a person or a supervisor may release it, with force", in.Name, holder).
+					With("name", in.Name).With("holder", holder)
+			}
+			if err := notifyForced(c, "lock", in.Name, holder); err != nil {
+				return Lock{}, err
+			}
+		}
+		now := tx.Now()
+		l.Claim, l.Reason, l.ExpiresAt = nil, "", nil
+		l.UpdatedAt, l.UpdatedBy, l.Clock = now, c.Caller.ID, tx.Clock()
+		c.Summarize("%s released lock %s", c.Caller.ID, oneLineCut(in.Name))
+		if err := tx.Put(lockPath(in.Name), l); err != nil {
+			return Lock{}, err
+		}
+		return l, touchAgent(c)
+	})
+
+// mayForce says who may take a resource from its holder: people and
+// supervisors, the ones who also register agents of any type.
+func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
+
+// notifyForced mails a holder whose claim someone else released.
+func notifyForced(c *Call, kind, resource, holder string) error {
+	to := holder
+	if IsHuman(to) {
+		to = HumanInbox
+	}
+	tx := c.Tx
+	m := Mail{
+		ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: to,
+		Subject:   "Your " + kind + " " + resource + " was released by " + c.Caller.ID,
+		Body:      c.Caller.ID + " released your claim on " + kind + " " + resource + " with force. You no longer hold it.",
+		CreatedAt: tx.Now(), Clock: tx.Clock(),
+	}
+	return tx.Put(mailPath(to, m.ID), m)
+}
+
+// LockListIn is lock_list's input.
+type LockListIn struct {
+	Holder string `json:"holder,omitempty" jsonschema:"only locks this agent or person holds"`
+}
+
+// LockList is what lock_list returns, sorted by name.
+type LockList struct {
+	Count int    `json:"count"`
+	Locks []Lock `json:"locks"`
+}
+
+// LockListTool lists the held locks.
+var LockListTool = Define("lock_list", "lock.list",
+	"List the locks held now (expired ones included, with expires_at in the past), optionally only one holder's.",
+	CLI{Path: "lock list"},
+	func(ctx context.Context, c *Call, in LockListIn) (LockList, error) {
+		out := LockList{Locks: []Lock{}}
+		err := walkJSON(c.Tx, dirLocks, func(l Lock) {
+			if l.Claim != nil && (in.Holder == "" || l.Claim.Holder == in.Holder) {
+				out.Locks = append(out.Locks, l)
+			}
+		})
+		sort.Slice(out.Locks, func(i, j int) bool { return out.Locks[i].Name < out.Locks[j].Name })
+		out.Count = len(out.Locks)
+		c.Summarize("%s listed %d lock(s)", c.Caller.ID, out.Count)
+		return out, err
+	})
