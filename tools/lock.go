@@ -56,6 +56,10 @@ func (l Lock) expired(now time.Time) bool {
 	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
 }
 
+// maxLockTTL is the longest ttl_seconds: a year. (Longer would overflow
+// time.Duration soon enough; a lock that long wants no ttl at all.)
+const maxLockTTL = 365 * 24 * 3600
+
 // getLock reads a lock's record; a lock never taken is free.
 func getLock(tx *gitstate.Tx, name string) (Lock, error) {
 	l := Lock{Name: name}
@@ -81,8 +85,12 @@ var LockAcquire = Define("lock_acquire", "lock.acquire",
 		if err := validLockName(in.Name); err != nil {
 			return Lock{}, err
 		}
-		if in.TTLSeconds < 0 {
-			return Lock{}, Errorf(InvalidInput, "ttl_seconds must not be negative").With("field", "ttl_seconds")
+		if in.TTLSeconds < 0 || in.TTLSeconds > maxLockTTL {
+			return Lock{}, Errorf(InvalidInput, "ttl_seconds must be between 0 (no expiry) and %d (a year)", maxLockTTL).With("field", "ttl_seconds")
+		}
+		if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Reason) > limit {
+			return Lock{}, Errorf(InvalidInput, "reason is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Reason), limit).
+				With("field", "reason").With("size", len(in.Reason)).With("limit", limit)
 		}
 		tx := c.Tx
 		l, err := getLock(tx, in.Name)
@@ -98,6 +106,12 @@ var LockAcquire = Define("lock_acquire", "lock.acquire",
 				e = e.With("expires_at", *l.ExpiresAt)
 			}
 			return Lock{}, e
+		}
+		if l.Claim != nil && l.Claim.Holder != c.Caller.ID {
+			// taken over after its time ran out: tell the holder
+			if err := notifyTaken(c, "lock", in.Name, l.Claim.Holder, "taken by "+c.Caller.ID+" after its ttl ran out"); err != nil {
+				return Lock{}, err
+			}
 		}
 		if l.Claim == nil || l.Claim.Holder != c.Caller.ID {
 			l.Claim = &Claim{Holder: c.Caller.ID, Clock: tx.Clock(), At: now}
@@ -144,7 +158,7 @@ var LockRelease = Define("lock_release", "lock.release",
 				return Lock{}, Errorf(LockDenied, "lock %q is held by %s, not by you; only a person or a supervisor may release it, with force", in.Name, holder).
 					With("name", in.Name).With("holder", holder)
 			}
-			if err := notifyForced(c, "lock", in.Name, holder); err != nil {
+			if err := notifyTaken(c, "lock", in.Name, holder, "released by "+c.Caller.ID); err != nil {
 				return Lock{}, err
 			}
 		}
@@ -162,8 +176,9 @@ var LockRelease = Define("lock_release", "lock.release",
 // supervisors, the ones who also register agents of any type.
 func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
 
-// notifyForced mails a holder whose claim someone else released.
-func notifyForced(c *Call, kind, resource, holder string) error {
+// notifyTaken mails a holder whose claim someone else ended; how says
+// what happened ("released by boss").
+func notifyTaken(c *Call, kind, resource, holder, how string) error {
 	to := holder
 	if IsHuman(to) {
 		to = HumanInbox
@@ -171,8 +186,8 @@ func notifyForced(c *Call, kind, resource, holder string) error {
 	tx := c.Tx
 	m := Mail{
 		ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: to,
-		Subject:   "Your " + kind + " " + resource + " was released by " + c.Caller.ID,
-		Body:      c.Caller.ID + " released your claim on " + kind + " " + resource + " with force. You no longer hold it.",
+		Subject:   "Your " + kind + " " + resource + " was " + how,
+		Body:      "You no longer hold " + kind + " " + resource + ": it was " + how + ".",
 		CreatedAt: tx.Now(), Clock: tx.Clock(),
 	}
 	return tx.Put(mailPath(to, m.ID), m)

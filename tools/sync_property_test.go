@@ -28,7 +28,10 @@ const envSyncSeed = "CODEX_SYNC_SEED"
 //   - all clones have the identical state tree;
 //   - every mail, decision and agent created on any clone is there;
 //   - a mail is read if and only if its recipient read it on some clone;
-//   - every config key set on any clone is set.
+//   - every config key set on any clone is set;
+//   - no lock claim is lost silently: each granted claim still holds, was
+//     released by its holder afterwards, or lost a conflict that is
+//     recorded, with a mail to the loser.
 func TestSyncProperty(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(envSyncSeed); s != "" {
@@ -58,6 +61,16 @@ type syncModel struct {
 	decisions map[string]bool
 	agents    map[string]bool
 	config    map[string]bool // keys set
+	claims    []claimEvent    // lock grants, in the order they happened
+}
+
+// claimEvent is a lock granted (or, with released, freed by its holder) on
+// some clone at some step.
+type claimEvent struct {
+	step     int
+	lock     string
+	holder   string
+	released bool
 }
 
 func syncProperty(t *testing.T, seed uint64, steps int) {
@@ -126,6 +139,24 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			}
 			m.agents[id] = true
 			trace = append(trace, fmt.Sprintf("%s: register %s (%v)", c.name, id, res.OK))
+		case op < 75: // lock_acquire: few names, so machines grant the same lock
+			name, who := fmt.Sprintf("l%d", r.IntN(3)), agentIDs[r.IntN(len(agentIDs))]
+			res := c.call(who, "lock_acquire", fmt.Sprintf(`{"name":%q}`, name))
+			if !res.OK && res.Error.Code != tools.LockDenied {
+				t.Fatalf("%s: lock_acquire: %+v", c.name, res.Error)
+			}
+			// a holder taking its own lock again renews it: no new claim
+			if l, _ := res.Data.(tools.Lock); res.OK && l.Claim.Clock == l.Clock {
+				m.claims = append(m.claims, claimEvent{step: step, lock: name, holder: who})
+			}
+			trace = append(trace, fmt.Sprintf("%s: %s acquires %s (%v)", c.name, who, name, res.OK))
+		case op < 80: // lock_release by whoever holds it here
+			name, who := fmt.Sprintf("l%d", r.IntN(3)), agentIDs[r.IntN(len(agentIDs))]
+			res := c.call(who, "lock_release", fmt.Sprintf(`{"name":%q}`, name))
+			if res.OK {
+				m.claims = append(m.claims, claimEvent{step: step, lock: name, holder: who, released: true})
+			}
+			trace = append(trace, fmt.Sprintf("%s: %s releases %s (%v)", c.name, who, name, res.OK))
 		case op < 90: // sync
 			res := c.sync("origin")
 			trace = append(trace, fmt.Sprintf("%s: sync %s, %d resolved, attempts %d", c.name, res.Merge.Status, len(res.Merge.Report.Resolved), res.Attempts))
@@ -174,7 +205,9 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			}
 		}
 	}
-	t.Logf("%d clones, %d steps: %d mails (%d read), %d decisions, %d agents", n, steps, len(m.mails), len(m.read), len(m.decisions), len(m.agents))
+	conflicts := checkClaims(t, clones[0], m.claims)
+	t.Logf("%d clones, %d steps: %d mails (%d read), %d decisions, %d agents, %d lock events, %d conflicts",
+		n, steps, len(m.mails), len(m.read), len(m.decisions), len(m.agents), len(m.claims), conflicts)
 }
 
 // randomMail picks one mail in c's current state.
@@ -200,4 +233,39 @@ func randomMail(t *testing.T, c *clone, r *rand.Rand) (id, to string, ok bool) {
 	sort.Strings(ids)
 	id = ids[r.IntN(len(ids))]
 	return id, recipients[id], true
+}
+
+// checkClaims checks that every lock granted is accounted for in c's final
+// state: its holder holds it, released it later, or lost a recorded
+// conflict over it whose mail is in the holder's inbox.
+func checkClaims(t *testing.T, c *clone, events []claimEvent) int {
+	t.Helper()
+	lost := map[[2]string]bool{}
+	conflicts := c.conflicts()
+	for _, k := range conflicts {
+		lost[[2]string{k.Resource, k.Loser.Holder}] = true
+		if !c.records()[mailRecord(k.Loser.Holder, k.MailID)] {
+			t.Errorf("conflict %s: no mail %s to the loser %s", k.ID, k.MailID, k.Loser.Holder)
+		}
+		if k.Winner.Holder == k.Loser.Holder || k.Winner.Clock > k.Loser.Clock {
+			t.Errorf("conflict %s: winner %+v is not the earlier claim than %+v", k.ID, k.Winner, k.Loser)
+		}
+	}
+	for i, e := range events {
+		if e.released {
+			continue
+		}
+		releasedLater := false
+		for _, f := range events[i+1:] {
+			if f.released && f.lock == e.lock && f.holder == e.holder {
+				releasedLater = true
+				break
+			}
+		}
+		if c.lockHolder(e.lock) != e.holder && !releasedLater && !lost[[2]string{e.lock, e.holder}] {
+			t.Errorf("step %d: %s's claim on lock %s vanished: not held (holder %q), not released, no conflict recorded",
+				e.step, e.holder, e.lock, c.lockHolder(e.lock))
+		}
+	}
+	return len(conflicts)
 }

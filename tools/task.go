@@ -1,0 +1,330 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// taskStates lists the task states in the order a task moves through them.
+func taskStates() []string {
+	return []string{TaskPending, TaskInProgress, TaskReview, TaskCompleted, TaskCancelled}
+}
+
+// validTaskState refuses anything but one of the five task states.
+func validTaskState(field, s string) error {
+	for _, st := range taskStates() {
+		if s == st {
+			return nil
+		}
+	}
+	return Errorf(InvalidInput, "unknown task state %q; use one of PENDING, IN_PROGRESS, REVIEW, COMPLETED or CANCELLED", s).
+		With("field", field).With("state", s)
+}
+
+// taskFinal reports a state a task never leaves.
+func taskFinal(state string) bool { return state == TaskCompleted || state == TaskCancelled }
+
+// getTask reads a task's record, or fails with RESOURCE_NOT_FOUND. An id
+// that NewID("t") cannot have made never reaches a record path.
+func getTask(tx *gitstate.Tx, id string) (Task, error) {
+	notFound := Errorf(ResourceNotFound, "no task %q; list them with `git codex task list`", id).With("task_id", id)
+	if !taskIDPattern.MatchString(id) {
+		return Task{}, notFound
+	}
+	var t Task
+	err := tx.Get(taskPath(id), &t)
+	if errors.Is(err, gitstate.ErrNotFound) {
+		return Task{}, notFound
+	}
+	return t, err
+}
+
+// holderOf is the task's holder, or "" while it is open.
+func holderOf(t Task) string {
+	if t.Claim == nil {
+		return ""
+	}
+	return t.Claim.Holder
+}
+
+// grantTask gives a task to holder, or says why it cannot be had: only a
+// PENDING task nobody holds can be claimed. A task holder already holds
+// (and has not finished) is left as it is: changed is false.
+func grantTask(c *Call, t *Task, holder string) (changed bool, err error) {
+	current := holderOf(*t)
+	if current == holder && !taskFinal(t.State) {
+		return false, nil
+	}
+	if current != "" || t.State != TaskPending {
+		msg := "task %s is %s"
+		args := []any{t.ID, t.State}
+		if current != "" {
+			msg += " and held by %s"
+			args = append(args, current)
+		}
+		return false, Errorf(AlreadyClaimed, msg+"; only a PENDING task nobody holds can be claimed; pick another with `git codex task list --state PENDING`", args...).
+			With("task_id", t.ID).With("holder", current).With("state", t.State)
+	}
+	tx := c.Tx
+	now := tx.Now()
+	t.Claim = &Claim{Holder: holder, Clock: tx.Clock(), At: now}
+	t.State = TaskInProgress
+	t.UpdatedAt, t.UpdatedBy, t.Clock = now, c.Caller.ID, tx.Clock()
+	return true, tx.Put(taskPath(t.ID), *t)
+}
+
+// TaskCreateIn is task_create's input.
+type TaskCreateIn struct {
+	Title       string `json:"title" jsonschema:"one-line summary of the work"`
+	Description string `json:"description" jsonschema:"what to do and how to tell it is done"`
+}
+
+// TaskCreate adds a task for someone to claim.
+var TaskCreate = Define("task_create", "task.create",
+	"Create a task: a unit of work one agent at a time holds. It starts PENDING and unclaimed; an agent takes it with task_claim, or a supervisor gives it to one with task_assign.",
+	CLI{Path: "task create", Args: []string{"title"}},
+	func(ctx context.Context, c *Call, in TaskCreateIn) (Task, error) {
+		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
+			return Task{}, err
+		}
+		tx := c.Tx
+		now := tx.Now()
+		t := Task{
+			ID: tx.NewID("t"), Title: in.Title, Description: in.Description, State: TaskPending,
+			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: tx.Clock(),
+		}
+		c.Target(t.ID)
+		c.Summarize("%s created task %s: %s", c.Caller.ID, t.ID, oneLineCut(t.Title))
+		if err := tx.Put(taskPath(t.ID), t); err != nil {
+			return Task{}, err
+		}
+		return t, touchAgent(c)
+	})
+
+// TaskListIn is task_list's input.
+type TaskListIn struct {
+	State  string `json:"state,omitempty" jsonschema:"only tasks in this state: PENDING, IN_PROGRESS, REVIEW, COMPLETED or CANCELLED"`
+	Holder string `json:"holder,omitempty" jsonschema:"only tasks this agent or person holds"`
+}
+
+// TaskList is what task_list returns, oldest task first.
+type TaskList struct {
+	Count int    `json:"count"`
+	Tasks []Task `json:"tasks"`
+}
+
+// TaskListTool lists tasks.
+var TaskListTool = Define("task_list", "task.list",
+	"List tasks, oldest first, optionally only those in one state (state: PENDING finds work to claim) or held by one agent.",
+	CLI{Path: "task list"},
+	func(ctx context.Context, c *Call, in TaskListIn) (TaskList, error) {
+		if in.State != "" {
+			if err := validTaskState("state", in.State); err != nil {
+				return TaskList{}, err
+			}
+		}
+		out := TaskList{Tasks: []Task{}}
+		err := walkJSON(c.Tx, dirTasks, func(t Task) {
+			if (in.State == "" || t.State == in.State) && (in.Holder == "" || holderOf(t) == in.Holder) {
+				out.Tasks = append(out.Tasks, t)
+			}
+		})
+		if err != nil {
+			return TaskList{}, err
+		}
+		sort.Slice(out.Tasks, func(i, j int) bool { return out.Tasks[i].ID < out.Tasks[j].ID })
+		out.Count = len(out.Tasks)
+		c.Summarize("%s listed %d task(s)", c.Caller.ID, out.Count)
+		return out, nil
+	})
+
+// TaskShowIn is task_show's input.
+type TaskShowIn struct {
+	ID string `json:"id" jsonschema:"the task's id, e.g. t-0123456789abcdef"`
+}
+
+// TaskShow returns one task.
+var TaskShow = Define("task_show", "task.show",
+	"Show one task: its title, description, state and who holds it.",
+	CLI{Path: "task show", Args: []string{"id"}},
+	func(ctx context.Context, c *Call, in TaskShowIn) (Task, error) {
+		t, err := getTask(c.Tx, in.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		c.Target(t.ID)
+		c.Summarize("%s looked at task %s", c.Caller.ID, t.ID)
+		return t, nil
+	})
+
+// TaskClaimIn is task_claim's input.
+type TaskClaimIn struct {
+	ID string `json:"id" jsonschema:"the task's id"`
+}
+
+// TaskClaim takes a PENDING task for the caller.
+var TaskClaim = Define("task_claim", "task.claim",
+	"Claim a PENDING task: you hold it and it becomes IN_PROGRESS. Fails with ALREADY_CLAIMED if someone else holds it or it is not PENDING; claiming a task you hold changes nothing. Give it back with task_release.",
+	CLI{Path: "task claim", Args: []string{"id"}},
+	func(ctx context.Context, c *Call, in TaskClaimIn) (Task, error) {
+		t, err := getTask(c.Tx, in.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		c.Target(t.ID)
+		changed, err := grantTask(c, &t, c.Caller.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		if changed {
+			c.Summarize("%s claimed task %s: %s", c.Caller.ID, t.ID, oneLineCut(t.Title))
+		} else {
+			c.Summarize("%s already holds task %s", c.Caller.ID, t.ID)
+		}
+		return t, touchAgent(c)
+	})
+
+// TaskAssignIn is task_assign's input.
+type TaskAssignIn struct {
+	ID    string `json:"id" jsonschema:"the task's id"`
+	Agent string `json:"agent" jsonschema:"id of the registered agent to give it to"`
+}
+
+// TaskAssign gives a PENDING task to an agent and mails it.
+var TaskAssign = Define("task_assign", "task.assign",
+	"Give a PENDING task to a registered agent, as if it had claimed it, and mail the agent the task. Fails with ALREADY_CLAIMED if someone holds it or it is not PENDING; assigning it again to its holder changes nothing.",
+	CLI{Path: "task assign", Args: []string{"id", "agent"}},
+	func(ctx context.Context, c *Call, in TaskAssignIn) (Task, error) {
+		tx := c.Tx
+		t, err := getTask(tx, in.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		c.Target(t.ID)
+		a, err := getAgent(tx, in.Agent)
+		if err != nil {
+			return Task{}, err
+		}
+		changed, err := grantTask(c, &t, a.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		if !changed {
+			c.Summarize("%s already holds task %s", a.ID, t.ID)
+			return t, touchAgent(c)
+		}
+		m := Mail{
+			ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: a.ID,
+			Subject: "Task assigned: " + oneLineCut(t.Title),
+			Body: c.Caller.ID + " assigned you task " + t.ID + ": " + t.Title + "\n\n" + t.Description +
+				"\n\nSee it with `git codex task show " + t.ID + "`; when it is ready, `git codex task status " + t.ID + " REVIEW`.",
+			CreatedAt: tx.Now(), Clock: tx.Clock(),
+		}
+		if err := tx.Put(mailPath(a.ID, m.ID), m); err != nil {
+			return Task{}, err
+		}
+		c.Summarize("%s assigned task %s to %s: %s", c.Caller.ID, t.ID, a.ID, oneLineCut(t.Title))
+		return t, touchAgent(c)
+	})
+
+// TaskUpdateStatusIn is task_update_status's input.
+type TaskUpdateStatusIn struct {
+	ID    string `json:"id" jsonschema:"the task's id"`
+	State string `json:"state" jsonschema:"IN_PROGRESS, REVIEW, COMPLETED or CANCELLED (PENDING only through task_release)"`
+}
+
+// TaskUpdateStatus moves a task along.
+var TaskUpdateStatus = Define("task_update_status", "task.update_status",
+	"Move a task to IN_PROGRESS, REVIEW, COMPLETED or CANCELLED. Its holder, its creator, people and supervisors may; COMPLETED and CANCELLED are final, and a task nobody holds can only be CANCELLED.",
+	CLI{Path: "task status", Args: []string{"id", "state"}},
+	func(ctx context.Context, c *Call, in TaskUpdateStatusIn) (Task, error) {
+		if err := validTaskState("state", in.State); err != nil {
+			return Task{}, err
+		}
+		if in.State == TaskPending {
+			return Task{}, Errorf(InvalidInput, "a task becomes PENDING only when released; use `git codex task release %s`", in.ID).
+				With("field", "state").With("state", in.State)
+		}
+		tx := c.Tx
+		t, err := getTask(tx, in.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		c.Target(t.ID)
+		holder := holderOf(t)
+		if holder != c.Caller.ID && t.CreatedBy != c.Caller.ID && !mayForce(c.Caller.Type) {
+			who := "nobody holds it"
+			if holder != "" {
+				who = "it is held by " + holder
+			}
+			return Task{}, Errorf(PermissionDenied, "you may not change task %s: %s, and %s created it; only its holder, its creator, a person or a supervisor may", t.ID, who, t.CreatedBy).
+				With("task_id", t.ID).With("holder", holder).With("created_by", t.CreatedBy)
+		}
+		if taskFinal(t.State) {
+			return Task{}, Errorf(InvalidInput, "task %s is %s, which is final; create a new task for more work", t.ID, t.State).
+				With("task_id", t.ID).With("state", t.State)
+		}
+		if holder == "" && in.State != TaskCancelled {
+			return Task{}, Errorf(InvalidInput, "task %s is not claimed, so it can only be CANCELLED; claim it first with `git codex task claim %s`", t.ID, t.ID).
+				With("task_id", t.ID).With("state", t.State)
+		}
+		if t.State == in.State {
+			c.Summarize("%s left task %s %s", c.Caller.ID, t.ID, t.State)
+			return t, touchAgent(c)
+		}
+		from := t.State
+		t.State = in.State
+		t.UpdatedAt, t.UpdatedBy, t.Clock = tx.Now(), c.Caller.ID, tx.Clock()
+		c.Summarize("%s moved task %s from %s to %s", c.Caller.ID, t.ID, from, t.State)
+		if err := tx.Put(taskPath(t.ID), t); err != nil {
+			return Task{}, err
+		}
+		return t, touchAgent(c)
+	})
+
+// TaskReleaseIn is task_release's input.
+type TaskReleaseIn struct {
+	ID    string `json:"id" jsonschema:"the task's id"`
+	Force bool   `json:"force,omitempty" jsonschema:"release a task someone else holds (people and supervisors only); the holder is mailed"`
+}
+
+// TaskRelease gives a task back: nobody holds it and it is PENDING again.
+var TaskRelease = Define("task_release", "task.release",
+	"Give back a task you hold: it becomes PENDING and free for anyone to claim. People and supervisors may release anyone's with force: true, and the holder is told by mail.",
+	CLI{Path: "task release", Args: []string{"id"}},
+	func(ctx context.Context, c *Call, in TaskReleaseIn) (Task, error) {
+		tx := c.Tx
+		t, err := getTask(tx, in.ID)
+		if err != nil {
+			return Task{}, err
+		}
+		c.Target(t.ID)
+		holder := holderOf(t)
+		if holder == "" {
+			return Task{}, Errorf(InvalidInput, "task %s is not claimed; nothing to release", t.ID).
+				With("task_id", t.ID).With("state", t.State)
+		}
+		if taskFinal(t.State) {
+			return Task{}, Errorf(InvalidInput, "task %s is %s, which is final; it cannot be released", t.ID, t.State).
+				With("task_id", t.ID).With("state", t.State)
+		}
+		if holder != c.Caller.ID {
+			if !in.Force || !mayForce(c.Caller.Type) {
+				return Task{}, Errorf(PermissionDenied, "task %s is held by %s, not by you; only a person or a supervisor may release it, with force", t.ID, holder).
+					With("task_id", t.ID).With("holder", holder)
+			}
+			if err := notifyTaken(c, "task", t.ID, holder, "released by "+c.Caller.ID); err != nil {
+				return Task{}, err
+			}
+		}
+		t.Claim, t.State = nil, TaskPending
+		t.UpdatedAt, t.UpdatedBy, t.Clock = tx.Now(), c.Caller.ID, tx.Clock()
+		c.Summarize("%s released task %s", c.Caller.ID, t.ID)
+		if err := tx.Put(taskPath(t.ID), t); err != nil {
+			return Task{}, err
+		}
+		return t, touchAgent(c)
+	})
