@@ -100,16 +100,31 @@ func claimConflict(base, ours, theirs []byte) (winner, loser []byte, ok bool) {
 }
 
 // mergeClaim is the claim field of a merged exclusive record when there is
-// no conflict (see claimConflict), or nil, false to let the field merge
-// decide.
+// no conflict (see claimConflict), or false to let the field merge decide:
+//
+//   - a claim on one side, none on the other: if it is the base's claim,
+//     the other side released it, and the release stands; if it is new,
+//     it was made concurrently with the release, and the claim stands;
+//   - claims on both sides, one the base's: the other side's, new;
+//   - new claims by the same holder on both sides: the field merge's
+//     choice (the newer record's).
 func mergeClaim(base, ours, theirs []byte) (*Claim, bool) {
 	cb, co, ct := claimOf(base), claimOf(ours), claimOf(theirs)
 	switch {
-	case co.same(ct) || co.same(cb) || ct.same(cb):
-		return nil, false // one side left it alone: the field merge takes the other
-	case co == nil:
-		return ct, true // a release on one side, a new claim on the other: the claim stands
-	case ct == nil:
+	case co == nil && ct == nil:
+		return nil, false
+	case co == nil || ct == nil:
+		c := co
+		if c == nil {
+			c = ct
+		}
+		if c.same(cb) {
+			return nil, true
+		}
+		return c, true
+	case co.same(cb):
+		return ct, true
+	case ct.same(cb):
 		return co, true
 	}
 	return nil, false

@@ -6,6 +6,7 @@ package tools_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -162,6 +163,12 @@ func TestMergeRecordClaims(t *testing.T) {
 	}
 	p := "locks/a/b/0123456789abcdef00ab.json"
 	free := lock("", 1, 0, "")
+	renewed := func(rec []byte, clock gitstate.Clock) []byte { // the holder took it again: same claim, new reason
+		var l tools.Lock
+		json.Unmarshal(rec, &l)
+		l.Reason, l.Clock = "renewed", clock
+		return mustJSON(t, l)
+	}
 	cases := []struct {
 		name               string
 		base, ours, theirs []byte
@@ -172,9 +179,11 @@ func TestMergeRecordClaims(t *testing.T) {
 		{"same clock and time: smaller holder", free, lock("w2", 5, 1, ""), lock("w1", 5, 1, ""), "w1"},
 		{"created on both sides, no base", nil, lock("w2", 9, 1, ""), lock("w1", 4, 1, ""), "w1"},
 		{"a claim beats a concurrent release", lock("w0", 2, 0, ""), lock("", 9, 5, ""), lock("w1", 4, 1, ""), "w1"},
-		{"released and claimed again beats untouched", lock("w0", 2, 0, ""), lock("w0", 2, 0, "renewed"), lock("w1", 4, 1, ""), "w1"},
+		{"released and claimed again beats untouched", lock("w0", 2, 0, ""), renewed(lock("w0", 2, 0, ""), 7), lock("w1", 4, 1, ""), "w1"},
 		{"the same holder on both sides", free, lock("w1", 5, 1, "a"), lock("w1", 6, 2, "b"), "w1"},
 		{"released on both sides", lock("w0", 2, 0, ""), lock("", 5, 1, ""), lock("", 6, 2, ""), ""},
+		{"released on one side, untouched on the other", lock("w0", 2, 0, ""), lock("", 5, 1, ""), renewed(lock("w0", 2, 0, ""), 6), ""},
+		{"no base: a claim beats a later taken-and-released record", nil, lock("w1", 3, 1, ""), lock("", 9, 2, ""), "w1"},
 	}
 	for _, c := range cases {
 		got := both(t, p, c.base, c.ours, c.theirs)
@@ -184,5 +193,57 @@ func TestMergeRecordClaims(t *testing.T) {
 		if c.want != "" && !bytes.Equal(got, c.ours) && !bytes.Equal(got, c.theirs) && strings.HasPrefix(c.name, "both") {
 			t.Errorf("%s: a conflict takes the winner's record whole, got %s", c.name, got)
 		}
+	}
+}
+
+// putRecord writes one record straight into a clone's state, as a tool
+// that does not exist yet (request_review) will.
+func (c *clone) putRecord(path string, v any) {
+	c.t.Helper()
+	_, err := c.st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(gitstate.Meta{Summary: "test: put " + path})
+		return tx.Put(path, v)
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// TestSyncKeepsOneActiveReviewPerCoder: two machines each start a review
+// of coder c1 (the record request_review claims); after sync one reviewer
+// holds it, the other is mailed, and the conflict is recorded.
+func TestSyncKeepsOneActiveReviewPerCoder(t *testing.T) {
+	a, b, _ := twoMachines(t)
+	a.ok(human, "agent_register", `{"id":"c1","type":"coding"}`)
+	a.ok(human, "agent_register", `{"id":"r1","type":"review"}`)
+	a.ok(human, "agent_register", `{"id":"r2","type":"review"}`)
+	a.sync("origin")
+	b.sync("origin")
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	review := func(reviewer string, clock gitstate.Clock, sec int) tools.ActiveReview {
+		when := at.Add(time.Duration(sec) * time.Second)
+		return tools.ActiveReview{Coder: "c1", Review: "rev-" + reviewer, Claim: &tools.Claim{Holder: reviewer, Clock: clock, At: when},
+			UpdatedAt: when, UpdatedBy: "c1", Clock: clock}
+	}
+	a.putRecord("reviews/active/c1.json", review("r2", 40, 5))
+	b.putRecord("reviews/active/c1.json", review("r1", 40, 3)) // same clock, earlier: wins
+	a.sync("origin")
+	b.sync("origin")
+	a.sync("origin")
+	sameTrees(t, a, b)
+	var got tools.ActiveReview
+	if err := json.Unmarshal([]byte(a.git("show", gitstate.RefState+":reviews/active/c1.json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Claim == nil || got.Claim.Holder != "r1" || got.Review != "rev-r1" {
+		t.Errorf("active review of c1: %+v, want r1's", got)
+	}
+	cs := a.conflicts()
+	if len(cs) != 1 || cs[0].Kind != "review" || cs[0].Resource != "c1" || cs[0].Loser.Holder != "r2" {
+		t.Fatalf("conflicts %+v", cs)
+	}
+	inbox, _ := a.ok("r2", "mail_list_inbox", `{}`)
+	if inbox["count"].(float64) != 1 {
+		t.Errorf("r2's inbox: %v", inbox)
 	}
 }

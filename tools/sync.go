@@ -9,20 +9,28 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
+// SyncResult is what Sync did: the store's account, and the conflicts the
+// merge settled (granted on both sides; see restoreInvariants).
+type SyncResult struct {
+	gitstate.SyncResult
+	Conflicts []Conflict
+}
+
 // Sync merges the remote's git codex state into the local one and, with
 // push, publishes the result: fetch, deterministic merge (MergeRecord, then
 // restoreInvariants for resources granted on both sides), notes by union of
 // lines, push, again if the remote moved meanwhile.
-func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push bool, progress io.Writer) (gitstate.SyncResult, error) {
+func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push bool, progress io.Writer) (SyncResult, error) {
 	args, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
+	var conflicts []Conflict // of the merge that committed (the last attempt's)
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
 		a := audit{tool: "sync", actor: callerID, args: string(args)}
 		if IsHuman(callerID) {
 			a.actorType = TypeHuman
 		}
 		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
-		conflicts, err := restoreInvariants(tx, report)
-		if err != nil {
+		var err error
+		if conflicts, err = restoreInvariants(tx, report); err != nil {
 			return err
 		}
 		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped)",
@@ -31,7 +39,11 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		return nil
 	}
 	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Validate: ValidateRecord, Finish: finish, Push: push, Progress: progress})
-	return res, syncError(remote, err)
+	out := SyncResult{SyncResult: res}
+	if res.Merge.Status == gitstate.MergeMerged {
+		out.Conflicts = conflicts
+	}
+	return out, syncError(remote, err)
 }
 
 // syncError gives sync failures their codes and a hint.

@@ -64,11 +64,12 @@ type syncModel struct {
 	claims    []claimEvent    // lock grants, in the order they happened
 }
 
-// claimEvent is a lock granted (or, with released, freed by its holder) on
-// some clone at some step.
+// claimEvent is a lock or task granted (or, with released, freed by its
+// holder) on some clone at some step.
 type claimEvent struct {
 	step     int
-	lock     string
+	kind     string // "lock" or "task"
+	resource string // lock name or task id
 	holder   string
 	released bool
 }
@@ -147,20 +148,47 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			}
 			// a holder taking its own lock again renews it: no new claim
 			if l, _ := res.Data.(tools.Lock); res.OK && l.Claim.Clock == l.Clock {
-				m.claims = append(m.claims, claimEvent{step: step, lock: name, holder: who})
+				m.claims = append(m.claims, claimEvent{step: step, kind: "lock", resource: name, holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s acquires %s (%v)", c.name, who, name, res.OK))
 		case op < 80: // lock_release by whoever holds it here
 			name, who := fmt.Sprintf("l%d", r.IntN(3)), agentIDs[r.IntN(len(agentIDs))]
 			res := c.call(who, "lock_release", fmt.Sprintf(`{"name":%q}`, name))
 			if res.OK {
-				m.claims = append(m.claims, claimEvent{step: step, lock: name, holder: who, released: true})
+				m.claims = append(m.claims, claimEvent{step: step, kind: "lock", resource: name, holder: who, released: true})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s releases %s (%v)", c.name, who, name, res.OK))
-		case op < 90: // sync
+		case op < 82: // task_create
+			data, _ := c.ok(human, "task_create", fmt.Sprintf(`{"title":"t%d","description":"do it"}`, step))
+			trace = append(trace, fmt.Sprintf("%s: task %s", c.name, data["id"]))
+		case op < 86: // task_claim of a task this clone has
+			id, ok := randomTask(t, c, r)
+			if !ok {
+				continue
+			}
+			who := agentIDs[r.IntN(len(agentIDs))]
+			res := c.call(who, "task_claim", fmt.Sprintf(`{"id":%q}`, id))
+			if !res.OK && res.Error.Code != tools.AlreadyClaimed {
+				t.Fatalf("%s: task_claim: %+v", c.name, res.Error)
+			}
+			if tk, _ := res.Data.(tools.Task); res.OK && tk.Claim.Clock == tk.Clock {
+				m.claims = append(m.claims, claimEvent{step: step, kind: "task", resource: id, holder: who})
+			}
+			trace = append(trace, fmt.Sprintf("%s: %s claims %s (%v)", c.name, who, id, res.OK))
+		case op < 88: // task_release by whoever holds it here
+			id, ok := randomTask(t, c, r)
+			if !ok {
+				continue
+			}
+			who := agentIDs[r.IntN(len(agentIDs))]
+			if res := c.call(who, "task_release", fmt.Sprintf(`{"id":%q}`, id)); res.OK {
+				m.claims = append(m.claims, claimEvent{step: step, kind: "task", resource: id, holder: who, released: true})
+			}
+			trace = append(trace, fmt.Sprintf("%s: %s releases %s", c.name, who, id))
+		case op < 92: // sync
 			res := c.sync("origin")
 			trace = append(trace, fmt.Sprintf("%s: sync %s, %d resolved, attempts %d", c.name, res.Merge.Status, len(res.Merge.Report.Resolved), res.Attempts))
-		default: // pull: merge without pushing
+		default: // pull: merge without pushing (8%)
 			res, err := tools.Sync(context.Background(), c.st, human, "origin", false, nil)
 			if err != nil {
 				t.Fatalf("%s: pull: %v", c.name, err)
@@ -206,7 +234,7 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 		}
 	}
 	conflicts := checkClaims(t, clones[0], m.claims)
-	t.Logf("%d clones, %d steps: %d mails (%d read), %d decisions, %d agents, %d lock events, %d conflicts",
+	t.Logf("%d clones, %d steps: %d mails (%d read), %d decisions, %d agents, %d claim events, %d conflicts",
 		n, steps, len(m.mails), len(m.read), len(m.decisions), len(m.agents), len(m.claims), conflicts)
 }
 
@@ -235,15 +263,15 @@ func randomMail(t *testing.T, c *clone, r *rand.Rand) (id, to string, ok bool) {
 	return id, recipients[id], true
 }
 
-// checkClaims checks that every lock granted is accounted for in c's final
-// state: its holder holds it, released it later, or lost a recorded
-// conflict over it whose mail is in the holder's inbox.
+// checkClaims checks that every lock and task granted is accounted for in
+// c's final state: its holder holds it, released it later, or lost a
+// recorded conflict over it whose mail is in the holder's inbox.
 func checkClaims(t *testing.T, c *clone, events []claimEvent) int {
 	t.Helper()
-	lost := map[[2]string]bool{}
+	lost := map[[3]string]bool{}
 	conflicts := c.conflicts()
 	for _, k := range conflicts {
-		lost[[2]string{k.Resource, k.Loser.Holder}] = true
+		lost[[3]string{k.Kind, k.Resource, k.Loser.Holder}] = true
 		if !c.records()[mailRecord(k.Loser.Holder, k.MailID)] {
 			t.Errorf("conflict %s: no mail %s to the loser %s", k.ID, k.MailID, k.Loser.Holder)
 		}
@@ -251,21 +279,51 @@ func checkClaims(t *testing.T, c *clone, events []claimEvent) int {
 			t.Errorf("conflict %s: winner %+v is not the earlier claim than %+v", k.ID, k.Winner, k.Loser)
 		}
 	}
+	holder := func(e claimEvent) string {
+		if e.kind == "lock" {
+			return c.lockHolder(e.resource)
+		}
+		d, _ := c.ok(human, "task_show", fmt.Sprintf(`{"id":%q}`, e.resource))
+		if claim, ok := d["claim"].(map[string]any); ok {
+			return claim["holder"].(string)
+		}
+		return ""
+	}
 	for i, e := range events {
 		if e.released {
 			continue
 		}
 		releasedLater := false
 		for _, f := range events[i+1:] {
-			if f.released && f.lock == e.lock && f.holder == e.holder {
+			if f.released && f.kind == e.kind && f.resource == e.resource && f.holder == e.holder {
 				releasedLater = true
 				break
 			}
 		}
-		if c.lockHolder(e.lock) != e.holder && !releasedLater && !lost[[2]string{e.lock, e.holder}] {
-			t.Errorf("step %d: %s's claim on lock %s vanished: not held (holder %q), not released, no conflict recorded",
-				e.step, e.holder, e.lock, c.lockHolder(e.lock))
+		if h := holder(e); h != e.holder && !releasedLater && !lost[[3]string{e.kind, e.resource, e.holder}] {
+			t.Errorf("step %d: %s's claim on %s %s vanished: not held (holder %q), not released, no conflict recorded",
+				e.step, e.holder, e.kind, e.resource, h)
 		}
 	}
 	return len(conflicts)
+}
+
+// randomTask picks one task in c's current state.
+func randomTask(t *testing.T, c *clone, r *rand.Rand) (string, bool) {
+	t.Helper()
+	var ids []string
+	err := c.st.View(context.Background(), func(sn *gitstate.Snapshot) error {
+		return sn.Walk("tasks", func(p string, _ []byte) error {
+			ids = append(ids, strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".json"))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) == 0 {
+		return "", false
+	}
+	sort.Strings(ids)
+	return ids[r.IntN(len(ids))], true
 }

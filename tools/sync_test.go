@@ -88,7 +88,7 @@ func (c *clone) ok(caller, tool, args string) (map[string]any, string) {
 	return m, r.Commit
 }
 
-func (c *clone) sync(remote string) gitstate.SyncResult {
+func (c *clone) sync(remote string) tools.SyncResult {
 	c.t.Helper()
 	res, err := tools.Sync(context.Background(), c.st, human, remote, true, nil)
 	if err != nil {

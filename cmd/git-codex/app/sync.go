@@ -16,9 +16,12 @@ type syncReport struct {
 	Found    bool   `json:"found"`    // the remote had git codex state
 	Merge    string `json:"merge"`    // up-to-date, fast-forward or merged; "" if nothing was fetched
 	Resolved int    `json:"resolved"` // records both sides had changed
-	Pushed   bool   `json:"pushed"`
-	Commit   string `json:"commit"` // the local tip afterwards
-	Attempts int    `json:"attempts"`
+	// Conflicts are the locks, tasks and reviews both sides had granted
+	// to different holders: the earlier claim kept them, the loser was mailed.
+	Conflicts []tools.Conflict `json:"conflicts"`
+	Pushed    bool             `json:"pushed"`
+	Commit    string           `json:"commit"` // the local tip afterwards
+	Attempts  int              `json:"attempts"`
 }
 
 func remoteArg(c *cli.Context) (string, error) {
@@ -38,7 +41,9 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 		ArgsUsage: "[<remote>]",
 		Description: "Fetches the remote's refs/codex/state and refs/notes/codex* (even if the remote's refspecs do not\n" +
 			"carry them), merges them into the local state under the writer lock (a merge commit keeps both\n" +
-			"audit trails; records changed on both sides go to the newer clock), merges notes by union of lines" +
+			"audit trails; records changed on both sides merge field by field, newer clock first; a lock, task or\n" +
+			"review granted on both sides stays with the earlier claim and the loser is mailed), merges notes by\n" +
+			"union of lines" +
 			map[bool]string{true: ",\nand pushes; if the remote moved meanwhile it fetches and merges again.", false: ".\nNothing is pushed."}[push],
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
@@ -60,7 +65,10 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				return err
 			}
 			r := syncReport{Remote: remote, Found: res.Found, Merge: string(res.Merge.Status), Resolved: len(res.Merge.Report.Resolved),
-				Pushed: res.Pushed, Commit: res.Merge.Commit, Attempts: res.Attempts}
+				Conflicts: res.Conflicts, Pushed: res.Pushed, Commit: res.Merge.Commit, Attempts: res.Attempts}
+			if r.Conflicts == nil {
+				r.Conflicts = []tools.Conflict{}
+			}
 			if r.Commit == "" {
 				// nothing was merged (the remote had no state): the tip is ours
 				st.View(c.Context, func(sn *gitstate.Snapshot) error { r.Commit = sn.Commit(); return nil })
@@ -73,6 +81,9 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				fmt.Fprintf(e.stdout, "%s has no git codex state yet", remote)
 			case r.Merge == string(gitstate.MergeMerged):
 				fmt.Fprintf(e.stdout, "merged the state of %s (%d record(s) changed on both sides)", remote, r.Resolved)
+				if n := len(r.Conflicts); n > 0 {
+					fmt.Fprintf(e.stdout, "; %d conflict(s) settled, losers mailed: see `git codex conflict list`", n)
+				}
 			default:
 				fmt.Fprintf(e.stdout, "state %s with %s", r.Merge, remote)
 			}
