@@ -97,6 +97,96 @@ func (e *env) render(tool string, data any) error {
 		return tp.Render()
 	case tools.ConfigValue:
 		fmt.Fprintf(w, "%s = %s\n", d.Key, compactJSON(d.Value))
+	case tools.Task:
+		fmt.Fprintf(w, "id:          %s\ntitle:       %s\nstate:       %s\n", d.ID, d.Title, d.State)
+		if d.Claim != nil {
+			fmt.Fprintf(w, "holder:      %s since %s\n", d.Claim.Holder, d.Claim.At.Format(time.RFC3339))
+		} else {
+			fmt.Fprintln(w, "holder:      nobody")
+		}
+		if !d.CreatedAt.IsZero() {
+			fmt.Fprintf(w, "created:     %s by %s\n", d.CreatedAt.Format(time.RFC3339), d.CreatedBy)
+		}
+		if d.UpdatedBy != "" && !d.UpdatedAt.Equal(d.CreatedAt) {
+			fmt.Fprintf(w, "updated:     %s by %s\n", d.UpdatedAt.Format(time.RFC3339), d.UpdatedBy)
+		}
+		if desc := strings.TrimRight(d.Description, "\n"); desc != "" {
+			fmt.Fprintf(w, "\n%s\n", desc)
+		}
+	case tools.TaskList:
+		if len(d.Tasks) == 0 {
+			fmt.Fprintln(e.stderr, "no tasks")
+			return nil
+		}
+		tp := e.table("ID", "STATE", "HOLDER", "TITLE")
+		for _, t := range d.Tasks {
+			tp.AddField(t.ID)
+			tp.AddField(t.State)
+			if t.Claim != nil {
+				tp.AddField(t.Claim.Holder)
+			} else {
+				tp.AddField("-")
+			}
+			tp.AddField(oneLine(t.Title))
+			tp.EndRow()
+		}
+		return tp.Render()
+	case tools.Lock:
+		if d.Claim == nil {
+			fmt.Fprintf(w, "lock %s is free\n", d.Name)
+			return nil
+		}
+		fmt.Fprintf(w, "lock %s held by %s since %s\n", d.Name, d.Claim.Holder, d.Claim.At.Format(time.RFC3339))
+		if d.ExpiresAt != nil {
+			fmt.Fprintf(w, "expires: %s\n", d.ExpiresAt.Format(time.RFC3339))
+		}
+		if d.Reason != "" {
+			fmt.Fprintf(w, "reason:  %s\n", d.Reason)
+		}
+	case tools.LockList:
+		if len(d.Locks) == 0 {
+			fmt.Fprintln(e.stderr, "no locks held")
+			return nil
+		}
+		tp := e.table("NAME", "HOLDER", "SINCE", "EXPIRES", "REASON")
+		for _, l := range d.Locks {
+			tp.AddField(l.Name)
+			if l.Claim != nil {
+				tp.AddField(l.Claim.Holder)
+				tp.AddField(e.when(l.Claim.At))
+			} else {
+				tp.AddField("-")
+				tp.AddField("-")
+			}
+			if l.ExpiresAt != nil {
+				tp.AddField(e.expires(*l.ExpiresAt))
+			} else {
+				tp.AddField("-")
+			}
+			if r := oneLine(l.Reason); r != "" {
+				tp.AddField(r)
+			} else {
+				tp.AddField("-")
+			}
+			tp.EndRow()
+		}
+		return tp.Render()
+	case tools.ConflictList:
+		if len(d.Conflicts) == 0 {
+			fmt.Fprintln(e.stderr, "no conflicts")
+			return nil
+		}
+		tp := e.table("ID", "KIND", "RESOURCE", "WINNER", "LOSER", "WHEN")
+		for _, c := range d.Conflicts {
+			tp.AddField(c.ID)
+			tp.AddField(c.Kind)
+			tp.AddField(c.Resource)
+			tp.AddField(c.Winner.Holder)
+			tp.AddField(c.Loser.Holder)
+			tp.AddField(e.when(c.CreatedAt))
+			tp.EndRow()
+		}
+		return tp.Render()
 	default:
 		return writeJSON(w, data)
 	}
@@ -125,6 +215,28 @@ func (e *env) when(t time.Time) string {
 	}
 	return t.Format("2006-01-02")
 }
+
+// expires formats a time that may lie ahead (a lock's expiry): like when,
+// but "in 5m" for the future on a terminal.
+func (e *env) expires(t time.Time) string {
+	if !e.tty || !t.After(time.Now()) {
+		return e.when(t)
+	}
+	d := time.Until(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("in %ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("in %dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("in %dh", int(d.Hours()))
+	}
+	return t.Format("2006-01-02")
+}
+
+// oneLine folds free text (a title, a reason) onto one line for a table
+// cell, so a newline cannot break a row.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func yesNo(b bool) string {
 	if b {

@@ -21,6 +21,12 @@ func groupUsage(group string) string {
 		return "log decisions and their reasoning"
 	case "config":
 		return "show and change settings, including the permission policy"
+	case "task":
+		return "create, claim, assign and move along tasks, one holder at a time"
+	case "lock":
+		return "take, release and list named locks on shared resources"
+	case "conflict":
+		return "list the conflicts sync settled: a lock, task or review granted twice"
 	}
 	return ""
 }
