@@ -20,7 +20,14 @@ const (
 	TypeCoding       AgentType = "coding"
 	TypeReview       AgentType = "review"
 	TypeHuman        AgentType = "human"
+	// TypeSystem is the sender type of mail git codex itself writes (a
+	// conflict's loser is told by SystemSender); no caller has it.
+	TypeSystem AgentType = "system"
 )
+
+// SystemSender is the From of mail git codex itself writes. The id is
+// reserved: no agent can be registered under it and receive the replies.
+const SystemSender = "git-codex"
 
 // AgentTypes lists every type, in the order help texts show them.
 func AgentTypes() []AgentType {
@@ -51,6 +58,15 @@ const HumanPrefix = "human:"
 // HumanInbox is the recipient of mail sent with to_human: every person
 // reads it.
 const HumanInbox = "human"
+
+// inboxFor is where mail to a caller goes: an agent's own inbox, or for
+// a person the humans' shared one.
+func inboxFor(id string) string {
+	if IsHuman(id) {
+		return HumanInbox
+	}
+	return id
+}
 
 // HumanID is the caller id of the person whose git user.email is email.
 func HumanID(email string) string { return HumanPrefix + email }
@@ -99,6 +115,9 @@ func ValidateAgentID(id string) error {
 	}
 	if id == HumanInbox {
 		return Errorf(InvalidInput, "agent id %q is reserved for the human inbox", id).With("id", id)
+	}
+	if id == SystemSender {
+		return Errorf(InvalidInput, "agent id %q is reserved for mail from git codex itself", id).With("id", id)
 	}
 	return nil
 }

@@ -43,8 +43,14 @@ func (c *Claim) same(d *Claim) bool {
 // the invariants sync restores.
 type exclusiveKind struct {
 	kind     string // "lock", "task", "review"
-	prefix   string // where its records live
+	dir      string // where its records live
+	depth    int    // path elements below dir: 3 for <x>/<y>/<id>.json, 1 for <id>.json
 	resource string // the record's field that names the resource
+	// coupled are the fields that belong to the claim: they follow
+	// whichever side's claim a merge keeps (a task's state, a lock's
+	// reason and expiry), so a merge never pairs one holder's claim with
+	// another's state.
+	coupled []string
 }
 
 // exclusiveKinds are the record kinds with a holder. Each record is the one
@@ -52,15 +58,18 @@ type exclusiveKind struct {
 // resource collide on one path, and the merge sees both claims.
 func exclusiveKinds() []exclusiveKind {
 	return []exclusiveKind{
-		{kind: "lock", prefix: dirLocks + "/", resource: "name"},
-		{kind: "task", prefix: dirTasks + "/", resource: "id"},
-		{kind: "review", prefix: dirActiveReviews + "/", resource: "coder"},
+		{kind: "lock", dir: dirLocks, depth: 3, resource: "name", coupled: []string{"reason", "expires_at"}},
+		{kind: "task", dir: dirTasks, depth: 3, resource: "id", coupled: []string{"state"}},
+		{kind: "review", dir: dirActiveReviews, depth: 1, resource: "coder", coupled: []string{"review"}},
 	}
 }
 
+// exclusiveKindOf finds the kind of the record at path, if it has one: the
+// path must have the kind's layout, the same that ValidateRecord checks.
 func exclusiveKindOf(path string) (exclusiveKind, bool) {
 	for _, k := range exclusiveKinds() {
-		if strings.HasPrefix(path, k.prefix) {
+		rest, ok := strings.CutPrefix(path, k.dir+"/")
+		if ok && strings.Count(rest, "/") == k.depth-1 && strings.HasSuffix(rest, ".json") {
 			return k, true
 		}
 	}
@@ -68,7 +77,8 @@ func exclusiveKindOf(path string) (exclusiveKind, bool) {
 }
 
 // claimOf reads a record's claim; nil when it is free or not a record
-// with a claim.
+// with a claim. Its time is in UTC, so that one instant has one encoding
+// (claims from elsewhere may carry a zone).
 func claimOf(record []byte) *Claim {
 	var v struct {
 		Claim *Claim `json:"claim"`
@@ -76,6 +86,7 @@ func claimOf(record []byte) *Claim {
 	if json.Unmarshal(record, &v) != nil || v.Claim == nil || v.Claim.Holder == "" {
 		return nil
 	}
+	v.Claim.At = v.Claim.At.UTC()
 	return v.Claim
 }
 
@@ -84,10 +95,7 @@ func claimOf(record []byte) *Claim {
 // (different from the base's) for a different holder: the resource was
 // granted twice. The earlier claim wins (Claim.before) and its version of
 // the record is taken whole; the loser's version goes into a conflict
-// record. Other cases are not conflicts: a claim beats a release made
-// concurrently on the other side, and a side that left the base's claim
-// alone yields to the side that changed it (that side released and granted
-// again, and a forced release mails the holder at the time).
+// record.
 func claimConflict(base, ours, theirs []byte) (winner, loser []byte, ok bool) {
 	cb, co, ct := claimOf(base), claimOf(ours), claimOf(theirs)
 	if co == nil || ct == nil || co.Holder == ct.Holder || co.same(cb) || ct.same(cb) {
@@ -99,48 +107,59 @@ func claimConflict(base, ours, theirs []byte) (winner, loser []byte, ok bool) {
 	return theirs, ours, true
 }
 
-// mergeClaim is the claim field of a merged exclusive record when there is
-// no conflict (see claimConflict), or false to let the field merge decide:
+// claimSide is the version whose claim a merge without a conflict keeps,
+// or nil when both sides have the same claim (then every field merges on
+// its own):
 //
 //   - a claim on one side, none on the other: if it is the base's claim,
 //     the other side released it, and the release stands; if it is new,
 //     it was made concurrently with the release, and the claim stands;
-//   - claims on both sides, one the base's: the other side's, new;
-//   - new claims by the same holder on both sides: the field merge's
-//     choice (the newer record's).
-func mergeClaim(base, ours, theirs []byte) (*Claim, bool) {
+//   - claims on both sides, one the base's: the other side, which
+//     released and granted it again;
+//   - new claims by the same holder on both sides: the newer version.
+func claimSide(base, ours, theirs []byte) []byte {
 	cb, co, ct := claimOf(base), claimOf(ours), claimOf(theirs)
 	switch {
-	case co == nil && ct == nil:
-		return nil, false
+	case co.same(ct):
+		return nil
 	case co == nil || ct == nil:
-		c := co
-		if c == nil {
-			c = ct
+		held, free := ours, theirs
+		if co == nil {
+			held, free = theirs, ours
 		}
-		if c.same(cb) {
-			return nil, true
+		if claimOf(held).same(cb) {
+			return free
 		}
-		return c, true
+		return held
 	case co.same(cb):
-		return ct, true
+		return theirs
 	case ct.same(cb):
-		return co, true
+		return ours
 	}
-	return nil, false
+	return newer(ours, theirs)
 }
 
 // mergeExclusive merges two versions of an exclusive record: the earlier
-// claim's version whole on a conflict, otherwise field by field with the
-// claim decided by mergeClaim.
-func mergeExclusive(base, ours, theirs []byte) []byte {
+// claim's version whole on a conflict; otherwise field by field, with the
+// claim and its coupled fields taken together from claimSide's version.
+func mergeExclusive(kind exclusiveKind, base, ours, theirs []byte) []byte {
 	if winner, _, ok := claimConflict(base, ours, theirs); ok {
 		return winner
 	}
 	var override map[string]json.RawMessage
-	if claim, ok := mergeClaim(base, ours, theirs); ok {
-		raw, _ := json.Marshal(claim)
-		override = map[string]json.RawMessage{"claim": raw}
+	if side := claimSide(base, ours, theirs); side != nil {
+		fields, ok := parseObject(side)
+		if !ok {
+			return newer(ours, theirs)
+		}
+		values := fields.values()
+		override = map[string]json.RawMessage{}
+		for _, f := range append([]string{"claim"}, kind.coupled...) {
+			override[f] = values[f] // nil: absent on that side, so absent in the merge
+		}
+		if c := claimOf(side); c != nil {
+			override["claim"], _ = json.Marshal(c)
+		}
 	}
 	if base == nil {
 		base = []byte("{}") // created on both sides: every field is new on both

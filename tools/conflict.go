@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -22,14 +24,10 @@ type Conflict struct {
 	Winner      Claim           `json:"winner"`
 	Loser       Claim           `json:"loser"`
 	LostVersion json.RawMessage `json:"lost_version" jsonschema:"the loser's version of the record, as it was before the merge"`
-	MailID      string          `json:"mail_id"`
+	MailID      string          `json:"mail_id" jsonschema:"the mail that told the loser"`
 	CreatedAt   time.Time       `json:"created_at"`
 	Clock       gitstate.Clock  `json:"clock"`
 }
-
-// conflictSender is the From of the mail that tells a loser about a
-// conflict: git codex itself, not an agent (a reply to it has nowhere to go).
-const conflictSender = "git-codex"
 
 // restoreInvariants runs inside a sync's merge commit, after MergeRecord has
 // picked a winner for every exclusive record both sides granted: for each
@@ -60,6 +58,13 @@ func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict
 	return out, nil
 }
 
+// recordConflict writes the conflict over the record at path and, unless
+// the loser's id cannot have an inbox, the mail that tells the loser. The
+// mail is derived from the two claims alone, so two merges of the same
+// claims write it once; the conflict record also from the loser's version
+// of the record (which may differ between two such merges), so neither
+// version is lost. Times are the later claim's: a merge has no wall clock
+// that both machines share, so the mail sorts by the claim, not the sync.
 func recordConflict(tx *gitstate.Tx, kind exclusiveKind, path string, winner, loser []byte) (*Conflict, error) {
 	w, l := *claimOf(winner), *claimOf(loser)
 	when := w.At
@@ -69,34 +74,37 @@ func recordConflict(tx *gitstate.Tx, kind exclusiveKind, path string, winner, lo
 	clock := max(w.Clock, l.Clock)
 	wj, _ := json.Marshal(w)
 	lj, _ := json.Marshal(l)
-	id := gitstate.DeriveID("c", when, path, string(wj), string(lj))
+	lost := sha256.Sum256(loser)
+	id := gitstate.DeriveID("c", when, path, string(wj), string(lj), hex.EncodeToString(lost[:]))
 	if _, err := tx.Read(conflictPath(id)); err == nil {
 		return nil, nil // already recorded (it came in with one side)
 	}
 	var fields map[string]json.RawMessage
-	json.Unmarshal(loser, &fields)
+	if err := json.Unmarshal(loser, &fields); err != nil {
+		return nil, fmt.Errorf("conflict over %s: %w", path, err)
+	}
 	var resource string
 	json.Unmarshal(fields[kind.resource], &resource)
 
-	to := l.Holder
-	if IsHuman(to) {
-		to = HumanInbox
-	}
-	m := Mail{
-		ID: gitstate.DeriveID("m", when, id), From: conflictSender, FromType: "system", To: to,
-		Subject: fmt.Sprintf("You lost %s %s to %s in a sync", kind.kind, resource, w.Holder),
-		Body: fmt.Sprintf("While two machines were apart, %s %s was granted to you (%s, clock %d) and to %s (%s, clock %d).\n"+
-			"Sync keeps the earlier claim, so %s holds it now and your claim is gone.\n"+
-			"Your version of the record is kept in conflict %s: `git codex conflict list --json`.",
-			kind.kind, resource, l.At.Format(time.RFC3339), l.Clock, w.Holder, w.At.Format(time.RFC3339), w.Clock, w.Holder, id),
-		CreatedAt: when, Clock: clock,
-	}
 	c := Conflict{
 		ID: id, Kind: kind.kind, Resource: resource, Record: path, Winner: w, Loser: l,
-		LostVersion: json.RawMessage(loser), MailID: m.ID, CreatedAt: when, Clock: clock,
+		LostVersion: json.RawMessage(loser), CreatedAt: when, Clock: clock,
 	}
-	if err := tx.Put(mailPath(to, m.ID), m); err != nil {
-		return nil, err
+	if ValidateCallerID(l.Holder) == nil {
+		to := inboxFor(l.Holder)
+		m := Mail{
+			ID: gitstate.DeriveID("m", when, path, string(wj), string(lj)), From: SystemSender, FromType: TypeSystem, To: to,
+			Subject: fmt.Sprintf("You lost %s %s to %s in a sync", kind.kind, resource, w.Holder),
+			Body: fmt.Sprintf("While two machines were apart, %s %s was granted to you (%s, clock %d) and to %s (%s, clock %d).\n"+
+				"Sync keeps the earlier claim, so %s holds it now and your claim is gone.\n"+
+				"Your version of the record is kept: `git codex conflict list --loser %s --json`.",
+				kind.kind, resource, l.At.Format(time.RFC3339), l.Clock, w.Holder, w.At.Format(time.RFC3339), w.Clock, w.Holder, l.Holder),
+			CreatedAt: when, Clock: clock,
+		}
+		if err := tx.Put(mailPath(to, m.ID), m); err != nil {
+			return nil, err
+		}
+		c.MailID = m.ID
 	}
 	return &c, tx.Put(conflictPath(id), c)
 }

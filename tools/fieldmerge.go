@@ -16,7 +16,8 @@ import (
 // other's extra fields after the field they follow there (so two versions
 // of one Go struct keep its order), indented like tx.Put's records.
 //
-// Fields named in override take the given value whatever the sides say.
+// Fields named in override take the given value whatever the sides say
+// (a nil value: the field is left out).
 // It reports false when a version is not a JSON object or there is no
 // base (two records created apart at one path have no fields in common to
 // merge); the caller then takes one version whole.
@@ -48,7 +49,7 @@ func mergeFields(base, ours, theirs []byte, override map[string]json.RawMessage)
 		var present bool
 		switch o, ok := override[key]; {
 		case ok:
-			v, present = o, true
+			v, present = o, o != nil
 		case inO == inT && bytes.Equal(ov, tv):
 			v, present = ov, inO
 		case inO == inB && bytes.Equal(ov, bv):

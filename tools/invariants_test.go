@@ -97,7 +97,7 @@ func TestSyncSettlesALockTakenOnBothMachines(t *testing.T) {
 			t.Fatalf("%s: w2 has %d mails, want the conflict's", c.name, len(mails))
 		}
 		m := mails[0].(map[string]any)
-		if m["id"] != k.MailID || m["from"] != "git-codex" || !strings.Contains(m["subject"].(string), "db-migrations") || !strings.Contains(m["body"].(string), k.ID) {
+		if m["id"] != k.MailID || m["from"] != "git-codex" || !strings.Contains(m["subject"].(string), "db-migrations") || !strings.Contains(m["body"].(string), "conflict list --loser w2") {
 			t.Errorf("%s: mail %v", c.name, m)
 		}
 	}

@@ -179,10 +179,7 @@ func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
 // notifyTaken mails a holder whose claim someone else ended; how says
 // what happened ("released by boss").
 func notifyTaken(c *Call, kind, resource, holder, how string) error {
-	to := holder
-	if IsHuman(to) {
-		to = HumanInbox
-	}
+	to := inboxFor(holder)
 	tx := c.Tx
 	m := Mail{
 		ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: to,

@@ -182,11 +182,11 @@ var MailReply = Define("mail_reply", "mail.reply",
 		if err != nil {
 			return MailSent{}, err
 		}
-		to := orig.From
-		if IsHuman(to) {
-			to = HumanInbox
-		} else if _, err := getAgent(c.Tx, to); err != nil {
-			return MailSent{}, err
+		to := inboxFor(orig.From)
+		if to != HumanInbox {
+			if _, err := getAgent(c.Tx, to); err != nil {
+				return MailSent{}, err
+			}
 		}
 		subject := orig.Subject
 		if !strings.HasPrefix(subject, "Re: ") {

@@ -21,7 +21,8 @@ import (
 //     mergeExclusive: if both sides granted the resource to different
 //     holders, the earlier claim's version is taken whole, and the merge's
 //     finishing step (restoreInvariants) records the conflict and mails
-//     the loser.
+//     the loser; otherwise the claim and the fields that go with it (a
+//     task's state, a lock's reason) come together from one side.
 //  4. Every other record merges field by field against the base
 //     (mergeFields): a field one side changed takes that side's value; a
 //     field both changed takes the newer version's, newer meaning the
@@ -41,8 +42,8 @@ func MergeRecord(path string, base, ours, theirs []byte) []byte {
 			return merged
 		}
 	}
-	if _, ok := exclusiveKindOf(path); ok {
-		return mergeExclusive(base, ours, theirs)
+	if kind, ok := exclusiveKindOf(path); ok {
+		return mergeExclusive(kind, base, ours, theirs)
 	}
 	if merged, ok := mergeFields(base, ours, theirs, nil); ok {
 		return merged
@@ -151,5 +152,12 @@ func newerEntry(a, b ConfigEntry) ConfigEntry {
 		}
 		return b
 	}
-	return a
+	// equal but for encoding (one instant written in two zones): the
+	// larger encoding, again whichever side merges.
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if bytes.Compare(ja, jb) >= 0 {
+		return a
+	}
+	return b
 }

@@ -18,7 +18,7 @@ const (
 	dirTasks     = "tasks"
 	dirConflicts = "conflicts"
 	// dirActiveReviews holds one record per coder under review: its
-	// active review's claim (request_review writes it).
+	// active review's claim (for the review loop, which is not built yet).
 	dirActiveReviews = "reviews/active"
 	pathConfig       = "config/config.json"
 )
@@ -35,8 +35,12 @@ func decisionPath(id string) string {
 	return dirDecisions + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
-// taskIDPattern is the shape of ids NewID("t") makes.
-var taskIDPattern = regexp.MustCompile(`^t-[0-9a-z]{16}$`)
+// taskIDPattern is the shape of ids NewID("t") makes; conflictIDPattern
+// of those gitstate.DeriveID("c", ...) makes.
+var (
+	taskIDPattern     = regexp.MustCompile(`^t-[0-9a-z]{16}$`)
+	conflictIDPattern = regexp.MustCompile(`^c-[0-9a-z]{16}$`)
+)
 
 func taskPath(id string) string {
 	return dirTasks + "/" + gitstate.Fanout(id) + "/" + id + ".json"
@@ -126,9 +130,10 @@ type Task struct {
 	Clock       gitstate.Clock `json:"clock"`
 }
 
-// ActiveReview holds the claim on a coder's one active review: the review
-// loop (request_review) claims it for the reviewer it spawns and frees it
-// when feedback is sent. Mutable.
+// ActiveReview holds the claim on a coder's one active review. The review
+// loop (request_review, a later part; no tool writes it yet) is to claim
+// it for the reviewer it spawns and free it when feedback is sent; sync
+// already keeps it to one holder. Mutable.
 type ActiveReview struct {
 	Coder     string         `json:"coder"`
 	Review    string         `json:"review,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -18,6 +19,8 @@ func ValidateRecord(path string, data []byte) error {
 	parts := strings.Split(path, "/")
 	name := strings.TrimSuffix(parts[len(parts)-1], ".json")
 	switch {
+	case !knownLayout(parts):
+		return fmt.Errorf("no record of git codex belongs at this path")
 	case path == pathConfig:
 		var c Config
 		return strictDecode(data, &c)
@@ -56,10 +59,16 @@ func ValidateRecord(path string, data []byte) error {
 		if t.ID != name || !taskIDPattern.MatchString(t.ID) || parts[1]+"/"+parts[2] != gitstate.Fanout(t.ID) {
 			return fmt.Errorf("task record %q does not belong at this path", t.ID)
 		}
+		if err := validTaskState("state", t.State); err != nil {
+			return err
+		}
 		return validClaim(t.Claim)
 	case parts[0] == dirLocks && len(parts) == 4:
 		var l Lock
 		if err := strictDecode(data, &l); err != nil {
+			return err
+		}
+		if err := validLockName(l.Name); err != nil {
 			return err
 		}
 		if lockPath(l.Name) != path {
@@ -80,8 +89,14 @@ func ValidateRecord(path string, data []byte) error {
 		if err := strictDecode(data, &c); err != nil {
 			return err
 		}
-		if c.ID != name || parts[1]+"/"+parts[2] != gitstate.Fanout(c.ID) {
+		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || parts[1]+"/"+parts[2] != gitstate.Fanout(c.ID) {
 			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
+		}
+		if _, ok := exclusiveKindOf(c.Record); !ok {
+			return fmt.Errorf("conflict record %q is about %q, not a lock, task or review", c.ID, c.Record)
+		}
+		if ValidateCallerID(c.Winner.Holder) != nil || ValidateCallerID(c.Loser.Holder) != nil {
+			return fmt.Errorf("conflict record %q names holders %q and %q", c.ID, c.Winner.Holder, c.Loser.Holder)
 		}
 	default:
 		if !json.Valid(data) {
@@ -91,16 +106,31 @@ func ValidateRecord(path string, data []byte) error {
 	return nil
 }
 
-// strictDecode decodes one JSON object with no trailing data.
+// strictDecode decodes one JSON value with nothing after it: the record
+// must be one json.Unmarshal (which the tools use) accepts too.
 func strictDecode(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("trailing data")
 	}
 	return nil
+}
+
+// knownLayout reports whether a path is one this version may hold: in the
+// directories of the kinds it knows, only their own layout; anywhere else
+// (a newer version's kinds), anything.
+func knownLayout(parts []string) bool {
+	depth := map[string]int{dirAgents: 2, dirMail: 5, dirDecisions: 4, dirTasks: 4, dirLocks: 4, dirConflicts: 4}
+	if want, ok := depth[parts[0]]; ok {
+		return len(parts) == want && strings.HasSuffix(parts[len(parts)-1], ".json")
+	}
+	if strings.HasPrefix(strings.Join(parts, "/"), dirActiveReviews+"/") {
+		return len(parts) == 3 && strings.HasSuffix(parts[2], ".json")
+	}
+	return true
 }
 
 // validClaim checks that a claim names a possible holder: an agent id or a
