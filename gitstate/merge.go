@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -298,8 +297,9 @@ type MergeResult struct {
 // MergeFunc finishes a merge commit: it may restore invariants the merge
 // broke (through tx, which shows the merged tree) and must set the commit's
 // metadata. Like the Resolver it must be deterministic, so both sides of a
-// sync write the same tree: no NewID (use DeriveID), and tx.Now() is not
-// the wall clock but the later of the two tips' commit times.
+// sync write the same tree: the records it writes take their ids from
+// DeriveID, not NewID, and their times from the merged records, not from
+// tx.Now() (the wall clock, which dates the merge commit only).
 type MergeFunc func(tx *Tx, report MergeReport) error
 
 // Merge brings the state history at rev (typically a remote-tracking ref
@@ -385,7 +385,6 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	}
 	var trees [3]plumbing.Hash
 	var clock Clock
-	var now time.Time // the later tip's time: the same on both machines
 	for i, h := range []plumbing.Hash{base, ours, theirs} {
 		if h.IsZero() {
 			continue
@@ -396,9 +395,6 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 		}
 		trees[i] = c.TreeHash
 		clock = clock.Witness(clockOf(c.Message))
-		if when := c.Committer.When; i > 0 && when.After(now) {
-			now = when
-		}
 	}
 	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve)
 	if err != nil {
@@ -408,7 +404,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 		return Commit{}, report, err
 	}
 	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*object.Tree{}}
-	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: now.UTC(), merged: []plumbing.Hash{theirs}}
+	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}
 	if err := finish(tx, report); err != nil {
 		tx.abort()
 		return Commit{}, report, err
