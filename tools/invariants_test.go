@@ -101,6 +101,10 @@ func TestSyncSettlesALockTakenOnBothMachines(t *testing.T) {
 			t.Errorf("%s: mail %v", c.name, m)
 		}
 	}
+	// a reply to git codex itself has nowhere to go
+	if r := b.call("w2", "mail_reply", `{"original_mail_id":"`+b.conflicts()[0].MailID+`","body":"ok"}`); r.OK || r.Error.Code != tools.InvalidInput {
+		t.Errorf("reply to the conflict mail: %+v, want INVALID_INPUT", r)
+	}
 	// The merge commit is the event: both parents, a conflict in its summary.
 	if subj := b.git("log", "-1", "--format=%s", res.Merge.Commit); !strings.Contains(subj, "1 conflict(s)") {
 		t.Errorf("merge commit summary %q", subj)

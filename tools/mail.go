@@ -182,6 +182,9 @@ var MailReply = Define("mail_reply", "mail.reply",
 		if err != nil {
 			return MailSent{}, err
 		}
+		if orig.From == SystemSender {
+			return MailSent{}, Errorf(InvalidInput, "mail %s comes from git codex itself; there is no one to reply to", orig.ID).With("mail_id", orig.ID)
+		}
 		to := inboxFor(orig.From)
 		if to != HumanInbox {
 			if _, err := getAgent(c.Tx, to); err != nil {
