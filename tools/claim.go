@@ -32,6 +32,8 @@ func (c Claim) before(d Claim) bool {
 	return c.Holder < d.Holder
 }
 
+// same reports whether two claims (nil: none) are one grant: the same
+// holder, clock and instant.
 func (c *Claim) same(d *Claim) bool {
 	if c == nil || d == nil {
 		return c == d
