@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -79,6 +80,11 @@ func PushRefspecs() []string {
 // found is false when the remote has no git codex state. progress, if not
 // nil, receives git's progress output.
 func (s *Store) Fetch(ctx context.Context, remote string, progress io.Writer) (found bool, err error) {
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	adv, err := s.fetch(ctx, remote, progress)
 	return adv.found(), err
 }
@@ -131,11 +137,26 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	} else {
 		args = append(args, "--quiet")
 	}
-	if err := s.gitProgress(ctx, progress, append(append(args, remote), specs...)...); err != nil {
-		return nil, fmt.Errorf("gitstate: fetch %s: %w: %v", remote, ErrRemote, err)
+	args = append(append(args, remote), specs...)
+	for attempt := 1; ; attempt++ {
+		err := s.gitProgress(ctx, progress, args...)
+		switch {
+		case err == nil:
+			return adv, nil
+		case !strings.Contains(err.Error(), "cannot lock ref"):
+			return nil, fmt.Errorf("gitstate: fetch %s: %w: %v", remote, ErrRemote, err)
+		case attempt == fetchAttempts:
+			// a local failure, not the remote's: say so
+			return nil, fmt.Errorf("gitstate: fetch %s: another process kept updating the remote-tracking refs: %v", remote, err)
+		}
+		// a plain `git fetch` of the same refs got there first: again
+		time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
 	}
-	return adv, nil
 }
+
+// fetchAttempts bounds the retries of a fetch that lost the remote-tracking
+// refs' locks to another fetch (a plain `git fetch` running at the time).
+const fetchAttempts = 5
 
 // upToDate reports whether the remote, as advertised, already holds our
 // state and every notes ref we would push, at the same commits: then a
@@ -162,6 +183,15 @@ func (s *Store) upToDate(ctx context.Context, adv advertised) (bool, error) {
 // ErrPushRejected. A remote that refuses for another reason (a hook,
 // permissions) or cannot be reached: ErrRemote.
 func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) error {
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.push(ctx, remote, progress)
+}
+
+func (s *Store) push(ctx context.Context, remote string, progress io.Writer) error {
 	if err := checkRemote(remote); err != nil {
 		return err
 	}
@@ -322,12 +352,18 @@ type SyncResult struct {
 // sync with nothing new costs one `git ls-remote`. A push the remote rejects
 // because its state moved meanwhile starts another round. A remote that
 // cannot be reached fails with ErrRemote before anything local changes.
+// Syncs of one repository take turns (lockSync).
 func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (SyncResult, error) {
 	attempts := opts.Attempts
 	if attempts <= 0 {
 		attempts = 5
 	}
 	var res SyncResult
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	for res.Attempts < attempts {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
@@ -357,7 +393,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			res.Pushed = true
 			return res, nil
 		}
-		err = s.Push(ctx, remote, opts.Progress)
+		err = s.push(ctx, remote, opts.Progress)
 		if err == nil {
 			res.Pushed = true
 			return res, nil

@@ -739,3 +739,62 @@ func TestValidateRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentSyncsOfOneRepository: four syncs of one repository at
+// once (as from four agents' servers), with plain `git fetch`es of the same
+// refs running too: all succeed (syncs take turns; a fetch that loses the
+// tracking ref's lock to a plain fetch tries again), nothing is lost, and
+// the clones converge.
+func TestConcurrentSyncsOfOneRepository(t *testing.T) {
+	remote := newBareRemote(t)
+	a, b := newClone(t, "A", remote), newClone(t, "B", remote)
+	a.init()
+	a.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)
+	if err := a.st.ConfigureRemote(context.Background(), "origin"); err != nil {
+		t.Fatal(err)
+	}
+	a.sync("origin")
+	b.sync("origin")
+	for i := 0; i < 3; i++ {
+		a.ok("w1", "mail_send", fmt.Sprintf(`{"to":"w1","subject":"a%d","body":"x"}`, i))
+		b.ok("w1", "mail_send", fmt.Sprintf(`{"to":"w1","subject":"b%d","body":"x"}`, i))
+	}
+	b.sync("origin")
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := gitstate.Open(a.dir, gitstate.Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer st.Close()
+			if _, err := tools.Sync(context.Background(), st, human, "origin", true, nil); err != nil {
+				errs <- fmt.Errorf("sync: %w", err)
+			}
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := gitstatetest.GitErr(a.dir, "fetch", "-q", "origin"); err != nil && !strings.Contains(string(out), "cannot lock ref") {
+				errs <- fmt.Errorf("git fetch: %v: %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	b.sync("origin")
+	sameTrees(t, a, b)
+	inbox, _ := a.ok("w1", "mail_list_inbox", `{}`)
+	if n := inbox["count"].(float64); n != 6 {
+		t.Errorf("w1 has %v unread mails after the syncs, want all 6", n)
+	}
+}
