@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -29,9 +30,9 @@ const envSyncSeed = "CODEX_SYNC_SEED"
 //   - every mail, decision and agent created on any clone is there;
 //   - a mail is read if and only if its recipient read it on some clone;
 //   - every config key set on any clone is set;
-//   - no lock claim is lost silently: each granted claim still holds, was
-//     released by its holder afterwards, or lost a conflict that is
-//     recorded, with a mail to the loser.
+//   - no lock, task or review claim is lost silently: each granted claim
+//     still holds, was released by its holder afterwards, or lost a
+//     conflict that is recorded, with a mail to the loser.
 func TestSyncProperty(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(envSyncSeed); s != "" {
@@ -41,7 +42,7 @@ func TestSyncProperty(t *testing.T) {
 		}
 		seed = n
 	}
-	runs, steps := 2, 70
+	runs, steps := 3, 100
 	if testing.Short() {
 		runs, steps = 1, 30
 	}
@@ -185,6 +186,12 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "task", resource: id, holder: who, released: true})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s releases %s", c.name, who, id))
+		case op < 90: // a review of coder "cat" starts, as request_review will claim it
+			who := agentIDs[r.IntN(2)] // ann or ben reviews
+			if claimActiveReview(t, c, "cat", who) {
+				m.claims = append(m.claims, claimEvent{step: step, kind: "review", resource: "cat", holder: who})
+			}
+			trace = append(trace, fmt.Sprintf("%s: %s reviews cat", c.name, who))
 		case op < 92: // sync
 			res := c.sync("origin")
 			trace = append(trace, fmt.Sprintf("%s: sync %s, %d resolved, attempts %d", c.name, res.Merge.Status, len(res.Merge.Report.Resolved), res.Attempts))
@@ -280,8 +287,16 @@ func checkClaims(t *testing.T, c *clone, events []claimEvent) int {
 		}
 	}
 	holder := func(e claimEvent) string {
-		if e.kind == "lock" {
+		switch e.kind {
+		case "lock":
 			return c.lockHolder(e.resource)
+		case "review":
+			var r tools.ActiveReview
+			json.Unmarshal([]byte(c.git("show", gitstate.RefState+":reviews/active/"+e.resource+".json")), &r)
+			if r.Claim == nil {
+				return ""
+			}
+			return r.Claim.Holder
 		}
 		d, _ := c.ok(human, "task_show", fmt.Sprintf(`{"id":%q}`, e.resource))
 		if claim, ok := d["claim"].(map[string]any); ok {
@@ -326,4 +341,32 @@ func randomTask(t *testing.T, c *clone, r *rand.Rand) (string, bool) {
 	}
 	sort.Strings(ids)
 	return ids[r.IntN(len(ids))], true
+}
+
+// claimActiveReview claims coder's active review for reviewer in c, if it
+// is free there, the way the review loop will: one transaction that reads
+// the record and writes the claim. It reports whether a new claim was made.
+func claimActiveReview(t *testing.T, c *clone, coder, reviewer string) bool {
+	t.Helper()
+	path := "reviews/active/" + coder + ".json"
+	claimed := false
+	_, err := c.st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(gitstate.Meta{Summary: "test: " + reviewer + " reviews " + coder})
+		var r tools.ActiveReview
+		if err := tx.Get(path, &r); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
+			return err
+		}
+		if r.Claim != nil {
+			return nil // held (by anyone): no new claim
+		}
+		now := tx.Now()
+		r = tools.ActiveReview{Coder: coder, Review: "rev-" + reviewer, Claim: &tools.Claim{Holder: reviewer, Clock: tx.Clock(), At: now},
+			UpdatedAt: now, UpdatedBy: reviewer, Clock: tx.Clock()}
+		claimed = true
+		return tx.Put(path, r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return claimed
 }
