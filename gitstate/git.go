@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 )
@@ -21,6 +22,9 @@ func (s *Store) gitTo(ctx context.Context, stdout, progress io.Writer, args ...s
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", s.commonDir}, args...)...)
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	// git codex reads git's messages (push refusals, ref lock failures):
+	// they must be git's own, not a translation.
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if progress != nil {
 		cmd.Stderr = io.MultiWriter(&stderr, progress)
 	}

@@ -150,13 +150,18 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			return nil, fmt.Errorf("gitstate: fetch %s: another process kept updating the remote-tracking refs: %v", remote, err)
 		}
 		// a plain `git fetch` of the same refs got there first: again
-		time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("gitstate: fetch %s: %w", remote, ctx.Err())
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		}
 	}
 }
 
 // fetchAttempts bounds the retries of a fetch that lost the remote-tracking
-// refs' locks to another fetch (a plain `git fetch` running at the time).
-const fetchAttempts = 5
+// refs' locks to another fetch (a plain `git fetch` running at the time):
+// about 5 s in all, like the writer's wait for git's ref lock.
+const fetchAttempts = 15
 
 // upToDate reports whether the remote, as advertised, already holds our
 // state and every notes ref we would push, at the same commits: then a
@@ -325,7 +330,10 @@ func (s *Store) gitProgress(ctx context.Context, progress io.Writer, args ...str
 
 // SyncOptions configure Sync.
 type SyncOptions struct {
-	// Resolve, Validate and Finish are passed to MergeValidated.
+	// Resolve, Validate and Finish are passed to MergeValidated. They run
+	// while Sync holds the sync lock and the writer lock: they must not
+	// call the Store's Fetch, Push, Sync or Update, which would wait for
+	// those locks forever.
 	Resolve  Resolver
 	Validate Validator
 	Finish   MergeFunc

@@ -38,12 +38,6 @@ func (tx *Tx) Parent() string { return tx.base.Commit() }
 // NewID returns a fresh id with the given prefix (see NewID).
 func (tx *Tx) NewID(prefix string) string { return NewID(prefix, tx.now) }
 
-// DeriveID returns an id for a record that a merge writes: derived from
-// seed and the transaction's time, so it is the same on every machine.
-func (tx *Tx) DeriveID(prefix string, seed ...string) string {
-	return DeriveID(prefix, tx.now, seed...)
-}
-
 // SetMeta sets the commit's summary and trailers. A transaction must set
 // them before it ends, whether its operation succeeded or not.
 func (tx *Tx) SetMeta(m Meta) { tx.meta = &m }

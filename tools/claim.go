@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,24 @@ type exclusiveKind struct {
 	// reason and expiry), so a merge never pairs one holder's claim with
 	// another's state.
 	coupled []string
+	// endField and endValues say when a record's resource has ended for
+	// good (a task COMPLETED or CANCELLED): a side that ended it wins.
+	endField  string
+	endValues []string
+}
+
+// ended reports whether the record says its resource has ended for good.
+func (k exclusiveKind) ended(record []byte) bool {
+	if k.endField == "" || record == nil {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(record, &fields) != nil {
+		return false
+	}
+	var v string
+	json.Unmarshal(fields[k.endField], &v)
+	return slices.Contains(k.endValues, v)
 }
 
 // exclusiveKinds are the record kinds with a holder. Each record is the one
@@ -61,7 +80,8 @@ type exclusiveKind struct {
 func exclusiveKinds() []exclusiveKind {
 	return []exclusiveKind{
 		{kind: "lock", dir: dirLocks, depth: 3, resource: "name", coupled: []string{"reason", "expires_at"}},
-		{kind: "task", dir: dirTasks, depth: 3, resource: "id", coupled: []string{"state"}},
+		{kind: "task", dir: dirTasks, depth: 3, resource: "id", coupled: []string{"state"},
+			endField: "state", endValues: []string{TaskCompleted, TaskCancelled}},
 		{kind: "review", dir: dirActiveReviews, depth: 1, resource: "coder", coupled: []string{"review"}},
 	}
 }
@@ -90,6 +110,24 @@ func claimOf(record []byte) *Claim {
 	}
 	v.Claim.At = v.Claim.At.UTC()
 	return v.Claim
+}
+
+// endedSide decides between two versions of an exclusive record when
+// exactly one side ended the resource since the base (a task completed or
+// cancelled): that side's version is taken whole, because the work is done
+// or called off, whatever the other side did meanwhile. A claim the other
+// side made in that time is a conflict (restoreInvariants records it).
+func endedSide(kind exclusiveKind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
+	if kind.ended(base) {
+		return nil, nil, false
+	}
+	switch eo, et := kind.ended(ours), kind.ended(theirs); {
+	case eo && !et:
+		return ours, theirs, true
+	case et && !eo:
+		return theirs, ours, true
+	}
+	return nil, nil, false
 }
 
 // claimConflict decides between two versions of an exclusive record that
@@ -141,10 +179,15 @@ func claimSide(base, ours, theirs []byte) []byte {
 	return newer(ours, theirs)
 }
 
-// mergeExclusive merges two versions of an exclusive record: the earlier
-// claim's version whole on a conflict; otherwise field by field, with the
-// claim and its coupled fields taken together from claimSide's version.
+// mergeExclusive merges two versions of an exclusive record: the version
+// that ended the resource whole (endedSide), or the earlier claim's whole
+// on a conflict (claimConflict); otherwise field by field, with the claim
+// (as that side encoded it, extra members included) and its coupled fields
+// taken together from claimSide's version.
 func mergeExclusive(kind exclusiveKind, base, ours, theirs []byte) []byte {
+	if winner, _, ok := endedSide(kind, base, ours, theirs); ok {
+		return winner
+	}
 	if winner, _, ok := claimConflict(base, ours, theirs); ok {
 		return winner
 	}
@@ -158,9 +201,6 @@ func mergeExclusive(kind exclusiveKind, base, ours, theirs []byte) []byte {
 		override = map[string]json.RawMessage{}
 		for _, f := range append([]string{"claim"}, kind.coupled...) {
 			override[f] = values[f] // nil: absent on that side, so absent in the merge
-		}
-		if c := claimOf(side); c != nil {
-			override["claim"], _ = json.Marshal(c)
 		}
 	}
 	if base == nil {

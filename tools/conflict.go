@@ -12,16 +12,24 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-// Conflict records that two machines granted one resource to different
-// holders while they were apart, and how sync settled it. Immutable. The
-// loser's version of the record is kept whole, so nothing it recorded is
-// lost; the loser is also mailed.
+// Conflict rules: why the loser lost.
+const (
+	RuleEarlierClaim = "earlier-claim" // both sides granted it; the earlier claim kept it
+	RuleEnded        = "ended"         // the other side completed or cancelled it meanwhile
+)
+
+// Conflict records that two machines, while they were apart, granted one
+// resource to different holders, or that one granted it while the other
+// ended it, and how sync settled it. Immutable. The loser's version of the
+// record is kept whole, so nothing it recorded is lost; the loser is also
+// mailed.
 type Conflict struct {
 	ID          string          `json:"id"`
 	Kind        string          `json:"kind" jsonschema:"lock, task or review"`
 	Resource    string          `json:"resource" jsonschema:"the lock's name, the task's id or the coder's id"`
 	Record      string          `json:"record" jsonschema:"path of the record in the state tree"`
-	Winner      Claim           `json:"winner"`
+	Rule        string          `json:"rule" jsonschema:"earlier-claim: both sides granted it and the earlier claim kept it; ended: the other side completed or cancelled it"`
+	Winner      *Claim          `json:"winner" jsonschema:"the claim that was kept; null if the resource ended unclaimed"`
 	Loser       Claim           `json:"loser"`
 	LostVersion json.RawMessage `json:"lost_version" jsonschema:"the loser's version of the record, as it was before the merge"`
 	MailID      string          `json:"mail_id" jsonschema:"the mail that told the loser"`
@@ -43,11 +51,20 @@ func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict
 			continue
 		}
 		sides := report.Sides[path]
-		winner, loser, ok := claimConflict(sides.Base, sides.Ours, sides.Theirs)
+		rule := RuleEnded
+		winner, loser, ok := endedSide(kind, sides.Base, sides.Ours, sides.Theirs)
+		if ok {
+			// a conflict only if the losing side claimed it meanwhile
+			lc := claimOf(loser)
+			ok = lc != nil && !lc.same(claimOf(sides.Base)) && !lc.same(claimOf(winner))
+		} else {
+			rule = RuleEarlierClaim
+			winner, loser, ok = claimConflict(sides.Base, sides.Ours, sides.Theirs)
+		}
 		if !ok {
 			continue
 		}
-		c, err := recordConflict(tx, kind, path, winner, loser)
+		c, err := recordConflict(tx, kind, rule, path, winner, loser)
 		if err != nil {
 			return nil, err
 		}
@@ -65,17 +82,16 @@ func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict
 // of the record (which may differ between two such merges), so neither
 // version is lost. Times are the later claim's: a merge has no wall clock
 // that both machines share, so the mail sorts by the claim, not the sync.
-func recordConflict(tx *gitstate.Tx, kind exclusiveKind, path string, winner, loser []byte) (*Conflict, error) {
-	w, l := *claimOf(winner), *claimOf(loser)
-	when := w.At
-	if l.At.After(when) {
-		when = l.At
+func recordConflict(tx *gitstate.Tx, kind exclusiveKind, rule, path string, winner, loser []byte) (*Conflict, error) {
+	w, l := claimOf(winner), *claimOf(loser)
+	when, clock := l.At, l.Clock
+	if w != nil {
+		when, clock = later(w.At, l.At), max(w.Clock, l.Clock)
 	}
-	clock := max(w.Clock, l.Clock)
 	wj, _ := json.Marshal(w)
 	lj, _ := json.Marshal(l)
 	lost := sha256.Sum256(loser)
-	id := gitstate.DeriveID("c", when, path, string(wj), string(lj), hex.EncodeToString(lost[:]))
+	id := gitstate.DeriveID("c", when, path, rule, string(wj), string(lj), hex.EncodeToString(lost[:]))
 	if _, err := tx.Read(conflictPath(id)); err == nil {
 		return nil, nil // already recorded (it came in with one side)
 	}
@@ -87,26 +103,52 @@ func recordConflict(tx *gitstate.Tx, kind exclusiveKind, path string, winner, lo
 	json.Unmarshal(fields[kind.resource], &resource)
 
 	c := Conflict{
-		ID: id, Kind: kind.kind, Resource: resource, Record: path, Winner: w, Loser: l,
+		ID: id, Kind: kind.kind, Resource: resource, Record: path, Rule: rule, Winner: w, Loser: l,
 		LostVersion: json.RawMessage(loser), CreatedAt: when, Clock: clock,
 	}
 	if ValidateCallerID(l.Holder) == nil {
 		to := inboxFor(l.Holder)
 		m := Mail{
-			ID: gitstate.DeriveID("m", when, path, string(wj), string(lj)), From: SystemSender, FromType: TypeSystem, To: to,
-			Subject: fmt.Sprintf("You lost %s %s to %s in a sync", kind.kind, resource, w.Holder),
-			Body: fmt.Sprintf("While two machines were apart, %s %s was granted to you (%s, clock %d) and to %s (%s, clock %d).\n"+
-				"Sync keeps the earlier claim, so %s holds it now and your claim is gone.\n"+
-				"Your version of the record is kept: `git codex conflict list --loser %s --json`.",
-				kind.kind, resource, l.At.Format(time.RFC3339), l.Clock, w.Holder, w.At.Format(time.RFC3339), w.Clock, w.Holder, l.Holder),
+			ID: gitstate.DeriveID("m", when, path, rule, string(wj), string(lj)), From: SystemSender, FromType: TypeSystem, To: to,
 			CreatedAt: when, Clock: clock,
 		}
-		if err := tx.Put(mailPath(to, m.ID), m); err != nil {
-			return nil, err
-		}
+		m.Subject, m.Body = conflictText(kind, rule, resource, w, l, winner)
 		c.MailID = m.ID
+		if _, err := tx.Read(mailPath(to, m.ID)); err != nil { // not yet told (a read flag stays as it is)
+			if err := tx.Put(mailPath(to, m.ID), m); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return &c, tx.Put(conflictPath(id), c)
+}
+
+// conflictText is the subject and body of the mail that tells a loser.
+func conflictText(kind exclusiveKind, rule, resource string, w *Claim, l Claim, winner []byte) (subject, body string) {
+	mine := fmt.Sprintf("%s %s was granted to you (%s, clock %d)", kind.kind, resource, l.At.Format(time.RFC3339), l.Clock)
+	keep := fmt.Sprintf("Your version of the record is kept: `git codex conflict list --loser %s --json`.", l.Holder)
+	if rule == RuleEnded {
+		var v struct {
+			State     string `json:"state"`
+			UpdatedBy string `json:"updated_by"`
+		}
+		json.Unmarshal(winner, &v)
+		return fmt.Sprintf("Your %s %s was %s on another machine", kind.kind, resource, v.State),
+			fmt.Sprintf("While two machines were apart, %s, and on the other machine %s set it %s.\n"+
+				"Sync keeps it %s, so your claim is gone.\n%s", mine, v.UpdatedBy, v.State, v.State, keep)
+	}
+	return fmt.Sprintf("You lost %s %s to %s in a sync", kind.kind, resource, w.Holder),
+		fmt.Sprintf("While two machines were apart, %s and to %s (%s, clock %d).\n"+
+			"Sync keeps the earlier claim, so %s holds it now and your claim is gone.\n%s",
+			mine, w.Holder, w.At.Format(time.RFC3339), w.Clock, w.Holder, keep)
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // ConflictListIn is conflict_list's input.

@@ -251,3 +251,37 @@ func TestSyncKeepsOneActiveReviewPerCoder(t *testing.T) {
 		t.Errorf("r2's inbox: %v", inbox)
 	}
 }
+
+// TestSyncKeepsAnEndedTaskEnded: the supervisor cancels a task on A while
+// w2 claims it on B. The cancellation wins (a task ended is ended), and w2
+// is told its claim is gone, with the rule "ended".
+func TestSyncKeepsAnEndedTaskEnded(t *testing.T) {
+	a, b, _ := twoMachines(t)
+	d, _ := a.ok(human, "task_create", `{"title":"Drop the old API","description":"after 2.0"}`)
+	id := d["id"].(string)
+	a.sync("origin")
+	b.sync("origin")
+	a.ok(human, "task_update_status", `{"id":"`+id+`","state":"CANCELLED"}`)
+	b.ok("w2", "task_claim", `{"id":"`+id+`"}`)
+	b.ok("w2", "task_update_status", `{"id":"`+id+`","state":"REVIEW"}`)
+	a.sync("origin")
+	res := b.sync("origin")
+	a.sync("origin")
+	sameTrees(t, a, b)
+	if len(res.Conflicts) != 1 || res.Conflicts[0].Rule != tools.RuleEnded || res.Conflicts[0].Loser.Holder != "w2" || res.Conflicts[0].Winner != nil {
+		t.Fatalf("conflicts %+v", res.Conflicts)
+	}
+	task, _ := a.ok(human, "task_show", `{"id":"`+id+`"}`)
+	if task["state"] != tools.TaskCancelled || task["claim"] != nil {
+		t.Errorf("task after sync: %v, want CANCELLED and unclaimed", task)
+	}
+	inbox, _ := a.ok("w2", "mail_list_inbox", `{}`)
+	mails := inbox["mails"].([]any)
+	if len(mails) != 1 || !strings.Contains(mails[0].(map[string]any)["subject"].(string), "was CANCELLED on another machine") {
+		t.Errorf("w2's inbox: %v", mails)
+	}
+	var lost tools.Task
+	if err := json.Unmarshal(res.Conflicts[0].LostVersion, &lost); err != nil || lost.State != tools.TaskReview {
+		t.Errorf("lost version %s", res.Conflicts[0].LostVersion)
+	}
+}

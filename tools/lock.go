@@ -176,8 +176,8 @@ var LockRelease = Define("lock_release", "lock.release",
 // supervisors, the ones who also register agents of any type.
 func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
 
-// notifyTaken mails a holder whose claim someone else ended; how says
-// what happened ("released by boss").
+// notifyTaken mails a holder whose claim someone else ended or changed;
+// how says what happened ("released by boss").
 func notifyTaken(c *Call, kind, resource, holder, how string) error {
 	to := inboxFor(holder)
 	tx := c.Tx

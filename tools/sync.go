@@ -22,28 +22,25 @@ type SyncResult struct {
 // lines, push, again if the remote moved meanwhile.
 func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push bool, progress io.Writer) (SyncResult, error) {
 	args, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
-	var conflicts []Conflict // of the merge that committed (the last attempt's)
+	var conflicts []Conflict // settled by every round's merge
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
 		a := audit{tool: "sync", actor: callerID, args: string(args)}
 		if IsHuman(callerID) {
 			a.actorType = TypeHuman
 		}
 		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
-		var err error
-		if conflicts, err = restoreInvariants(tx, report); err != nil {
+		settled, err := restoreInvariants(tx, report)
+		if err != nil {
 			return err
 		}
+		conflicts = append(conflicts, settled...)
 		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped)",
-			callerID, remote, len(report.Resolved), len(conflicts), len(report.Dropped))
+			callerID, remote, len(report.Resolved), len(settled), len(report.Dropped))
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
 	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Validate: ValidateRecord, Finish: finish, Push: push, Progress: progress})
-	out := SyncResult{SyncResult: res}
-	if res.Merge.Status == gitstate.MergeMerged {
-		out.Conflicts = conflicts
-	}
-	return out, syncError(remote, err)
+	return SyncResult{SyncResult: res, Conflicts: conflicts}, syncError(remote, err)
 }
 
 // syncError gives sync failures their codes and a hint.

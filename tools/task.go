@@ -263,6 +263,10 @@ var TaskUpdateStatus = Define("task_update_status", "task.update_status",
 			return Task{}, Errorf(PermissionDenied, "you may not change task %s: %s, and %s created it; only its holder, its creator, a person or a supervisor may", t.ID, who, t.CreatedBy).
 				With("task_id", t.ID).With("holder", holder).With("created_by", t.CreatedBy)
 		}
+		if t.State == in.State { // a retry, or nothing to do
+			c.Summarize("%s left task %s %s", c.Caller.ID, t.ID, t.State)
+			return t, touchAgent(c)
+		}
 		if taskFinal(t.State) {
 			return Task{}, Errorf(InvalidInput, "task %s is %s, which is final; create a new task for more work", t.ID, t.State).
 				With("task_id", t.ID).With("state", t.State)
@@ -271,9 +275,11 @@ var TaskUpdateStatus = Define("task_update_status", "task.update_status",
 			return Task{}, Errorf(InvalidInput, "task %s is not claimed, so it can only be CANCELLED; claim it first with `git codex task claim %s`", t.ID, t.ID).
 				With("task_id", t.ID).With("state", t.State)
 		}
-		if t.State == in.State {
-			c.Summarize("%s left task %s %s", c.Caller.ID, t.ID, t.State)
-			return t, touchAgent(c)
+		if holder != "" && holder != c.Caller.ID {
+			// the holder may be working on it: tell it
+			if err := notifyTaken(c, "task", t.ID, holder, "moved to "+in.State+" by "+c.Caller.ID); err != nil {
+				return Task{}, err
+			}
 		}
 		from := t.State
 		t.State = in.State

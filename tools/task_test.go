@@ -234,7 +234,13 @@ func TestTaskRefusals(t *testing.T) {
 		t.Errorf("claim of a cancelled task: %v", err.Details)
 	}
 	e.refused("boss", "task_assign", `{"id":"`+id+`","agent":"w1"}`, tools.AlreadyClaimed)
-	e.refused(human, "task_update_status", `{"id":"`+id+`","state":"CANCELLED"}`, tools.InvalidInput)
+	// cancelling it again is a retry: ok, nothing changes; reopening is refused
+	before := e.taskAt(id)
+	e.ok(human, "task_update_status", `{"id":"`+id+`","state":"CANCELLED"}`)
+	if after := e.taskAt(id); after.Clock != before.Clock {
+		t.Errorf("a repeated CANCELLED changed the task: %+v", after)
+	}
+	e.refused(human, "task_update_status", `{"id":"`+id+`","state":"IN_PROGRESS"}`, tools.InvalidInput)
 }
 
 func TestTaskAssignMailsTheAssignee(t *testing.T) {

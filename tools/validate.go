@@ -95,8 +95,8 @@ func ValidateRecord(path string, data []byte) error {
 		if _, ok := exclusiveKindOf(c.Record); !ok {
 			return fmt.Errorf("conflict record %q is about %q, not a lock, task or review", c.ID, c.Record)
 		}
-		if ValidateCallerID(c.Winner.Holder) != nil || ValidateCallerID(c.Loser.Holder) != nil {
-			return fmt.Errorf("conflict record %q names holders %q and %q", c.ID, c.Winner.Holder, c.Loser.Holder)
+		if ValidateCallerID(c.Loser.Holder) != nil || validClaim(c.Winner) != nil {
+			return fmt.Errorf("conflict record %q names a holder that cannot be one", c.ID)
 		}
 	default:
 		if !json.Valid(data) {

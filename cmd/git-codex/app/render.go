@@ -181,7 +181,11 @@ func (e *env) render(tool string, data any) error {
 			tp.AddField(c.ID)
 			tp.AddField(c.Kind)
 			tp.AddField(c.Resource)
-			tp.AddField(c.Winner.Holder)
+			winner := "(" + c.Rule + ")" // ended: nobody holds it
+			if c.Winner != nil {
+				winner = c.Winner.Holder
+			}
+			tp.AddField(winner)
 			tp.AddField(c.Loser.Holder)
 			tp.AddField(e.when(c.CreatedAt))
 			tp.EndRow()

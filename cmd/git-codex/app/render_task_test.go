@@ -141,7 +141,7 @@ func TestRenderLockList(t *testing.T) {
 func TestRenderConflictList(t *testing.T) {
 	list := tools.ConflictList{Count: 1, Conflicts: []tools.Conflict{{
 		ID: "c-00112233445566778899", Kind: "lock", Resource: "db", Record: "locks/a/b/ab.json",
-		Winner: tools.Claim{Holder: "w1", Clock: 4, At: at0}, Loser: tools.Claim{Holder: "w2", Clock: 5, At: at1},
+		Winner: &tools.Claim{Holder: "w1", Clock: 4, At: at0}, Loser: tools.Claim{Holder: "w2", Clock: 5, At: at1},
 		CreatedAt: at1, Clock: 5,
 	}}}
 	out, _ := renderOut(t, true, "conflict_list", list)
