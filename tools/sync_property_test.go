@@ -106,13 +106,13 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 		c := clones[ci]
 		op := r.IntN(100)
 		switch {
-		case op < 25: // mail_send
+		case op < 15: // mail_send
 			from, to := agentIDs[r.IntN(len(agentIDs))], agentIDs[r.IntN(len(agentIDs))]
 			data, _ := c.ok(from, "mail_send", fmt.Sprintf(`{"to":%q,"subject":"s%d","body":"b"}`, to, step))
 			id := data["mail_id"].(string)
 			m.mails[id] = to
 			trace = append(trace, fmt.Sprintf("%s: %s mails %s: %s", c.name, from, to, id))
-		case op < 40: // mail_read of a mail this clone has
+		case op < 22: // mail_read of a mail this clone has
 			id, to, ok := randomMail(t, c, r)
 			if !ok {
 				continue
@@ -120,17 +120,17 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			c.ok(to, "mail_read", fmt.Sprintf(`{"mail_id":%q}`, id))
 			m.read[id] = true
 			trace = append(trace, fmt.Sprintf("%s: %s reads %s", c.name, to, id))
-		case op < 50: // log_decision
+		case op < 27: // log_decision
 			data, _ := c.ok(agentIDs[r.IntN(len(agentIDs))], "log_decision", fmt.Sprintf(`{"title":"d%d","body":"why"}`, step))
 			id := data["log_id"].(string)
 			m.decisions[id] = true
 			trace = append(trace, fmt.Sprintf("%s: decision %s", c.name, id))
-		case op < 58: // config_set
+		case op < 31: // config_set
 			key := []string{"mail.max_body_bytes", "mail.max_subject_bytes"}[r.IntN(2)]
 			c.ok(human, "config_set", fmt.Sprintf(`{"key":%q,"value":"%d"}`, key, 1000+r.IntN(9000)))
 			m.config[key] = true
 			trace = append(trace, fmt.Sprintf("%s: config %s", c.name, key))
-		case op < 65: // agent_register: usually new, sometimes an id another clone may also register
+		case op < 35: // agent_register: usually new, sometimes an id another clone may also register
 			id := fmt.Sprintf("%s-a%d", strings.ToLower(c.name), step)
 			if r.IntN(3) == 0 {
 				id = fmt.Sprintf("shared-%d", r.IntN(3))
@@ -141,7 +141,7 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			}
 			m.agents[id] = true
 			trace = append(trace, fmt.Sprintf("%s: register %s (%v)", c.name, id, res.OK))
-		case op < 75: // lock_acquire: few names, so machines grant the same lock
+		case op < 45: // lock_acquire: few names, so machines grant the same lock
 			name, who := fmt.Sprintf("l%d", r.IntN(3)), agentIDs[r.IntN(len(agentIDs))]
 			res := c.call(who, "lock_acquire", fmt.Sprintf(`{"name":%q}`, name))
 			if !res.OK && res.Error.Code != tools.LockDenied {
@@ -152,17 +152,17 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "lock", resource: name, holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s acquires %s (%v)", c.name, who, name, res.OK))
-		case op < 80: // lock_release by whoever holds it here
+		case op < 50: // lock_release by whoever holds it here
 			name, who := fmt.Sprintf("l%d", r.IntN(3)), agentIDs[r.IntN(len(agentIDs))]
 			res := c.call(who, "lock_release", fmt.Sprintf(`{"name":%q}`, name))
 			if res.OK {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "lock", resource: name, holder: who, released: true})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s releases %s (%v)", c.name, who, name, res.OK))
-		case op < 82: // task_create
+		case op < 54: // task_create
 			data, _ := c.ok(human, "task_create", fmt.Sprintf(`{"title":"t%d","description":"do it"}`, step))
 			trace = append(trace, fmt.Sprintf("%s: task %s", c.name, data["id"]))
-		case op < 86: // task_claim of a task this clone has
+		case op < 60: // task_claim of a task this clone has
 			id, ok := randomTask(t, c, r)
 			if !ok {
 				continue
@@ -176,7 +176,7 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "task", resource: id, holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s claims %s (%v)", c.name, who, id, res.OK))
-		case op < 88: // task_release by whoever holds it here
+		case op < 63: // task_release by whoever holds it here
 			id, ok := randomTask(t, c, r)
 			if !ok {
 				continue
@@ -186,16 +186,27 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "task", resource: id, holder: who, released: true})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s releases %s", c.name, who, id))
-		case op < 90: // a review of coder "cat" starts, as request_review will claim it
+		case op < 66: // a review of coder "cat" starts, as request_review will claim it
 			who := agentIDs[r.IntN(2)] // ann or ben reviews
 			if claimActiveReview(t, c, "cat", who) {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "review", resource: "cat", holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s reviews cat", c.name, who))
-		case op < 92: // sync
+		case op < 70: // a task ends: cancelled by a person, or completed by whoever holds it here
+			id, ok := randomTask(t, c, r)
+			if !ok {
+				continue
+			}
+			who, state := human, tools.TaskCancelled
+			if r.IntN(2) == 0 {
+				who, state = agentIDs[r.IntN(len(agentIDs))], tools.TaskCompleted
+			}
+			res := c.call(who, "task_update_status", fmt.Sprintf(`{"id":%q,"state":%q}`, id, state))
+			trace = append(trace, fmt.Sprintf("%s: %s sets %s %s (%v)", c.name, who, id, state, res.OK))
+		case op < 90: // sync
 			res := c.sync("origin")
 			trace = append(trace, fmt.Sprintf("%s: sync %s, %d resolved, attempts %d", c.name, res.Merge.Status, len(res.Merge.Report.Resolved), res.Attempts))
-		default: // pull: merge without pushing (8%)
+		default: // pull: merge without pushing
 			res, err := tools.Sync(context.Background(), c.st, human, "origin", false, nil)
 			if err != nil {
 				t.Fatalf("%s: pull: %v", c.name, err)
