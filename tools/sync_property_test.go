@@ -172,7 +172,8 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			if !res.OK && res.Error.Code != tools.AlreadyClaimed {
 				t.Fatalf("%s: task_claim: %+v", c.name, res.Error)
 			}
-			if tk, _ := res.Data.(tools.Task); res.OK && tk.Claim.Clock == tk.Clock {
+			// claiming a task you hold changes nothing: only a claim made by this call counts
+			if tk, _ := res.Data.(tools.Task); res.OK && fmt.Sprint(tk.Claim.Clock) == c.git("log", "-1", "--format=%(trailers:key=Codex-Clock,valueonly)", res.Commit) {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "task", resource: id, holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s claims %s (%v)", c.name, who, id, res.OK))
