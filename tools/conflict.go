@@ -38,11 +38,10 @@ type Conflict struct {
 }
 
 // restoreInvariants runs inside a sync's merge commit, after MergeRecord has
-// picked a winner for every exclusive record both sides granted: for each
-// such conflict it writes a Conflict record and a mail to the loser. Both
-// derive their ids and times from the two claims alone, so any machine that
-// merges the same claims writes the same records, and a conflict found
-// again by a later merge is not recorded twice.
+// settled every exclusive record both sides changed: for each claim that
+// lost (to an earlier claim, or to the other side ending the resource) it
+// writes a Conflict record and a mail to the loser (see recordConflict for
+// how both stay the same on every machine).
 func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
 	var out []Conflict
 	for _, path := range report.Resolved {
