@@ -208,6 +208,10 @@ var TaskAssign = Define("task_assign", "task.assign",
 		if err != nil {
 			return Task{}, err
 		}
+		if !c.Config.rule(a.Type).permits(TaskUpdateStatus.Permission) {
+			return Task{}, Errorf(InvalidInput, "%s is a %s agent, whose policy does not allow %s: it could not move the task along; assign it to an agent that may",
+				a.ID, a.Type, TaskUpdateStatus.Permission).With("agent_id", a.ID).With("agent_type", string(a.Type))
+		}
 		changed, err := grantTask(c, &t, a.ID)
 		if err != nil {
 			return Task{}, err

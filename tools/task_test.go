@@ -331,3 +331,23 @@ func TestTaskRelease(t *testing.T) {
 		t.Errorf("after refused force: %+v", tk)
 	}
 }
+
+// TestTaskAssignChecksTheAssigneesPolicy: a task goes only to an agent
+// whose policy lets it move the task along; a reviewer's does not, until a
+// person changes the policy.
+func TestTaskAssignChecksTheAssigneesPolicy(t *testing.T) {
+	e := taskTeam(t)
+	id := e.newTask("boss", "Review the schema")
+	err := e.refused("boss", "task_assign", `{"id":"`+id+`","agent":"rev"}`, tools.InvalidInput)
+	if err.Details["agent_type"] != "review" {
+		t.Errorf("details %v", err.Details)
+	}
+	if tk := e.taskAt(id); tk.Claim != nil || tk.State != tools.TaskPending {
+		t.Errorf("task after a refused assign: %+v", tk)
+	}
+	e.ok(human, "config_set", `{"key":"policy.review.allow","value":"mail.*,agent.get_status,task.*"}`)
+	e.ok("boss", "task_assign", `{"id":"`+id+`","agent":"rev"}`)
+	if tk := e.taskAt(id); tk.Claim == nil || tk.Claim.Holder != "rev" {
+		t.Errorf("task after assign: %+v", tk)
+	}
+}
