@@ -179,15 +179,9 @@ func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
 // notifyTaken mails a holder whose claim someone else ended or changed;
 // how says what happened ("released by boss").
 func notifyTaken(c *Call, kind, resource, holder, how string) error {
-	to := inboxFor(holder)
-	tx := c.Tx
-	m := Mail{
-		ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: to,
-		Subject:   "Your " + kind + " " + resource + " was " + how,
-		Body:      "You no longer hold " + kind + " " + resource + ": it was " + how + ".",
-		CreatedAt: tx.Now(), Clock: tx.Clock(),
-	}
-	return tx.Put(mailPath(to, m.ID), m)
+	_, err := post(c, inboxFor(holder), "Your "+kind+" "+resource+" was "+how,
+		"You no longer hold "+kind+" "+resource+": it was "+how+".", "")
+	return err
 }
 
 // LockListIn is lock_list's input.

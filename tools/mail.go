@@ -55,17 +55,25 @@ func deliver(c *Call, to, subject, body, inReplyTo string) (Mail, error) {
 	if err := checkText(c.Config, "subject", subject, "body", body); err != nil {
 		return Mail{}, err
 	}
+	m, err := post(c, to, subject, body, inReplyTo)
+	if err != nil {
+		return Mail{}, err
+	}
+	c.Target(m.ID)
+	return m, touchAgent(c)
+}
+
+// post stores a message from the caller in to's inbox, unchecked: deliver
+// checks what agents write; tools use it to tell an agent what they did
+// (a task assigned, a lock released by someone else).
+func post(c *Call, to, subject, body, inReplyTo string) (Mail, error) {
 	tx := c.Tx
 	m := Mail{
 		ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: to,
 		Subject: subject, Body: body, InReplyTo: inReplyTo,
 		CreatedAt: tx.Now(), Clock: tx.Clock(),
 	}
-	if err := tx.Put(mailPath(to, m.ID), m); err != nil {
-		return Mail{}, err
-	}
-	c.Target(m.ID)
-	return m, touchAgent(c)
+	return m, tx.Put(mailPath(to, m.ID), m)
 }
 
 // checkText enforces the configured size limits on a title-like and a

@@ -220,14 +220,9 @@ var TaskAssign = Define("task_assign", "task.assign",
 			c.Summarize("%s already holds task %s", a.ID, t.ID)
 			return t, touchAgent(c)
 		}
-		m := Mail{
-			ID: tx.NewID("m"), From: c.Caller.ID, FromType: c.Caller.Type, To: a.ID,
-			Subject: "Task assigned: " + oneLineCut(t.Title),
-			Body: c.Caller.ID + " assigned you task " + t.ID + ": " + t.Title + "\n\n" + t.Description +
-				"\n\nSee it with `git codex task show " + t.ID + "`; when it is ready, `git codex task status " + t.ID + " REVIEW`.",
-			CreatedAt: tx.Now(), Clock: tx.Clock(),
-		}
-		if err := tx.Put(mailPath(a.ID, m.ID), m); err != nil {
+		body := c.Caller.ID + " assigned you task " + t.ID + ": " + t.Title + "\n\n" + t.Description +
+			"\n\nSee it with `git codex task show " + t.ID + "`; when it is ready, `git codex task status " + t.ID + " REVIEW`."
+		if _, err := post(c, a.ID, "Task assigned: "+oneLineCut(t.Title), body, ""); err != nil {
 			return Task{}, err
 		}
 		c.Summarize("%s assigned task %s to %s: %s", c.Caller.ID, t.ID, a.ID, oneLineCut(t.Title))
