@@ -3,10 +3,52 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
+
+const dirAgents = "agents"
+
+func agentPath(id string) string { return dirAgents + "/" + id + ".json" }
+
+// agentKind: agents/<id>.json, one per registered agent.
+func agentKind() Kind {
+	return recordKind(Kind{Name: "agent", Dir: dirAgents, Depth: 1}, func(_ []string, name string, a *Agent) error {
+		if a.ID != name || ValidateAgentID(a.ID) != nil {
+			return fmt.Errorf("agent record names %q", a.ID)
+		}
+		if _, err := ParseAgentType(string(a.Type)); err != nil || a.Type == TypeHuman {
+			return fmt.Errorf("agent type %q", a.Type)
+		}
+		return nil
+	})
+}
+
+// Agent states.
+const (
+	StateIdle = "idle"
+)
+
+// Agent is a registered agent: the record agent_get_status returns.
+// Mutable: Clock is the Lamport time of its last change.
+type Agent struct {
+	ID           string         `json:"id"`
+	Type         AgentType      `json:"type"`
+	State        string         `json:"state"`
+	Supervisor   string         `json:"supervisor,omitempty"`
+	Worktree     string         `json:"worktree,omitempty"`
+	Branch       string         `json:"branch,omitempty"`
+	TmuxSession  string         `json:"tmux_session,omitempty"`
+	CreatedBy    string         `json:"created_by"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+	UpdatedBy    string         `json:"updated_by,omitempty"`
+	LastActiveAt *time.Time     `json:"last_active_at"`
+	Clock        gitstate.Clock `json:"clock"`
+}
 
 // getAgent reads an agent's record, or fails with AGENT_NOT_FOUND.
 func getAgent(tx *gitstate.Tx, id string) (Agent, error) {

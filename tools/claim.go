@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -42,27 +41,9 @@ func (c *Claim) same(d *Claim) bool {
 	return c.Holder == d.Holder && c.Clock == d.Clock && c.At.Equal(d.At)
 }
 
-// exclusiveKind is a record kind whose records have at most one holder:
-// the invariants sync restores.
-type exclusiveKind struct {
-	kind     string // "lock", "task", "review"
-	dir      string // where its records live
-	depth    int    // path elements below dir: 3 for <x>/<y>/<id>.json, 1 for <id>.json
-	resource string // the record's field that names the resource
-	// coupled are the fields that belong to the claim: they follow
-	// whichever side's claim a merge keeps (a task's state, a lock's
-	// reason and expiry), so a merge never pairs one holder's claim with
-	// another's state.
-	coupled []string
-	// endField and endValues say when a record's resource has ended for
-	// good (a task COMPLETED or CANCELLED): a side that ended it wins.
-	endField  string
-	endValues []string
-}
-
 // ended reports whether the record says its resource has ended for good.
-func (k exclusiveKind) ended(record []byte) bool {
-	if k.endField == "" || record == nil {
+func (k Kind) ended(record []byte) bool {
+	if k.Claim == nil || k.Claim.EndField == "" || record == nil {
 		return false
 	}
 	var fields map[string]json.RawMessage
@@ -70,32 +51,8 @@ func (k exclusiveKind) ended(record []byte) bool {
 		return false
 	}
 	var v string
-	json.Unmarshal(fields[k.endField], &v)
-	return slices.Contains(k.endValues, v)
-}
-
-// exclusiveKinds are the record kinds with a holder. Each record is the one
-// place its resource's claim lives, so two machines that grant the same
-// resource collide on one path, and the merge sees both claims.
-func exclusiveKinds() []exclusiveKind {
-	return []exclusiveKind{
-		{kind: "lock", dir: dirLocks, depth: 3, resource: "name", coupled: []string{"reason", "expires_at"}},
-		{kind: "task", dir: dirTasks, depth: 3, resource: "id", coupled: []string{"state"},
-			endField: "state", endValues: []string{TaskCompleted, TaskCancelled}},
-		{kind: "review", dir: dirActiveReviews, depth: 1, resource: "coder", coupled: []string{"review"}},
-	}
-}
-
-// exclusiveKindOf finds the kind of the record at path, if it has one: the
-// path must have the kind's layout, the same that ValidateRecord checks.
-func exclusiveKindOf(path string) (exclusiveKind, bool) {
-	for _, k := range exclusiveKinds() {
-		rest, ok := strings.CutPrefix(path, k.dir+"/")
-		if ok && strings.Count(rest, "/") == k.depth-1 && strings.HasSuffix(rest, ".json") {
-			return k, true
-		}
-	}
-	return exclusiveKind{}, false
+	json.Unmarshal(fields[k.Claim.EndField], &v)
+	return slices.Contains(k.Claim.EndValues, v)
 }
 
 // claimOf reads a record's claim; nil when it is free or not a record
@@ -117,7 +74,7 @@ func claimOf(record []byte) *Claim {
 // cancelled): that side's version is taken whole, because the work is done
 // or called off, whatever the other side did meanwhile. A claim the other
 // side made in that time is a conflict (restoreInvariants records it).
-func endedSide(kind exclusiveKind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
+func endedSide(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
 	if kind.ended(base) {
 		return nil, nil, false
 	}
@@ -184,7 +141,7 @@ func claimSide(base, ours, theirs []byte) []byte {
 // on a conflict (claimConflict); otherwise field by field, with the claim
 // (as that side encoded it, extra members included) and its coupled fields
 // taken together from claimSide's version.
-func mergeExclusive(kind exclusiveKind, base, ours, theirs []byte) []byte {
+func mergeExclusive(kind Kind, base, ours, theirs []byte) []byte {
 	if winner, _, ok := endedSide(kind, base, ours, theirs); ok {
 		return winner
 	}
@@ -199,7 +156,7 @@ func mergeExclusive(kind exclusiveKind, base, ours, theirs []byte) []byte {
 		}
 		values := fields.values()
 		override = map[string]json.RawMessage{}
-		for _, f := range append([]string{"claim"}, kind.coupled...) {
+		for _, f := range append([]string{"claim"}, kind.Claim.Coupled...) {
 			override[f] = values[f] // nil: absent on that side, so absent in the merge
 		}
 	}

@@ -13,6 +13,18 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
+const pathConfig = "config/config.json"
+
+// configKind: config/config.json, the one settings record.
+func configKind() Kind {
+	return recordKind(Kind{Name: "config", Dir: "config", Depth: 1}, func(_ []string, name string, _ *Config) error {
+		if name != "config" {
+			return fmt.Errorf("the only config record is %s", pathConfig)
+		}
+		return nil
+	})
+}
+
 // Config is the state's settings: one record, config/config.json, holding
 // only the keys someone set. Each entry carries its own clock so that sync
 // can merge two sides key by key. Unset keys read as their defaults.

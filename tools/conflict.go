@@ -6,11 +6,37 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
+
+const dirConflicts = "conflicts"
+
+// conflictIDPattern is the shape of ids gitstate.DeriveID("c", ...) makes.
+var conflictIDPattern = regexp.MustCompile(`^c-[0-9a-z]{16}$`)
+
+func conflictPath(id string) string {
+	return dirConflicts + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+// conflictKind: conflicts/<x>/<y>/<id>.json. A conflict is never deleted.
+func conflictKind() Kind {
+	return recordKind(Kind{Name: "conflict", Dir: dirConflicts, Depth: 3, Kept: true}, func(rel []string, name string, c *Conflict) error {
+		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || !fannedOut(rel, c.ID) {
+			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
+		}
+		if _, ok := claimKindOf(c.Record); !ok {
+			return fmt.Errorf("conflict record %q is about %q, not a record with a holder", c.ID, c.Record)
+		}
+		if ValidateCallerID(c.Loser.Holder) != nil || validClaim(c.Winner) != nil {
+			return fmt.Errorf("conflict record %q names a holder that cannot be one", c.ID)
+		}
+		return nil
+	})
+}
 
 // Conflict rules: why the loser lost.
 const (
@@ -45,7 +71,7 @@ type Conflict struct {
 func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
 	var out []Conflict
 	for _, path := range report.Resolved {
-		kind, ok := exclusiveKindOf(path)
+		kind, ok := claimKindOf(path)
 		if !ok {
 			continue
 		}
@@ -81,7 +107,7 @@ func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict
 // of the record (which may differ between two such merges), so neither
 // version is lost. Times are the later claim's: a merge has no wall clock
 // that both machines share, so the mail sorts by the claim, not the sync.
-func recordConflict(tx *gitstate.Tx, kind exclusiveKind, rule, path string, winner, loser []byte) (*Conflict, error) {
+func recordConflict(tx *gitstate.Tx, kind Kind, rule, path string, winner, loser []byte) (*Conflict, error) {
 	w, l := claimOf(winner), *claimOf(loser)
 	when, clock := l.At, l.Clock
 	if w != nil {
@@ -99,10 +125,10 @@ func recordConflict(tx *gitstate.Tx, kind exclusiveKind, rule, path string, winn
 		return nil, fmt.Errorf("conflict over %s: %w", path, err)
 	}
 	var resource string
-	json.Unmarshal(fields[kind.resource], &resource)
+	json.Unmarshal(fields[kind.Claim.Resource], &resource)
 
 	c := Conflict{
-		ID: id, Kind: kind.kind, Resource: resource, Record: path, Rule: rule, Winner: w, Loser: l,
+		ID: id, Kind: kind.Name, Resource: resource, Record: path, Rule: rule, Winner: w, Loser: l,
 		LostVersion: json.RawMessage(loser), CreatedAt: when, Clock: clock,
 	}
 	if ValidateCallerID(l.Holder) == nil {
@@ -123,8 +149,8 @@ func recordConflict(tx *gitstate.Tx, kind exclusiveKind, rule, path string, winn
 }
 
 // conflictText is the subject and body of the mail that tells a loser.
-func conflictText(kind exclusiveKind, rule, resource string, w *Claim, l Claim, winner []byte) (subject, body string) {
-	mine := fmt.Sprintf("%s %s was granted to you (%s, clock %d)", kind.kind, resource, l.At.Format(time.RFC3339), l.Clock)
+func conflictText(kind Kind, rule, resource string, w *Claim, l Claim, winner []byte) (subject, body string) {
+	mine := fmt.Sprintf("%s %s was granted to you (%s, clock %d)", kind.Name, resource, l.At.Format(time.RFC3339), l.Clock)
 	keep := fmt.Sprintf("Your version of the record is kept: `git codex conflict list --loser %s --json`.", l.Holder)
 	if rule == RuleEnded {
 		var v struct {
@@ -132,11 +158,11 @@ func conflictText(kind exclusiveKind, rule, resource string, w *Claim, l Claim, 
 			UpdatedBy string `json:"updated_by"`
 		}
 		json.Unmarshal(winner, &v)
-		return fmt.Sprintf("Your %s %s was %s on another machine", kind.kind, resource, v.State),
+		return fmt.Sprintf("Your %s %s was %s on another machine", kind.Name, resource, v.State),
 			fmt.Sprintf("While two machines were apart, %s, and on the other machine %s set it %s.\n"+
 				"Sync keeps it %s, so your claim is gone.\n%s", mine, v.UpdatedBy, v.State, v.State, keep)
 	}
-	return fmt.Sprintf("You lost %s %s to %s in a sync", kind.kind, resource, w.Holder),
+	return fmt.Sprintf("You lost %s %s to %s in a sync", kind.Name, resource, w.Holder),
 		fmt.Sprintf("While two machines were apart, %s and to %s (%s, clock %d).\n"+
 			"Sync keeps the earlier claim, so %s holds it now and your claim is gone.\n%s",
 			mine, w.Holder, w.At.Format(time.RFC3339), w.Clock, w.Holder, keep)

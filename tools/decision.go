@@ -2,8 +2,39 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
 )
+
+const dirDecisions = "decisions"
+
+func decisionPath(id string) string {
+	return dirDecisions + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+// decisionKind: decisions/<x>/<y>/<id>.json. A decision is never deleted.
+func decisionKind() Kind {
+	return recordKind(Kind{Name: "decision", Dir: dirDecisions, Depth: 3, Kept: true}, func(rel []string, name string, d *Decision) error {
+		if d.ID != name || !fannedOut(rel, d.ID) {
+			return fmt.Errorf("decision record %q does not belong at this path", d.ID)
+		}
+		return nil
+	})
+}
+
+// Decision is a decision an agent or person logged on purpose (every call
+// is logged anyway, as a commit). Immutable.
+type Decision struct {
+	ID        string         `json:"id"`
+	Title     string         `json:"title"`
+	Body      string         `json:"body"`
+	Actor     string         `json:"actor"`
+	ActorType AgentType      `json:"actor_type"`
+	CreatedAt time.Time      `json:"created_at"`
+	Clock     gitstate.Clock `json:"clock"`
+}
 
 // LogDecisionIn is log_decision's input.
 type LogDecisionIn struct {

@@ -114,7 +114,7 @@ func FuzzMergeRecordSymmetric(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, path string, base, ours, theirs []byte) {
-		if _, ok := exclusiveKindOf(path); !ok && path != pathConfig && path != "agents/w.json" {
+		if _, ok := claimKindOf(path); !ok && path != pathConfig && path != "agents/w.json" {
 			return
 		}
 		if len(base) == 0 {
@@ -127,7 +127,7 @@ func FuzzMergeRecordSymmetric(f *testing.F) {
 		if !bytes.Equal(a, b) {
 			t.Fatalf("not symmetric at %s:\nbase   %s\nours   %s\ntheirs %s\n-> %s\n<- %s", path, base, ours, theirs, a, b)
 		}
-		if _, ok := exclusiveKindOf(path); ok {
+		if _, ok := claimKindOf(path); ok {
 			if c := claimOf(a); c != nil {
 				if co, ct := claimOf(ours), claimOf(theirs); !c.same(co) && !c.same(ct) {
 					t.Fatalf("merged claim %+v is neither side's (%+v, %+v)", c, co, ct)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +28,23 @@ type Lock struct {
 	UpdatedAt time.Time      `json:"updated_at"`
 	UpdatedBy string         `json:"updated_by"`
 	Clock     gitstate.Clock `json:"clock"`
+}
+
+const dirLocks = "locks"
+
+// lockKind: locks/<x>/<y>/<key>.json, the key a hash of the lock's name.
+// One holder at a time.
+func lockKind() Kind {
+	k := Kind{Name: "lock", Dir: dirLocks, Depth: 3, Claim: &ClaimRule{Resource: "name", Coupled: []string{"reason", "expires_at"}}}
+	return recordKind(k, func(rel []string, _ string, l *Lock) error {
+		if err := validLockName(l.Name); err != nil {
+			return err
+		}
+		if lockPath(l.Name) != dirLocks+"/"+strings.Join(rel, "/") {
+			return fmt.Errorf("lock record %q does not belong at this path", l.Name)
+		}
+		return validClaim(l.Claim)
+	})
 }
 
 // lockPath is where a lock's record lives. Lock names are free text (a

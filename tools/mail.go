@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -10,6 +11,41 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
+
+const dirMail = "mail"
+
+func mailDir(recipient string) string { return dirMail + "/" + recipient }
+
+func mailPath(recipient, id string) string {
+	return mailDir(recipient) + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+// mailKind: mail/<recipient>/<x>/<y>/<id>.json. A message is never deleted.
+func mailKind() Kind {
+	return recordKind(Kind{Name: "mail", Dir: dirMail, Depth: 4, Kept: true}, func(rel []string, name string, m *Mail) error {
+		if m.ID != name || !mailIDPattern.MatchString(m.ID) || m.To != rel[0] || !fannedOut(rel, m.ID) {
+			return fmt.Errorf("mail record %q to %q does not belong at this path", m.ID, m.To)
+		}
+		return nil
+	})
+}
+
+// Mail is one message. Everything but the read flag is immutable; ReadAt
+// and Clock change when the recipient reads it.
+type Mail struct {
+	ID        string         `json:"id"`
+	From      string         `json:"from"`
+	FromType  AgentType      `json:"from_type"`
+	To        string         `json:"to"`
+	Subject   string         `json:"subject"`
+	Body      string         `json:"body"`
+	InReplyTo string         `json:"in_reply_to,omitempty"`
+	IsRead    bool           `json:"is_read"`
+	CreatedAt time.Time      `json:"created_at"`
+	ReadAt    *time.Time     `json:"read_at"`
+	ReadBy    string         `json:"read_by,omitempty"`
+	Clock     gitstate.Clock `json:"clock"`
+}
 
 // MailSendIn is mail_send's input.
 type MailSendIn struct {

@@ -42,7 +42,7 @@ func MergeRecord(path string, base, ours, theirs []byte) []byte {
 			return merged
 		}
 	}
-	if kind, ok := exclusiveKindOf(path); ok {
+	if kind, ok := claimKindOf(path); ok {
 		return mergeExclusive(kind, base, ours, theirs)
 	}
 	if merged, ok := mergeFields(base, ours, theirs, nil); ok {

@@ -3,10 +3,66 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"sort"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
+
+const dirTasks = "tasks"
+
+// taskIDPattern is the shape of ids NewID("t") makes.
+var taskIDPattern = regexp.MustCompile(`^t-[0-9a-z]{16}$`)
+
+func taskPath(id string) string {
+	return dirTasks + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+// taskKind: tasks/<x>/<y>/<id>.json. One holder at a time; a task that
+// ended (COMPLETED, CANCELLED) on one side stays ended.
+func taskKind() Kind {
+	k := Kind{Name: "task", Dir: dirTasks, Depth: 3, Claim: &ClaimRule{
+		Resource: "id", Coupled: []string{"state"},
+		EndField: "state", EndValues: []string{TaskCompleted, TaskCancelled},
+	}}
+	return recordKind(k, func(rel []string, name string, t *Task) error {
+		if t.ID != name || !taskIDPattern.MatchString(t.ID) || !fannedOut(rel, t.ID) {
+			return fmt.Errorf("task record %q does not belong at this path", t.ID)
+		}
+		if err := validTaskState("state", t.State); err != nil {
+			return err
+		}
+		return validClaim(t.Claim)
+	})
+}
+
+// Task states. A task is created PENDING, becomes IN_PROGRESS when claimed,
+// goes to REVIEW when its holder submits it, and ends COMPLETED or
+// CANCELLED; releasing it makes it PENDING again.
+const (
+	TaskPending    = "PENDING"
+	TaskInProgress = "IN_PROGRESS"
+	TaskReview     = "REVIEW"
+	TaskCompleted  = "COMPLETED"
+	TaskCancelled  = "CANCELLED"
+)
+
+// Task is a unit of work (seed 003) that one agent at a time holds: its
+// claim. Mutable: Clock is the Lamport time of its last change.
+type Task struct {
+	ID          string         `json:"id"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	State       string         `json:"state"`
+	Claim       *Claim         `json:"claim" jsonschema:"who holds the task; null while it is open"`
+	CreatedBy   string         `json:"created_by"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+	UpdatedBy   string         `json:"updated_by"`
+	Clock       gitstate.Clock `json:"clock"`
+}
 
 // taskStates lists the task states in the order a task moves through them.
 func taskStates() []string {
