@@ -269,7 +269,7 @@ func testRefLockHeldByGitTimesOut(t *testing.T, noLink bool) {
 		start := time.Now()
 		undone := false
 		_, err = s.Update(context.Background(), func(tx *gitstate.Tx) error {
-			tx.OnAbort(func() { undone = true })
+			tx.OnAbort(func(context.Context) error { undone = true; return nil })
 			tx.SetMeta(meta("put"))
 			return tx.Put("x.json", rec{N: attempt})
 		})

@@ -407,7 +407,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}
 	if err := finish(tx, report); err != nil {
 		tx.abort()
-		return Commit{}, report, err
+		return Commit{}, report, errors.Join(append([]error{err}, tx.runUndo(ctx)...)...)
 	}
 	if tx.meta == nil {
 		return Commit{}, report, ErrNoMeta

@@ -593,7 +593,7 @@ func TestMergeFinishErrors(t *testing.T) {
 	boom := errors.New("boom")
 	aborted := false
 	_, err := s.Merge(ctx, th.Hash, r.resolve, func(tx *gitstate.Tx, _ gitstate.MergeReport) error {
-		tx.OnAbort(func() { aborted = true })
+		tx.OnAbort(func(context.Context) error { aborted = true; return nil })
 		return boom
 	})
 	if !errors.Is(err, boom) || !aborted {

@@ -469,7 +469,7 @@ func TestRecordDirectoryConflicts(t *testing.T) {
 		t.Helper()
 		undone := false
 		err := update(func(tx *gitstate.Tx) error {
-			tx.OnAbort(func() { undone = true })
+			tx.OnAbort(func(context.Context) error { undone = true; return nil })
 			return fn(tx)
 		})
 		if !errors.Is(err, gitstate.ErrInvalidPath) {

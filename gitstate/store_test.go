@@ -91,7 +91,7 @@ func TestDiscardCommitsAuditOnly(t *testing.T) {
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}")
 	undone := false
 	_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
-		tx.OnAbort(func() { undone = true })
+		tx.OnAbort(func(context.Context) error { undone = true; return nil })
 		tx.Put("x/y.json", rec{N: 1})
 		tx.Discard()
 		tx.SetMeta(meta("refused"))
@@ -119,7 +119,7 @@ func TestFailedUpdateCommitsNothing(t *testing.T) {
 	boom := errors.New("boom")
 	undone := false
 	_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
-		tx.OnAbort(func() { undone = true })
+		tx.OnAbort(func(context.Context) error { undone = true; return nil })
 		tx.Put("a.json", rec{})
 		return boom
 	})
@@ -262,4 +262,54 @@ func TestSurvivesPackRefsAndGC(t *testing.T) {
 		t.Errorf("commits after deleting the loose ref = %s, want 4", got)
 	}
 	gitstatetest.Git(t, dir, "fsck", "--full", "--strict")
+}
+
+// TestUndoRunsOutsideTheLock: abort hooks run after the writer lock is
+// released (a hook that writes to the store itself would deadlock
+// otherwise), get Update's context, and report their failures: in
+// Commit.UndoErrors for a refusal that still committed, joined to the
+// error of a failed Update.
+func TestUndoRunsOutsideTheLock(t *testing.T) {
+	type ctxKey struct{}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "update's")
+	s, dir := openInit(t)
+	undoFailed := errors.New("worktree still there")
+	var gotCtx any
+	c, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.OnAbort(func(ctx context.Context) error {
+			gotCtx = ctx.Value(ctxKey{})
+			_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+				tx.SetMeta(meta("written by an undo step"))
+				return tx.Put("undo.json", rec{N: 7})
+			})
+			if err != nil {
+				t.Errorf("a write from the undo step: %v", err)
+			}
+			return undoFailed
+		})
+		tx.Put("x.json", rec{N: 1})
+		tx.Discard()
+		tx.SetMeta(meta("refused"))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.UndoErrors) != 1 || !errors.Is(c.UndoErrors[0], undoFailed) {
+		t.Errorf("UndoErrors = %v, want [%v]", c.UndoErrors, undoFailed)
+	}
+	if gotCtx != "update's" {
+		t.Errorf("the hook got another context (value %v)", gotCtx)
+	}
+	if got := gitstatetest.Git(t, dir, "log", "--format=%s", gitstate.RefState); !strings.HasPrefix(got, "written by an undo step summary\nrefused summary\n") {
+		t.Errorf("history = %q, want the undo's write after the refusal", got)
+	}
+	boom := errors.New("boom")
+	_, err = s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.OnAbort(func(context.Context) error { return undoFailed })
+		return boom
+	})
+	if !errors.Is(err, boom) || !errors.Is(err, undoFailed) {
+		t.Errorf("err = %v, want both the failure and the undo's", err)
+	}
 }

@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -21,8 +22,9 @@ type Tx struct {
 	meta    *Meta
 	clock   Clock
 	now     time.Time
-	onAbort []func()
-	merged  []plumbing.Hash // second parents: set when the commit merges a history
+	onAbort []func(context.Context) error
+	undo    []func(context.Context) error // abort hooks due to run once the writer lock is released
+	merged  []plumbing.Hash               // second parents: set when the commit merges a history
 }
 
 // Clock is the Lamport time of the commit this transaction will write. Every
@@ -42,11 +44,17 @@ func (tx *Tx) NewID(prefix string) string { return NewID(prefix, tx.now) }
 // them before it ends, whether its operation succeeded or not.
 func (tx *Tx) SetMeta(m Meta) { tx.meta = &m }
 
-// OnAbort registers fn to undo something the transaction did outside git (a
-// worktree, a tmux session) if its writes never reach a commit: when Discard
-// is called or when the commit or ref update fails. Hooks run in reverse
-// order.
-func (tx *Tx) OnAbort(fn func()) { tx.onAbort = append(tx.onAbort, fn) }
+// OnAbort registers fn to undo something made outside git (a worktree, a
+// tmux session) for this transaction, if its writes never reach a commit:
+// when Discard is called, or when the function given to Update fails, or
+// the commit or ref update does. Hooks run in reverse order after the
+// writer lock is released (other writers never wait behind an undo), with
+// the context Update was given; their errors are reported in
+// Commit.UndoErrors when the transaction still committed (a refusal's audit
+// record), or joined to Update's error. (A merge's finisher should do
+// nothing outside git; if it registers hooks anyway, they run at once when
+// it fails.)
+func (tx *Tx) OnAbort(fn func(ctx context.Context) error) { tx.onAbort = append(tx.onAbort, fn) }
 
 // Discard drops every write made so far and runs the abort hooks. The
 // transaction still commits (with its metadata) if the Update function
@@ -57,11 +65,25 @@ func (tx *Tx) Discard() {
 	tx.abort()
 }
 
+// abort schedules the abort hooks registered so far; runUndo runs them.
 func (tx *Tx) abort() {
 	for i := len(tx.onAbort) - 1; i >= 0; i-- {
-		tx.onAbort[i]()
+		tx.undo = append(tx.undo, tx.onAbort[i])
 	}
 	tx.onAbort = nil
+}
+
+// runUndo runs the scheduled abort hooks, in reverse order of
+// registration, and returns their errors.
+func (tx *Tx) runUndo(ctx context.Context) []error {
+	var errs []error
+	for _, fn := range tx.undo {
+		if err := fn(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	tx.undo = nil
+	return errs
 }
 
 // Put stores v as an indented JSON record at path.

@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -18,6 +19,10 @@ type Commit struct {
 	Tree   string
 	Clock  Clock
 	Time   time.Time
+	// UndoErrors are the failures of the transaction's abort hooks when it
+	// was discarded but still committed (its audit record): the caller
+	// reports them, e.g. in one more audit commit.
+	UndoErrors []error
 }
 
 // View runs fn on a read-only snapshot of the tip. It takes no lock: the tip
@@ -115,48 +120,61 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 		}
 	}
 	s.txMu.Lock()
-	defer s.txMu.Unlock()
 	if err := s.writer.lock(); err != nil {
+		s.txMu.Unlock()
 		return Commit{}, err
 	}
-	c, err := s.updateLocked(init, fn)
+	c, tx, err := s.updateLocked(init, fn)
 	s.writer.unlock()
+	s.txMu.Unlock()
+	if tx != nil {
+		// undo outside the lock: a worktree removal must not hold up
+		// every other writer.
+		undoErrs := tx.runUndo(ctx)
+		if err != nil {
+			return Commit{}, errors.Join(append([]error{err}, undoErrs...)...)
+		}
+		c.UndoErrors = undoErrs
+	}
 	if err == nil {
 		s.maybePack(ctx, c.Clock)
 	}
 	return c, err
 }
 
-func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, error) {
+// updateLocked runs one transaction under the writer lock. It returns the
+// transaction (once there is one) so that update can run its abort hooks
+// after releasing the lock.
+func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error) {
 	tip, ok, err := readRef(s.commonDir, RefState)
 	if err != nil {
-		return Commit{}, err
+		return Commit{}, nil, err
 	}
 	if init && ok {
-		return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrAlreadyInitialized)
+		return Commit{}, nil, fmt.Errorf("gitstate: %s: %w", RefState, ErrAlreadyInitialized)
 	}
 	if !init && !ok {
-		return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+		return Commit{}, nil, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 	}
 	base, err := s.snapshotAt(tip)
 	if err != nil {
-		return Commit{}, err
+		return Commit{}, nil, err
 	}
 	tx := &Tx{base: base, pending: map[string][]byte{}, clock: base.clock.Next(), now: s.now()}
 	if err := fn(tx); err != nil {
 		tx.abort()
-		return Commit{}, err
+		return Commit{}, tx, err
 	}
 	if tx.meta == nil {
 		tx.abort()
-		return Commit{}, ErrNoMeta
+		return Commit{}, tx, ErrNoMeta
 	}
 	c, err := s.commit(tx, tip)
 	if err != nil {
 		tx.abort()
-		return Commit{}, err
+		return Commit{}, tx, err
 	}
-	return c, nil
+	return c, tx, nil
 }
 
 func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
