@@ -16,6 +16,8 @@ const (
 	TrailerClock     = "Codex-Clock"      // the commit's Lamport time, set by the store
 	TrailerArgs      = "Codex-Args"       // the call's arguments as JSON, secrets redacted
 	TrailerTarget    = "Codex-Target"     // the id of the record the call created or changed
+	TrailerFollows   = "Codex-Follows"    // the call's first commit, on the commits that record its outcome
+	TrailerUndoError = "Codex-Undo-Error" // an undo step that failed: what is left for cleanup
 )
 
 // Trailer is one "Key: value" line at the end of a commit message.

@@ -17,6 +17,7 @@ type audit struct {
 	actor     string
 	actorType AgentType
 	args      string
+	follows   string // the call's first commit, for the commits of its outcome
 }
 
 // meta renders the commit summary and trailers; e is nil on success.
@@ -41,6 +42,7 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 		m.Summary = fmt.Sprintf("%s: %s refused: %s", a.tool, a.actor, e.Code)
 	}
 	add(gitstate.TrailerTarget, c.target)
+	add(gitstate.TrailerFollows, a.follows)
 	add(gitstate.TrailerArgs, a.args)
 	return m
 }

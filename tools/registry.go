@@ -37,16 +37,20 @@ type CLI struct {
 	Args []string
 }
 
-// Call is what a handler sees: who is calling, the transaction, and the
-// settings in force.
+// Call is what a handler sees: who is calling, the transaction, the
+// settings in force, and the world outside the state (Env), which a
+// handler only touches through After, outside the writer lock.
 type Call struct {
 	Caller Caller
 	Agent  *Agent // the caller's record; nil for people
 	Tx     *gitstate.Tx
 	Config *Config
+	Env    Env
 
+	tool    string
 	summary string
 	target  string
+	after   []AfterFunc
 }
 
 // Summarize sets the commit's summary line (after the tool name).
@@ -110,9 +114,11 @@ func (t *Tool) OutputSchema() *jsonschema.Schema { return t.schemas().out }
 // flags from its fields.
 func (t *Tool) InputType() reflect.Type { return t.inType }
 
-// Registry holds the tools by name.
+// Registry holds the tools by name, and the environment they reach the
+// outside world through.
 type Registry struct {
 	tools map[string]*Tool
+	env   Env
 }
 
 // NewRegistry returns a registry of the given tools. It panics on a
@@ -163,17 +169,26 @@ type Result struct {
 // Call runs the named tool for the caller with raw JSON arguments, as one
 // transaction on st. Every outcome that can be recorded is: unknown tools,
 // bad input, refusals and failures all commit an audit record with their
-// error code and change nothing else.
+// error code and change nothing else. A tool that works outside git (see
+// Call.After) does that once the call has committed, and records the
+// outcome in one more commit; undo steps that fail are recorded too.
 func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage) Result {
 	var res Result
+	var c *Call
 	commit, err := st.Update(ctx, func(tx *gitstate.Tx) error {
-		res = r.run(ctx, tx, callerID, name, args)
+		res, c = r.run(ctx, tx, callerID, name, args)
 		return nil
 	})
 	if err != nil {
 		return Result{Error: StoreError(err)}
 	}
 	res.Commit = commit.Hash
+	if len(commit.UndoErrors) > 0 {
+		res.Commit = r.recordUndo(ctx, st, c, commit.Hash, commit.UndoErrors)
+	}
+	if res.OK && len(c.after) > 0 {
+		res = r.runAfter(ctx, st, c, res)
+	}
 	return res
 }
 
@@ -193,11 +208,14 @@ func StoreError(err error) *Error {
 	return Errorf(InternalError, "%v", err)
 }
 
-func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage) (res Result) {
+// run is one call inside its transaction. It returns the Call too, for
+// the steps that follow the commit (After).
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage) (res Result, c *Call) {
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
-	c := &Call{Caller: Caller{ID: callerID}, Tx: tx}
+	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, tool: name}
 	fail := func(e *Error) Result {
 		tx.Discard()
+		c.after = nil
 		tx.SetMeta(a.meta(c, e))
 		return Result{Error: e}
 	}
@@ -211,30 +229,30 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 	a.actorType = c.Caller.Type
 	t, ok := r.Lookup(name)
 	if !ok {
-		return fail(Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name))
+		return fail(Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name)), c
 	}
 	if callerErr != nil {
-		return fail(AsError(callerErr))
+		return fail(AsError(callerErr)), c
 	}
 	in, ierr := t.decode(args)
 	if ierr != nil {
-		return fail(ierr)
+		return fail(ierr), c
 	}
 	cfg, err := loadConfig(tx)
 	if err != nil {
-		return fail(AsError(err))
+		return fail(AsError(err)), c
 	}
 	c.Config = cfg
 	if !cfg.rule(c.Caller.Type).permits(t.Permission) {
 		return fail(Errorf(PermissionDenied, "tool %q (permission %s) is not allowed for agent type %q; see `git codex config get policy.%s.allow`",
-			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type)))
+			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type))), c
 	}
 	out, err := t.run(ctx, c, in)
 	if err != nil {
-		return fail(AsError(err))
+		return fail(AsError(err)), c
 	}
 	tx.SetMeta(a.meta(c, nil))
-	return Result{OK: true, Data: out}
+	return Result{OK: true, Data: out}, c
 }
 
 // resolveCaller fills in the caller's type from its agent record. People

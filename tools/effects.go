@@ -1,0 +1,128 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// AfterFunc is work a tool does outside git once its call has committed:
+// make a worktree, start a tmux session, kill a reviewer, call GitHub.
+type AfterFunc func(ctx context.Context, f *Followup) error
+
+// After registers fn to run once the call's commit is made and the writer
+// lock released, so that no other agent's call waits behind it. It runs
+// only if the call succeeded, in the order registered. The pattern is
+// intent, effect, outcome: the handler records what it is about to do (an
+// instance STARTING, with the worktree and session it will make), fn does
+// it, and records the outcome with f.Record (ACTIVE, or FAILED). A crash
+// between the steps leaves a record that names everything made, which is
+// what `git codex cleanup` reads.
+//
+// fn's error becomes the call's result (the intent's commit stays). A
+// handler whose output fn fills in returns a pointer, so that the call's
+// result shows what fn set.
+func (c *Call) After(fn AfterFunc) { c.after = append(c.after, fn) }
+
+// Followup is what an after-step works with: the environment, the store
+// (its worktrees, its refs) and the caller, and Record to write its
+// outcome.
+type Followup struct {
+	Env    Env
+	Store  *gitstate.Store
+	Caller Caller
+	// Commit is the commit of the call the step follows.
+	Commit string
+
+	tool string
+	last string // the latest commit the call wrote
+}
+
+// Record writes the step's outcome as one more transaction, audited as the
+// same tool and caller, with Codex-Follows naming the call's commit. fn
+// works like a handler: it reads and writes through c.Tx. If it fails, the
+// transaction records the error (Codex-Error) and changes nothing else, and
+// Record returns that error.
+func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
+	var ferr *Error
+	commit, err := f.Store.Update(ctx, func(tx *gitstate.Tx) error {
+		c := &Call{Caller: Caller{ID: f.Caller.ID}, Tx: tx, Env: f.Env}
+		a := audit{tool: f.tool, actor: f.Caller.ID, actorType: f.Caller.Type, args: "{}", follows: f.Commit}
+		err := resolveCaller(c)
+		if err == nil {
+			c.Config, err = loadConfig(tx)
+		}
+		if err == nil {
+			err = fn(c)
+		}
+		if err != nil {
+			ferr = AsError(err)
+			tx.Discard()
+			tx.SetMeta(a.meta(c, ferr))
+			return nil
+		}
+		tx.SetMeta(a.meta(c, nil))
+		return nil
+	})
+	if err != nil {
+		return StoreError(err)
+	}
+	f.last = commit.Hash
+	if ferr != nil {
+		return ferr
+	}
+	return nil
+}
+
+// runAfter runs a successful call's after-steps and returns the call's
+// final result: the first step's error, or the result with the latest
+// commit.
+func (r *Registry) runAfter(ctx context.Context, st *gitstate.Store, c *Call, res Result) Result {
+	f := &Followup{Env: r.env, Store: st, Caller: c.Caller, Commit: res.Commit, tool: c.tool, last: res.Commit}
+	for _, fn := range c.after {
+		if err := safeAfter(ctx, f, fn); err != nil {
+			return Result{Error: AsError(err), Commit: f.last}
+		}
+	}
+	res.Commit = f.last
+	return res
+}
+
+// recordUndo writes one more audit commit for a call whose undo steps
+// failed (they ran after its refusal was committed, outside the lock): the
+// trail then says what is left behind for `git codex cleanup`.
+func (r *Registry) recordUndo(ctx context.Context, st *gitstate.Store, c *Call, commit string, errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	next, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+		a := audit{tool: c.tool, actor: c.Caller.ID, actorType: c.Caller.Type, args: "{}", follows: commit}
+		uc := &Call{Caller: c.Caller, Tx: tx}
+		uc.Summarize("%s: undo failed; `git codex cleanup` removes what is left", c.Caller.ID)
+		m := a.meta(uc, nil)
+		m.Trailers = append(m.Trailers, gitstate.Trailer{Key: gitstate.TrailerUndoError, Value: strings.Join(msgs, "; ")})
+		tx.SetMeta(m)
+		return nil
+	})
+	if err != nil {
+		return commit // the refusal stands; the leftovers are still cleanup's to find
+	}
+	return next.Hash
+}
+
+// errAfterPanicked is returned for an after-step that panicked.
+var errAfterPanicked = errors.New("after-step panicked")
+
+// safeAfter runs fn, turning a panic into an error so that one bad step
+// cannot take an MCP server down.
+func safeAfter(ctx context.Context, f *Followup, fn AfterFunc) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Errorf(InternalError, "%v: %v", errAfterPanicked, p)
+		}
+	}()
+	return fn(ctx, f)
+}

@@ -1,0 +1,38 @@
+package tools
+
+import (
+	"time"
+
+	"github.com/gitcodex/git-codex/tmux"
+)
+
+// Env is the world outside the state that tools reach: the tmux server
+// agents run on, the clock that effects (timeouts, reaping) read. It is
+// built once, where the registry is built (Builtin(...).WithEnv), so tests
+// substitute real but isolated parts: a private tmux socket, a fixed clock.
+// Worktrees and branches are the store's repository's (gitstate.Store).
+type Env struct {
+	// Tmux runs the agents' sessions. The zero value is the tmux server
+	// of the calling environment (TMUX_TMPDIR isolates it).
+	Tmux tmux.Runner
+	// Now is the wall clock of effects; nil means time.Now. (Records take
+	// their times from the transaction, Tx.Now.)
+	Now func() time.Time
+}
+
+// now reads the environment's clock.
+func (e Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+// WithEnv returns a copy of the registry whose tools reach the outside
+// world through env.
+func (r *Registry) WithEnv(env Env) *Registry {
+	return &Registry{tools: r.tools, env: env}
+}
+
+// Env is the environment the registry's tools use.
+func (r *Registry) Env() Env { return r.env }
