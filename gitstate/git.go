@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 )
@@ -24,7 +23,7 @@ func (s *Store) gitTo(ctx context.Context, stdout, progress io.Writer, args ...s
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	// git codex reads git's messages (push refusals, ref lock failures):
 	// they must be git's own, not a translation.
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = gitEnv()
 	if progress != nil {
 		cmd.Stderr = io.MultiWriter(&stderr, progress)
 	}

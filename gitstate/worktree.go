@@ -1,0 +1,216 @@
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Worktrees and branches of the store's repository, for the agents git
+// codex runs: each works in a linked worktree on its own branch. These run
+// the git CLI (go-git cannot add worktrees) and take no state lock: they
+// are work outside the state, done before or after a transaction records
+// it.
+
+// RefRescue is where work that cleanup would otherwise destroy is saved:
+// refs/codex/rescue/<instance>/branch (the branch's commits) and
+// refs/codex/rescue/<instance>/worktree (uncommitted changes, as a commit).
+const RefRescue = "refs/codex/rescue"
+
+// ErrBranchExists is returned by AddWorktree when the branch is taken.
+var ErrBranchExists = errors.New("branch already exists")
+
+// AddWorktree creates a worktree at path on a new branch that starts at
+// from (any revision). Nothing is made if the branch exists or path is
+// not empty.
+func (s *Store) AddWorktree(ctx context.Context, path, branch, from string) error {
+	if s.BranchExists(ctx, branch) {
+		return fmt.Errorf("gitstate: worktree %s: %s: %w", path, branch, ErrBranchExists)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("gitstate: worktree %s: %w", path, err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "add", "--quiet", "-b", branch, path, from+"^{commit}")
+	cmd.Env = gitEnv()
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("gitstate: git worktree add %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// BranchExists reports whether refs/heads/<branch> exists.
+func (s *Store) BranchExists(ctx context.Context, branch string) bool {
+	return s.git(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) == nil
+}
+
+// RevParse resolves a revision to a full commit hash.
+func (s *Store) RevParse(ctx context.Context, rev string) (string, error) {
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
+		return "", fmt.Errorf("gitstate: %q names no commit: %w", rev, ErrNotFound)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// WorktreeWork is what a worktree holds that removing it would lose.
+type WorktreeWork struct {
+	// Exists is false when the worktree's directory is gone.
+	Exists bool
+	// Dirty lists changed and untracked files (git status --porcelain),
+	// ignored files aside.
+	Dirty []string
+	// Unmerged are the branch's commits that no other ref reaches
+	// (newest first): deleting the branch would lose them.
+	Unmerged []string
+}
+
+// Lost reports whether removing the worktree and its branch would lose
+// work.
+func (w WorktreeWork) Lost() bool { return len(w.Dirty) > 0 || len(w.Unmerged) > 0 }
+
+// WorkIn reports what the worktree at path and its branch hold that no
+// other ref has. A missing worktree is not an error (Exists is false); a
+// missing branch has no commits.
+func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, error) {
+	var w WorktreeWork
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		w.Exists = true
+		var out bytes.Buffer
+		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all")
+		cmd.Env = gitEnv()
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			return w, fmt.Errorf("gitstate: status of %s: %w", path, err)
+		}
+		for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+			if line != "" {
+				w.Dirty = append(w.Dirty, line)
+			}
+		}
+	}
+	if branch != "" && s.BranchExists(ctx, branch) {
+		ref := "refs/heads/" + branch
+		var out bytes.Buffer
+		// reachable from no other branch, tag or remote-tracking ref
+		// (--exclude names a branch without refs/heads/ for --branches)
+		err := s.git(ctx, &out, "rev-list", ref, "--not", "--exclude="+branch, "--branches", "--tags", "--remotes")
+		if err != nil {
+			return w, fmt.Errorf("gitstate: commits of %s: %w", branch, err)
+		}
+		w.Unmerged = strings.Fields(out.String())
+	}
+	return w, nil
+}
+
+// Rescue saves the work of a worktree and its branch under
+// refs/codex/rescue/<name>/: the branch head as .../branch, uncommitted
+// changes (tracked and untracked, ignored files aside) as a commit on top
+// of the worktree's HEAD as .../worktree. It returns the refs it wrote.
+func (s *Store) Rescue(ctx context.Context, name, path, branch string) ([]string, error) {
+	w, err := s.WorkIn(ctx, path, branch)
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	if len(w.Unmerged) > 0 {
+		ref := RefRescue + "/" + name + "/branch"
+		if err := s.git(ctx, nil, "update-ref", ref, "refs/heads/"+branch); err != nil {
+			return refs, fmt.Errorf("gitstate: rescue %s: %w", branch, err)
+		}
+		refs = append(refs, ref)
+	}
+	if len(w.Dirty) > 0 {
+		commit, err := s.snapshotWorktree(ctx, path, "git codex rescued the uncommitted work of "+name)
+		if err != nil {
+			return refs, err
+		}
+		ref := RefRescue + "/" + name + "/worktree"
+		if err := s.git(ctx, nil, "update-ref", ref, commit); err != nil {
+			return refs, fmt.Errorf("gitstate: rescue %s: %w", path, err)
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// snapshotWorktree commits the worktree's files as they are (through a
+// temporary index, so the worktree's own index and files stay untouched)
+// on top of its HEAD, and returns the commit.
+func (s *Store) snapshotWorktree(ctx context.Context, path, message string) (string, error) {
+	index, err := os.CreateTemp("", "codex-index-*")
+	if err != nil {
+		return "", err
+	}
+	index.Close()
+	defer os.Remove(index.Name())
+	run := func(out io.Writer, args ...string) error {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", path}, args...)...)
+		cmd.Env = append(gitEnv(), "GIT_INDEX_FILE="+index.Name())
+		cmd.Stdout, cmd.Stderr = out, &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("gitstate: git %s in %s: %v: %s", args[0], path, err, strings.TrimSpace(stderr.String()))
+		}
+		return nil
+	}
+	var head, tree, commit bytes.Buffer
+	if err := run(&head, "rev-parse", "--verify", "HEAD"); err != nil {
+		return "", err
+	}
+	if err := run(nil, "read-tree", "HEAD"); err != nil {
+		return "", err
+	}
+	if err := run(nil, "add", "-A", "."); err != nil {
+		return "", err
+	}
+	if err := run(&tree, "write-tree"); err != nil {
+		return "", err
+	}
+	if err := run(&commit, "commit-tree", strings.TrimSpace(tree.String()), "-p", strings.TrimSpace(head.String()), "-m", message); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(commit.String()), nil
+}
+
+// RemoveWorktree removes the worktree at path (forcefully: callers check
+// WorkIn or Rescue first) and prunes git's record of it, so a worktree
+// deleted by hand is forgotten too.
+func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "remove", "--force", "--force", path)
+		cmd.Env = gitEnv()
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			// not a worktree git knows (a half-made one): remove the directory
+			if rmErr := os.RemoveAll(path); rmErr != nil {
+				return fmt.Errorf("gitstate: remove worktree %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))
+			}
+		}
+	}
+	return s.git(ctx, nil, "worktree", "prune")
+}
+
+// DeleteBranch deletes refs/heads/<branch>; a missing branch is not an
+// error.
+func (s *Store) DeleteBranch(ctx context.Context, branch string) error {
+	if !s.BranchExists(ctx, branch) {
+		return nil
+	}
+	if err := s.git(ctx, nil, "branch", "-D", "--quiet", branch); err != nil {
+		return fmt.Errorf("gitstate: delete branch %s: %w", branch, err)
+	}
+	return nil
+}
+
+// gitEnv is the environment of the git commands the store runs: git's
+// own messages, untranslated, since the store reads some of them.
+func gitEnv() []string { return append(os.Environ(), "LC_ALL=C") }
