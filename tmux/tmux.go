@@ -86,6 +86,11 @@ type SessionSpec struct {
 	// Width and Height are the window size in cells; zero leaves tmux's
 	// default (80x24 for a detached session).
 	Width, Height int
+	// KeepDeadPane keeps the session when its command exits (tmux's
+	// remain-on-exit, set for this session only), so that a program that
+	// died can be seen as dead, with its exit status and last output,
+	// rather than vanish with its session.
+	KeepDeadPane bool
 }
 
 // Session is what tmux reports about one session.
@@ -100,13 +105,18 @@ type Session struct {
 	// PanePID is the process id of the active pane's process (the agent or
 	// its shell), for liveness checks and signals.
 	PanePID int
+	// PaneDead reports that the active pane's process has exited (seen
+	// only in sessions made with KeepDeadPane); PaneExitStatus is then its
+	// exit status.
+	PaneDead       bool
+	PaneExitStatus int
 }
 
 // sessionFormat is the -F format that NewSession and List both parse with
 // parseSession. The name comes last so that it may contain spaces, '|' and
 // the like without any quoting; CheckName forbids control characters, so
 // it holds no tab or newline.
-const sessionFormat = "#{session_created}\t#{session_attached}\t#{pane_pid}\t#{session_name}"
+const sessionFormat = "#{session_created}\t#{session_attached}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}\t#{session_name}"
 
 // CheckName reports whether name can be used as a session name, returning
 // an error that matches ErrInvalidName if not. tmux forbids '.' and ':'
@@ -161,16 +171,38 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 		return Session{}, opError(op, spec.Name, err)
 	}
 	args = append(args, envArgs...)
-	if len(spec.Command) > 0 {
+	command := spec.Command
+	if spec.KeepDeadPane {
+		// The pane starts with a placeholder, is told to remain when its
+		// process exits, and only then runs the command: a command that
+		// exits at once would otherwise take its session with it before
+		// any option could be set.
+		command = []string{"sleep", "2147483647"}
+	}
+	if len(command) > 0 {
 		// "--" keeps a command starting with '-' from being read as a flag.
 		args = append(args, "--")
-		args = append(args, spec.Command...)
+		args = append(args, command...)
+	}
+	if spec.KeepDeadPane {
+		args = append(args, ";", "set-option", "-w", "-t", paneTarget(spec.Name), "remain-on-exit", "on",
+			";", "respawn-pane", "-k", "-t", paneTarget(spec.Name))
+		if spec.Dir != "" {
+			args = append(args, "-c", escapeFormat(spec.Dir))
+		}
+		if len(spec.Command) > 0 {
+			args = append(args, "--")
+			args = append(args, spec.Command...)
+		}
 	}
 	out, err := r.run(ctx, op, spec.Name, true, args...)
 	if err != nil {
 		return Session{}, err
 	}
 	s, err := parseSession(strings.TrimSuffix(out, "\n"))
+	if err == nil && spec.KeepDeadPane {
+		s, err = r.describe(ctx, spec.Name) // the respawned pane's process
+	}
 	if err != nil {
 		// The session exists but we cannot describe it; remove it rather than
 		// hand back a half-known session.
@@ -178,6 +210,15 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 		return Session{}, opError(op, spec.Name, err)
 	}
 	return s, nil
+}
+
+// describe reports one session as List does.
+func (r Runner) describe(ctx context.Context, name string) (Session, error) {
+	out, err := r.run(ctx, "display-message", name, true, "display-message", "-p", "-t", paneTarget(name), sessionFormat)
+	if err != nil {
+		return Session{}, err
+	}
+	return parseSession(strings.TrimSuffix(out, "\n"))
 }
 
 // HasSession reports whether a session with exactly this name exists. No
@@ -395,8 +436,8 @@ func escapeFormat(s string) string { return strings.ReplaceAll(s, "#", "##") }
 
 // parseSession parses one line printed with sessionFormat.
 func parseSession(line string) (Session, error) {
-	f := strings.SplitN(line, "\t", 4)
-	if len(f) != 4 {
+	f := strings.SplitN(line, "\t", 6)
+	if len(f) != 6 {
 		return Session{}, fmt.Errorf("unexpected session line %q", line)
 	}
 	created, err := strconv.ParseInt(f[0], 10, 64)
@@ -411,7 +452,9 @@ func parseSession(line string) (Session, error) {
 	if err != nil {
 		return Session{}, fmt.Errorf("session line %q: pane pid: %w", line, err)
 	}
-	return Session{Name: f[3], Created: time.Unix(created, 0), Attached: attached > 0, PanePID: pid}, nil
+	status, _ := strconv.Atoi(f[4]) // empty while the pane lives
+	return Session{Name: f[5], Created: time.Unix(created, 0), Attached: attached > 0, PanePID: pid,
+		PaneDead: f[3] == "1", PaneExitStatus: status}, nil
 }
 
 // checkDir fails unless dir is an existing directory: tmux would start the

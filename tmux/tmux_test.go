@@ -561,3 +561,44 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("NewSession with cancelled context = %v, want context.Canceled", err)
 	}
 }
+
+// TestKeepDeadPane: a command that exits at once leaves its session,
+// reported dead with its exit status, instead of vanishing; a live one is
+// reported alive.
+func TestKeepDeadPane(t *testing.T) {
+	ctx := context.Background()
+	r := newRunner(t)
+	if _, err := r.NewSession(ctx, SessionSpec{Name: "dies", Command: []string{"exit 3"}, KeepDeadPane: true}); err != nil {
+		t.Fatal(err)
+	}
+	dir := shortTempDir(t)
+	if _, err := r.NewSession(ctx, SessionSpec{Name: "lives", Dir: dir, Env: map[string]string{"FOO": "bar"},
+		Command: []string{`echo "$FOO in $(pwd)"; sleep 60`}, KeepDeadPane: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, ctx, r, "lives", regexp.MustCompile("^bar in "+regexp.QuoteMeta(dir)+"$"))
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		sessions, err := r.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]Session{}
+		for _, s := range sessions {
+			got[s.Name] = s
+		}
+		if d := got["dies"]; d.PaneDead {
+			if d.PaneExitStatus != 3 {
+				t.Errorf("dead pane's status = %d, want 3", d.PaneExitStatus)
+			}
+			if got["lives"].PaneDead {
+				t.Errorf("the live session is reported dead")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead pane never showed as dead: %+v", sessions)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
