@@ -576,7 +576,7 @@ func TestKeepDeadPane(t *testing.T) {
 		Command: []string{`echo "$FOO in $(pwd)"; sleep 60`}, KeepDeadPane: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, ctx, r, "lives", regexp.MustCompile("^bar in "+regexp.QuoteMeta(dir)+"$"))
+	waitForLine(t, ctx, r, "lives", regexp.MustCompile("(?m)^bar in "+regexp.QuoteMeta(dir)+"$"))
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		sessions, err := r.List(ctx)
