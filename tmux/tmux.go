@@ -321,6 +321,26 @@ func (r Runner) CaptureHistory(ctx context.Context, name string, lines int) (str
 	return out + "\n", nil
 }
 
+// CursorLine returns the line of the session's active pane that the
+// cursor is on: where a program reads what is typed. A nudge has left the
+// input line once its text is no longer there.
+func (r Runner) CursorLine(ctx context.Context, name string) (string, error) {
+	const op = "capture-pane"
+	if err := CheckName(name); err != nil {
+		return "", opError(op, name, err)
+	}
+	y, err := r.run(ctx, "display-message", name, true, "display-message", "-p", "-t", paneTarget(name), "#{cursor_y}")
+	if err != nil {
+		return "", err
+	}
+	row := strings.TrimSpace(y)
+	out, err := r.run(ctx, op, name, true, op, "-p", "-t", paneTarget(name), "-S", row, "-E", row)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(out, "\n "), nil
+}
+
 // Kill kills the session and every process in it. Killing a session that
 // does not exist (or whose server is not running) returns an error that
 // matches ErrNoSession, so rollbacks and repeated cleanups can ignore it.

@@ -35,13 +35,23 @@ const (
 // Agent is a registered agent: the record agent_get_status returns.
 // Mutable: Clock is the Lamport time of its last change.
 type Agent struct {
-	ID           string         `json:"id"`
-	Type         AgentType      `json:"type"`
-	State        string         `json:"state"`
-	Supervisor   string         `json:"supervisor,omitempty"`
-	Worktree     string         `json:"worktree,omitempty"`
-	Branch       string         `json:"branch,omitempty"`
-	TmuxSession  string         `json:"tmux_session,omitempty"`
+	ID          string    `json:"id"`
+	Type        AgentType `json:"type"`
+	State       string    `json:"state"`
+	Supervisor  string    `json:"supervisor,omitempty"`
+	Worktree    string    `json:"worktree,omitempty"`
+	Branch      string    `json:"branch,omitempty"`
+	TmuxSession string    `json:"tmux_session,omitempty"`
+	// Status, Launcher, BaseCommit and Prompt are an instance's: an agent
+	// git codex runs in its worktree and tmux session (see instance.go).
+	Status       string         `json:"status,omitempty" jsonschema:"an instance's lifecycle: STARTING, ACTIVE, WAITING_REVIEW, REVIEWING, TERMINATED, ABANDONED, FAILED, COMPLETED"`
+	StatusReason string         `json:"status_reason,omitempty" jsonschema:"why the instance ended as it did"`
+	Launcher     string         `json:"launcher,omitempty" jsonschema:"the agent CLI it runs"`
+	BaseCommit   string         `json:"base_commit,omitempty" jsonschema:"the commit its branch started at"`
+	Prompt       string         `json:"prompt,omitempty" jsonschema:"the task it was spawned with"`
+	EndedAt      *time.Time     `json:"ended_at,omitempty"`
+	Rescued      []string       `json:"rescued,omitempty" jsonschema:"refs under refs/codex/rescue/ where cleanup saved its work"`
+	CleanedAt    *time.Time     `json:"cleaned_at,omitempty" jsonschema:"when cleanup removed its session, worktree and branch"`
 	CreatedBy    string         `json:"created_by"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`

@@ -16,6 +16,7 @@ func Builtin() *Registry {
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,
+		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap,
 	)
 }
 

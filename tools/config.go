@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,9 +45,11 @@ type ConfigEntry struct {
 // and what it is for.
 type configKey struct {
 	Name    string `json:"key"`
-	Kind    string `json:"kind"` // "list" (of strings) or "int"
+	Kind    string `json:"kind"` // "list" (of strings), "int" or "string"
 	Default any    `json:"default"`
 	Doc     string `json:"doc"`
+	// oneOf, if set, lists the values a string key accepts.
+	oneOf []string
 }
 
 // Setting limits.
@@ -58,15 +61,16 @@ const (
 // configKeys lists every setting, sorted by name.
 func configKeys() []configKey {
 	keys := []configKey{
-		{"mail.max_body_bytes", "int", defaultMaxBodyBytes, "largest mail or decision body accepted, in bytes"},
-		{"mail.max_subject_bytes", "int", defaultMaxSubjectBytes, "largest mail subject or decision title accepted, in bytes"},
+		{Name: "mail.max_body_bytes", Kind: "int", Default: defaultMaxBodyBytes, Doc: "largest mail or decision body accepted, in bytes"},
+		{Name: "mail.max_subject_bytes", Kind: "int", Default: defaultMaxSubjectBytes, Doc: "largest mail subject or decision title accepted, in bytes"},
 	}
+	keys = append(keys, instanceKeys()...)
 	pol := defaultPolicy()
 	for _, t := range AgentTypes() {
 		r := pol[t]
 		keys = append(keys,
-			configKey{"policy." + string(t) + ".allow", "list", nonNil(r.allow), "permission globs " + string(t) + " callers may use"},
-			configKey{"policy." + string(t) + ".deny", "list", nonNil(r.deny), "permission globs denied to " + string(t) + " callers, even when allowed"})
+			configKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
+			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
@@ -85,7 +89,7 @@ func lookupKey(name string) (configKey, bool) {
 			return k, true
 		}
 	}
-	return configKey{}, false
+	return launcherKey(name)
 }
 
 func keyNames() []string {
@@ -144,6 +148,18 @@ func (c *Config) listValue(name string) []string {
 	return l
 }
 
+func (c *Config) stringValue(name string) string {
+	k, ok := lookupKey(name)
+	if !ok {
+		return ""
+	}
+	var v string
+	if err := json.Unmarshal(c.value(k), &v); err != nil {
+		v, _ = k.Default.(string)
+	}
+	return v
+}
+
 // rule returns the permission rule for an agent type.
 func (c *Config) rule(t AgentType) rule {
 	return rule{
@@ -157,6 +173,12 @@ func (c *Config) rule(t AgentType) rule {
 func parseConfigValue(k configKey, raw string) (json.RawMessage, error) {
 	raw = strings.TrimSpace(raw)
 	switch k.Kind {
+	case "string":
+		if len(k.oneOf) > 0 && !slices.Contains(k.oneOf, raw) {
+			return nil, Errorf(InvalidInput, "%s takes one of %s, not %q", k.Name, strings.Join(k.oneOf, ", "), raw).With("key", k.Name)
+		}
+		b, _ := json.Marshal(raw)
+		return b, nil
 	case "int":
 		n, err := strconv.Atoi(raw)
 		if err != nil || n <= 0 {

@@ -30,7 +30,11 @@ var ConfigGet = Define("config_get", "config.get",
 	CLI{Path: "config get", Args: []string{"key"}},
 	func(ctx context.Context, c *Call, in ConfigGetIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
-		for _, k := range configKeys() {
+		keys := configKeys()
+		if k, ok := lookupKey(in.Key); ok && in.Key != "" {
+			keys = []configKey{k} // also a launcher's key, agent.<name>.command
+		}
+		for _, k := range keys {
 			if in.Key != "" && k.Name != in.Key {
 				continue
 			}

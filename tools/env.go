@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"context"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
 
 	"github.com/gitcodex/git-codex/tmux"
 )
@@ -19,6 +22,26 @@ type Env struct {
 	// their times from the transaction, Tx.Now.)
 	Now func() time.Time
 }
+
+// Repo is what handlers may read of the code repository, quickly and
+// without changing it (a *gitstate.Store).
+type Repo interface {
+	// RevParse resolves a revision to a full commit hash.
+	RevParse(ctx context.Context, rev string) (string, error)
+	// BranchExists reports whether refs/heads/<branch> exists.
+	BranchExists(ctx context.Context, branch string) bool
+	// WorkDir is the top of the working tree the store was opened from.
+	WorkDir() string
+	// GitDir is the git directory shared by all worktrees.
+	GitDir() string
+	// HoldWork marks that this process is doing work outside git for a
+	// record until release (gitstate's work marks); WorkHeld reports
+	// whether a live process holds one.
+	HoldWork(name string) (release func(), err error)
+	WorkHeld(name string) bool
+}
+
+var _ Repo = (*gitstate.Store)(nil)
 
 // now reads the environment's clock.
 func (e Env) now() time.Time {

@@ -27,6 +27,8 @@ const (
 	InternalError      Code = "INTERNAL_ERROR"       // anything unexpected; the message says what failed
 	LockDenied         Code = "LOCK_DENIED"          // the lock is held by someone else
 	AlreadyClaimed     Code = "ALREADY_CLAIMED"      // the task is claimed by someone else
+	InstanceNotRunning Code = "INSTANCE_NOT_RUNNING" // the instance's tmux session is gone or its agent exited
+	NudgeNotDelivered  Code = "NUDGE_NOT_DELIVERED"  // text typed into a pane was not seen to be submitted
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -53,6 +55,8 @@ func Codes() []CodeInfo {
 		{InternalError, "anything unexpected; the message says what failed"},
 		{LockDenied, "the lock is held by someone else (details name the holder and since when); wait, or ask a person or supervisor to release it with force"},
 		{AlreadyClaimed, "the task is claimed by someone else, or not open (details name the holder); pick another with `git codex task list --state PENDING`"},
+		{InstanceNotRunning, "the instance's tmux session is gone or its agent exited; see `git codex ps`, and `git codex reap` to record it"},
+		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
 	}
 }
 

@@ -13,7 +13,7 @@ func defaultPolicy() map[AgentType]rule {
 		TypeSupervisor: {allow: []string{"*"}},
 		TypeHuman:      {allow: []string{"*"}},
 		TypeOrchestrator: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
@@ -23,7 +23,7 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeCoding: {

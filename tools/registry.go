@@ -35,6 +35,10 @@ type Tool struct {
 type CLI struct {
 	Path string
 	Args []string
+	// Envelope makes --json print the call's whole envelope
+	// ({"ok":true,"data":...}, as `git codex call` does) rather than the
+	// data alone: for commands scripts drive like calls (spawn).
+	Envelope bool
 }
 
 // Call is what a handler sees: who is calling, the transaction, the
@@ -46,6 +50,10 @@ type Call struct {
 	Tx     *gitstate.Tx
 	Config *Config
 	Env    Env
+	// Repo is the code repository the state lives in: quick reads of its
+	// refs (resolving a revision, whether a branch exists) that a handler
+	// needs before it records an intent.
+	Repo Repo
 
 	tool    string
 	summary string
@@ -176,7 +184,7 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 	var res Result
 	var c *Call
 	commit, err := st.Update(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, callerID, name, args)
+		res, c = r.run(ctx, tx, callerID, name, args, st)
 		return nil
 	})
 	if err != nil {
@@ -210,9 +218,9 @@ func StoreError(err error) *Error {
 
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
-func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage) (res Result, c *Call) {
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage, repo Repo) (res Result, c *Call) {
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
-	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, tool: name}
+	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil

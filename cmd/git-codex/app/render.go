@@ -23,6 +23,9 @@ func writeJSON(w io.Writer, v any) error {
 // tab-separated lines when piped (go-gh's tableprinter), or key/value lines.
 // Tools without a renderer print JSON.
 func (e *env) render(tool string, data any) error {
+	if ok, err := e.renderInstance(data); ok {
+		return err
+	}
 	w := e.stdout
 	switch d := data.(type) {
 	case tools.MailSent:
@@ -53,7 +56,7 @@ func (e *env) render(tool string, data any) error {
 		fmt.Fprintf(w, "logged %s\n", d.LogID)
 	case tools.Agent:
 		fmt.Fprintf(w, "id:          %s\ntype:        %s\nstate:       %s\n", d.ID, d.Type, d.State)
-		for _, kv := range [][2]string{{"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}} {
+		for _, kv := range [][2]string{{"status", d.Status}, {"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}, {"launcher", d.Launcher}} {
 			if kv[1] != "" {
 				fmt.Fprintf(w, "%-12s %s\n", kv[0]+":", kv[1])
 			}

@@ -41,6 +41,10 @@ func (e *env) toolCommands() []*cli.Command {
 	var out []*cli.Command
 	for _, t := range e.reg.All() {
 		words := strings.Fields(t.CLI.Path)
+		if len(words) == 1 { // a top-level command: spawn, ps, kill...
+			out = append(out, e.toolCommand(words[0], t))
+			continue
+		}
 		if len(words) != 2 {
 			continue // reachable through `git codex call`
 		}
@@ -74,6 +78,9 @@ func (e *env) toolCommand(name string, t *tools.Tool) *cli.Command {
 			res := e.call(c.Context, c, t.Name, args)
 			if !res.OK {
 				return res.Error
+			}
+			if c.Bool("json") && t.CLI.Envelope {
+				return writeJSON(e.stdout, res)
 			}
 			if c.Bool("json") {
 				return writeJSON(e.stdout, res.Data)

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// renderInstance prints the results of the instance commands (spawn, ps,
+// peek, send, kill, abandon, cleanup, reap); ok is false for any other
+// result.
+func (e *env) renderInstance(data any) (ok bool, err error) {
+	w := e.stdout
+	switch d := data.(type) {
+	case *tools.Spawned:
+		if d.Status == tools.StatusFailed {
+			fmt.Fprintf(w, "%s FAILED to start: %s\n", d.InstanceID, d.Error)
+			return true, nil
+		}
+		fmt.Fprintf(w, "spawned %s (%s, %s): %s\nbranch:   %s\nworktree: %s\nsession:  %s (git codex attach %s)\n",
+			d.InstanceID, d.Type, d.Agent, d.Status, d.Branch, d.WorktreePath, d.SessionName, d.InstanceID)
+	case *tools.InstanceList:
+		if len(d.Instances) == 0 {
+			fmt.Fprintln(e.stderr, "no instances; start one with `git codex spawn <type> \"<task>\"`")
+			return true, nil
+		}
+		tp := e.table("ID", "TYPE", "STATUS", "LIVE", "AGENT", "BRANCH", "SINCE")
+		for _, v := range d.Instances {
+			live := v.Live
+			if v.PaneExitStatus != nil {
+				live = fmt.Sprintf("%s (exit %d)", live, *v.PaneExitStatus)
+			}
+			for _, f := range []string{v.ID, string(v.Type), v.Status, live, v.Launcher, v.Branch, e.when(v.UpdatedAt)} {
+				tp.AddField(f)
+			}
+			tp.EndRow()
+		}
+		return true, tp.Render()
+	case *tools.Peeked:
+		fmt.Fprintln(w, strings.TrimRight(d.Screen, "\n"))
+	case *tools.Sent:
+		fmt.Fprintf(w, "submitted to %s\n", d.ID)
+	case *tools.Ended:
+		fmt.Fprintf(w, "%s is %s (session %s); `git codex cleanup` removes its worktree and branch, saving any work\n", d.ID, d.Status, d.Session)
+	case *tools.CleanedUp:
+		for _, id := range d.Failed {
+			fmt.Fprintf(w, "%s: FAILED (its session or its spawn died)\n", id)
+		}
+		for _, id := range d.TimedOut {
+			fmt.Fprintf(w, "%s: review timed out, TERMINATED\n", id)
+		}
+		verb := ""
+		if d.DryRun {
+			verb = "would be "
+		}
+		for _, it := range d.Items {
+			fmt.Fprintf(w, "%s (%s): session %s%s, worktree %s%s, branch %s%s\n", it.ID, it.Status, verb, it.Session, verb, it.Worktree, verb, it.Branch)
+			for _, r := range it.Rescued {
+				fmt.Fprintf(w, "  work saved in %s\n", r)
+			}
+			for _, l := range it.Lost {
+				fmt.Fprintf(w, "  removed without saving (--force): %s\n", l)
+			}
+			if it.Error != "" {
+				fmt.Fprintf(w, "  kept: %s\n", it.Error)
+			}
+		}
+		if len(d.Items)+len(d.Failed)+len(d.TimedOut) == 0 {
+			fmt.Fprintln(e.stderr, "nothing to clean up")
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}

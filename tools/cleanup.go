@@ -1,0 +1,261 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tmux"
+)
+
+// What cleanup did, or would do, with one part of an instance.
+const (
+	CleanRemoved = "removed"
+	CleanKept    = "kept"
+	CleanGone    = "gone" // was not there
+)
+
+// CleanupItem is what cleanup did with one ended instance.
+type CleanupItem struct {
+	ID       string   `json:"id"`
+	Status   string   `json:"status"`
+	Session  string   `json:"session" jsonschema:"killed, gone, or kept"`
+	Worktree string   `json:"worktree" jsonschema:"removed, kept (work could not be saved) or gone"`
+	Branch   string   `json:"branch" jsonschema:"removed, kept or gone"`
+	Rescued  []string `json:"rescued,omitempty" jsonschema:"refs where uncommitted changes and unmerged commits were saved before removal"`
+	Lost     []string `json:"lost,omitempty" jsonschema:"with --force: the work removed without saving"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// CleanedUp is what cleanup and reap return.
+type CleanedUp struct {
+	DryRun bool `json:"dry_run"`
+	// Failed are instances found dead (their spawn crashed, or their
+	// session died) and marked FAILED.
+	Failed []string `json:"failed"`
+	// TimedOut are reviews that ran past review.timeout_hours, TERMINATED.
+	TimedOut []string      `json:"timed_out"`
+	Items    []CleanupItem `json:"items"`
+}
+
+// CleanupIn is cleanup's input.
+type CleanupIn struct {
+	DryRun bool `json:"dry_run,omitempty" jsonschema:"only say what would be done"`
+	Force  bool `json:"force,omitempty" jsonschema:"remove worktrees and branches without saving their work under refs/codex/rescue/"`
+}
+
+// Cleanup removes what ended instances left: sessions, worktrees, branches.
+var Cleanup = Define("instance_cleanup", "instance.cleanup",
+	"Remove the tmux sessions, worktrees and branches of instances that ended (and of spawns that crashed). Work in them is never lost: "+
+		"uncommitted changes and commits no other ref has are saved under refs/codex/rescue/<instance>/ first, unless --force. "+
+		"Only what git codex made and recorded is touched.",
+	CLI{Path: "cleanup"},
+	func(ctx context.Context, c *Call, in CleanupIn) (*CleanedUp, error) {
+		return sweep(c, in, false)
+	})
+
+// Reap finds instances that died and cleans up.
+var Reap = Define("instance_reap", "instance.reap",
+	"Mark instances whose session died (or whose spawn crashed) FAILED, terminate reviews past review.timeout_hours, then clean up as `cleanup` does. Safe from cron and when run concurrently.",
+	CLI{Path: "reap"},
+	func(ctx context.Context, c *Call, in CleanupIn) (*CleanedUp, error) {
+		return sweep(c, in, true)
+	})
+
+// sweep is cleanup (and, with reap, the search for dead instances first).
+// Inside the call's transaction it only reads and records what needs no
+// look outside git (spawns that crashed); sessions are listed, and
+// worktrees rescued and removed, after the commit, and their outcome is
+// recorded in one more commit.
+func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
+	out := &CleanedUp{DryRun: in.DryRun, Failed: []string{}, TimedOut: []string{}, Items: []CleanupItem{}}
+	var live, done []Agent
+	err := walkJSON(c.Tx, dirAgents, func(a Agent) {
+		switch {
+		case a.Status == "" || a.CleanedAt != nil:
+		case ended(a.Status):
+			done = append(done, a)
+		case a.Status == StatusStarting && !c.Repo.WorkHeld(a.ID):
+			// its spawn died between recording it and starting it
+			if !in.DryRun {
+				setStatus(c, &a, StatusFailed, "its spawn stopped before the instance started")
+			}
+			out.Failed = append(out.Failed, a.ID)
+			done = append(done, a)
+		case a.Status != StatusStarting:
+			live = append(live, a)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(c.Config.intValue("review.timeout_hours")) * time.Hour
+	now := c.Tx.Now()
+	tm := tmuxFor(c.Config, c.Env)
+	c.Summarize("%s cleaned up", c.Caller.ID)
+	if reap {
+		c.Summarize("%s reaped", c.Caller.ID)
+	}
+	c.After(func(ctx context.Context, f *Followup) error {
+		if reap {
+			dead, timedOut, err := findDead(ctx, tm, live, now, timeout)
+			if err != nil {
+				return err
+			}
+			out.Failed = append(out.Failed, ids(dead)...)
+			out.TimedOut = ids(timedOut)
+			if !in.DryRun && len(dead)+len(timedOut) > 0 {
+				err := f.Record(ctx, func(c *Call) error {
+					c.Summarize("%s: %d instance(s) died, %d review(s) timed out", f.Caller.ID, len(dead), len(timedOut))
+					if err := markEnded(c, dead, StatusFailed, "its tmux session died"); err != nil {
+						return err
+					}
+					return markEnded(c, timedOut, StatusTerminated, "review timed out (review.timeout_hours)")
+				})
+				if err != nil {
+					return err
+				}
+			}
+			done = append(done, dead...)
+			done = append(done, timedOut...)
+		}
+		sort.Slice(done, func(i, j int) bool { return done[i].ID < done[j].ID })
+		for _, a := range done {
+			out.Items = append(out.Items, cleanInstance(ctx, f, tm, a, in))
+		}
+		if in.DryRun || len(out.Items) == 0 {
+			return nil
+		}
+		return f.Record(ctx, func(c *Call) error {
+			c.Summarize("%s cleaned up %d instance(s)", f.Caller.ID, len(out.Items))
+			now := c.Tx.Now()
+			for _, it := range out.Items {
+				a, err := getAgent(c.Tx, it.ID)
+				if err != nil || it.Error != "" {
+					continue
+				}
+				a.CleanedAt, a.Rescued, a.UpdatedAt, a.UpdatedBy, a.Clock = &now, append(a.Rescued, it.Rescued...), now, c.Caller.ID, c.Tx.Clock()
+				if err := c.Tx.Put(agentPath(a.ID), a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	return out, nil
+}
+
+// findDead sorts the running instances into those whose session died and
+// reviews that ran too long.
+func findDead(ctx context.Context, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead, timedOut []Agent, err error) {
+	sessions, err := tm.List(ctx)
+	if err != nil {
+		return nil, nil, Errorf(InternalError, "list tmux sessions: %v", err)
+	}
+	alive := map[string]bool{}
+	for _, s := range sessions {
+		alive[s.Name] = !s.PaneDead
+	}
+	for _, a := range live {
+		switch {
+		case !alive[a.TmuxSession]:
+			dead = append(dead, a)
+		case a.Status == StatusReviewing && timeout > 0 && now.Sub(a.CreatedAt) > timeout:
+			timedOut = append(timedOut, a)
+		}
+	}
+	return dead, timedOut, nil
+}
+
+// markEnded ends instances still in the status they were found in.
+func markEnded(c *Call, list []Agent, status, reason string) error {
+	for _, found := range list {
+		a, err := getAgent(c.Tx, found.ID)
+		if err != nil || a.Status != found.Status {
+			continue // changed meanwhile: that change stands
+		}
+		if err := setStatus(c, &a, status, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ids(list []Agent) []string {
+	out := []string{}
+	for _, a := range list {
+		out = append(out, a.ID)
+	}
+	return out
+}
+
+// cleanInstance removes one ended instance's session, worktree and branch,
+// saving their work first (unless forced). A worktree whose work could not
+// be saved is kept.
+func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in CleanupIn) CleanupItem {
+	it := CleanupItem{ID: a.ID, Status: a.Status, Session: CleanGone, Worktree: CleanGone, Branch: CleanGone}
+	if has, err := tm.HasSession(ctx, a.TmuxSession); err == nil && has {
+		it.Session = "killed"
+		if !in.DryRun {
+			if err := tm.Kill(ctx, a.TmuxSession); err != nil {
+				it.Session, it.Error = CleanKept, fmt.Sprintf("kill session: %v", err)
+			}
+		}
+	}
+	release, err := f.Store.HoldWork("cleanup-" + a.ID)
+	if err != nil {
+		it.Error = "another cleanup is removing it"
+		return it
+	}
+	defer release()
+	work, err := f.Store.WorkIn(ctx, a.Worktree, a.Branch)
+	if err != nil {
+		it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, err.Error()
+		return it
+	}
+	if work.Exists {
+		it.Worktree = CleanRemoved
+	}
+	if f.Store.BranchExists(ctx, a.Branch) {
+		it.Branch = CleanRemoved
+	}
+	if work.Lost() {
+		if in.Force {
+			it.Lost = append(work.Dirty, work.Unmerged...)
+		} else if in.DryRun {
+			it.Rescued = rescueRefs(a.ID, work)
+		} else {
+			refs, err := f.Store.Rescue(ctx, a.ID, a.Worktree, a.Branch)
+			if err != nil {
+				it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, "saving its work failed, so it is kept: "+err.Error()
+				return it
+			}
+			it.Rescued = refs
+		}
+	}
+	if in.DryRun {
+		return it
+	}
+	if err := f.Store.RemoveWorktree(ctx, a.Worktree); err != nil {
+		it.Worktree, it.Error = CleanKept, err.Error()
+		return it
+	}
+	if err := f.Store.DeleteBranch(ctx, a.Branch); err != nil {
+		it.Branch, it.Error = CleanKept, err.Error()
+	}
+	return it
+}
+
+// rescueRefs are the refs Rescue would write for the work found.
+func rescueRefs(id string, w gitstate.WorktreeWork) []string {
+	var refs []string
+	if len(w.Unmerged) > 0 {
+		refs = append(refs, gitstate.RefRescue+"/"+id+"/branch")
+	}
+	if len(w.Dirty) > 0 {
+		refs = append(refs, gitstate.RefRescue+"/"+id+"/worktree")
+	}
+	return refs
+}

@@ -1,0 +1,361 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tmux"
+)
+
+// An instance is an agent git codex runs: an agent record with a status,
+// its own branch and worktree, and a tmux session running an agent CLI.
+
+// Instance statuses (seed 000). An instance is made STARTING (its intent
+// recorded), becomes ACTIVE once its session runs, WAITING_REVIEW while a
+// reviewer looks at its work (a reviewer is REVIEWING), and ends
+// TERMINATED, ABANDONED, FAILED or COMPLETED.
+const (
+	StatusStarting      = "STARTING"
+	StatusActive        = "ACTIVE"
+	StatusWaitingReview = "WAITING_REVIEW"
+	StatusReviewing     = "REVIEWING"
+	StatusTerminated    = "TERMINATED"
+	StatusAbandoned     = "ABANDONED"
+	StatusFailed        = "FAILED"
+	StatusCompleted     = "COMPLETED"
+)
+
+// ended reports whether an instance status is final: nothing of the
+// instance should be running, and cleanup may remove what it left.
+func ended(status string) bool {
+	return slices.Contains([]string{StatusTerminated, StatusAbandoned, StatusFailed, StatusCompleted}, status)
+}
+
+// instancePrefix is the first word of an instance's id, by type, in the
+// seeds' style (work-123-a1).
+func instancePrefix(t AgentType) string {
+	switch t {
+	case TypeCoding:
+		return "work"
+	case TypeReview:
+		return "review"
+	case TypePlanning:
+		return "plan"
+	case TypeSupervisor:
+		return "super"
+	case TypeOrchestrator:
+		return "orch"
+	}
+	return string(t)
+}
+
+// newInstanceID makes a short id: the type's prefix, five characters of
+// the time and two random ones (work-0k3fq-x7). An id that is taken is
+// refused by the caller and the next call makes another.
+func newInstanceID(t AgentType, now time.Time) string {
+	id := gitstate.NewID("x", now) // x-<10 time><6 random>
+	return instancePrefix(t) + "-" + id[7:12] + "-" + id[12:14]
+}
+
+// sessionName is the tmux session of an instance: prefixed, so that a
+// person's own sessions are never mistaken for ours.
+func sessionName(instance string) string { return "codex-" + instance }
+
+// branchName is the branch an instance works on.
+func branchName(instance string) string { return "codex/" + instance }
+
+// worktreeDir is where instances' worktrees go: worktree.dir, else
+// <repository>.codex-worktrees beside the repository.
+func worktreeDir(c *Call) string {
+	if d := c.Config.stringValue("worktree.dir"); d != "" {
+		if !filepath.IsAbs(d) && c.Repo.WorkDir() != "" {
+			d = filepath.Join(c.Repo.WorkDir(), d)
+		}
+		return filepath.Clean(d)
+	}
+	top := c.Repo.WorkDir()
+	if top == "" {
+		top = strings.TrimSuffix(c.Repo.GitDir(), string(filepath.Separator)+".git")
+	}
+	return top + ".codex-worktrees"
+}
+
+// tmuxFor is the tmux server of agents' sessions: tmux.socket if set, else
+// the environment's.
+func tmuxFor(c *Config, env Env) tmux.Runner {
+	r := env.Tmux
+	if s := c.stringValue("tmux.socket"); s != "" {
+		r.Socket = s
+	}
+	return r
+}
+
+// SpawnIn is spawn's input.
+type SpawnIn struct {
+	Type   string `json:"type" jsonschema:"the instance's agent type: planning, coding, review, worker, supervisor or orchestrator"`
+	Prompt string `json:"prompt" jsonschema:"the task: what the agent is to do"`
+	Agent  string `json:"agent,omitempty" jsonschema:"launcher: claude, codex, gemini or one set with agent.<name>.command (default agent.default)"`
+	From   string `json:"from,omitempty" jsonschema:"revision the instance's branch starts at (default HEAD)"`
+	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7)"`
+}
+
+// Spawned is what spawn returns.
+type Spawned struct {
+	InstanceID   string `json:"instance_id"`
+	Type         string `json:"type"`
+	Status       string `json:"status"`
+	Agent        string `json:"agent" jsonschema:"the launcher"`
+	Branch       string `json:"branch"`
+	BaseCommit   string `json:"base_commit"`
+	WorktreePath string `json:"worktree_path"`
+	SessionName  string `json:"session_name"`
+	Error        string `json:"error,omitempty" jsonschema:"why the instance FAILED to start"`
+}
+
+// Spawn starts an agent instance in its own worktree and tmux session.
+var Spawn = Define("spawn", "instance.spawn",
+	"Start an agent instance: a branch and worktree of its own (from HEAD or --from) and a tmux session running the agent CLI with the task prompt, "+
+		"wired to git codex's MCP server as that instance. Returns the instance id, branch, worktree path and session name.",
+	CLI{Path: "spawn", Args: []string{"type", "prompt"}, Envelope: true},
+	func(ctx context.Context, c *Call, in SpawnIn) (*Spawned, error) {
+		t, err := ParseAgentType(in.Type)
+		if err != nil {
+			return nil, err
+		}
+		if t == TypeHuman {
+			return nil, Errorf(InvalidInput, "people are not spawned; spawn one of planning, coding, review, worker, supervisor, orchestrator")
+		}
+		if !mayRegister(c.Caller.Type, t) {
+			return nil, Errorf(PermissionDenied, "a %s agent may spawn only worker, coding and review agents", c.Caller.Type).With("type", string(t))
+		}
+		if strings.TrimSpace(in.Prompt) == "" {
+			return nil, Errorf(InvalidInput, "give the instance its task: a non-empty prompt").With("field", "prompt")
+		}
+		if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Prompt) > limit {
+			return nil, Errorf(InvalidInput, "prompt is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Prompt), limit).With("field", "prompt")
+		}
+		l, err := c.Config.launcher(in.Agent)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.checkProgram(exec.LookPath); err != nil {
+			return nil, err
+		}
+		from := in.From
+		if from == "" {
+			from = "HEAD"
+		}
+		base, err := c.Repo.RevParse(ctx, from)
+		if err != nil {
+			return nil, Errorf(InvalidInput, "--from %q names no commit in this repository", from).With("from", from)
+		}
+		id := in.Name
+		if id == "" {
+			id = newInstanceID(t, c.Tx.Now())
+		}
+		if err := ValidateAgentID(id); err != nil {
+			return nil, err
+		}
+		if _, err := c.Tx.Read(agentPath(id)); err == nil {
+			return nil, Errorf(AlreadyExists, "agent %q already exists; pick another --name", id).With("agent_id", id)
+		}
+		out := &Spawned{
+			InstanceID: id, Type: string(t), Status: StatusStarting, Agent: l.Name, Branch: branchName(id), BaseCommit: base,
+			WorktreePath: filepath.Join(worktreeDir(c), id), SessionName: sessionName(id),
+		}
+		if c.Repo.BranchExists(ctx, out.Branch) {
+			return nil, Errorf(AlreadyExists, "branch %s already exists; pick another --name, or delete the branch", out.Branch).With("branch", out.Branch)
+		}
+		if _, err := os.Stat(out.WorktreePath); err == nil {
+			return nil, Errorf(AlreadyExists, "%s already exists; pick another --name, or remove it", out.WorktreePath).With("worktree_path", out.WorktreePath)
+		}
+		// held until the outcome is recorded: a spawn that dies midway
+		// leaves an instance STARTING whose mark nobody holds (reap)
+		release, err := c.Repo.HoldWork(id)
+		if err != nil {
+			return nil, Errorf(AlreadyExists, "instance %q is being made by another call", id).With("agent_id", id)
+		}
+		c.Tx.OnAbort(func(context.Context) error { release(); return nil })
+		now := c.Tx.Now()
+		a := Agent{
+			ID: id, Type: t, State: StateIdle, Status: StatusStarting, Supervisor: supervisorOf(c),
+			Worktree: out.WorktreePath, Branch: out.Branch, TmuxSession: out.SessionName, Launcher: l.Name, BaseCommit: base, Prompt: in.Prompt,
+			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock(),
+		}
+		if err := c.Tx.Put(agentPath(id), a); err != nil {
+			return nil, err
+		}
+		c.Target(id)
+		c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
+		c.After(func(ctx context.Context, f *Followup) error {
+			defer release()
+			return startInstance(ctx, f, a, l, workPrompt(a), out)
+		})
+		return out, nil
+	})
+
+// supervisorOf is who an instance a caller spawns reports to: the calling
+// agent, if it is one.
+func supervisorOf(c *Call) string {
+	if c.Agent != nil {
+		return c.Agent.ID
+	}
+	return ""
+}
+
+// startInstance makes what the instance's intent names (worktree, the
+// files git codex puts in it, the tmux session) and records the outcome:
+// ACTIVE, or FAILED with why, after removing what it made.
+func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt string, out *Spawned) error {
+	err := makeInstance(ctx, f, a, l, prompt)
+	if err != nil {
+		// what was made is fresh: nothing of anybody's work is in it
+		tearDown(ctx, f, a)
+	}
+	return f.Record(ctx, func(c *Call) error {
+		cur, gerr := getAgent(c.Tx, a.ID)
+		if gerr != nil {
+			return gerr
+		}
+		if cur.Status != StatusStarting {
+			return nil // someone killed it meanwhile; their status stands
+		}
+		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = StatusActive, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
+		c.Summarize("%s is %s", a.ID, StatusActive)
+		if err != nil {
+			cur.Status, cur.StatusReason = StatusFailed, err.Error()
+			end := c.Tx.Now()
+			cur.EndedAt = &end
+			out.Error = err.Error()
+			c.Summarize("%s FAILED to start: %s", a.ID, oneLineCut(err.Error()))
+		}
+		out.Status = cur.Status
+		c.Target(a.ID)
+		return c.Tx.Put(agentPath(a.ID), cur)
+	})
+}
+
+// startCheck is how long a fresh pane is watched for an agent that exits
+// at once (a bad command line, a missing login).
+const startCheck = 150 * time.Millisecond
+
+func makeInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt string) error {
+	if err := f.Store.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
+		return fmt.Errorf("make the worktree: %w", err)
+	}
+	mcpConfig, geminiSettings, promptFile, err := writeInstanceFiles(a.Worktree, a.ID, prompt)
+	if err != nil {
+		return fmt.Errorf("write the instance's files: %w", err)
+	}
+	cfg, err := configAt(ctx, f.Store)
+	if err != nil {
+		return err
+	}
+	r := tmuxFor(cfg, f.Env)
+	env := map[string]string{
+		"CODEX_INSTANCE":                  a.ID,
+		"CODEX_MCP_CONFIG":                mcpConfig,
+		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": geminiSettings,
+	}
+	_, err = r.NewSession(ctx, tmux.SessionSpec{
+		Name: a.TmuxSession, Dir: a.Worktree, Env: env, KeepDeadPane: true, Width: 200, Height: 50,
+		Command: []string{l.commandLine(mcpConfig, a.ID, promptFile)},
+	})
+	if err != nil {
+		return fmt.Errorf("start the tmux session: %w", err)
+	}
+	time.Sleep(startCheck)
+	s, err := paneOf(ctx, r, a.TmuxSession)
+	if err != nil {
+		return err
+	}
+	if s.PaneDead {
+		screen, _ := r.CaptureHistory(ctx, a.TmuxSession, 20)
+		return fmt.Errorf("the agent (%s) exited at once with status %d: %s", l.Command, s.PaneExitStatus, lastLines(screen, 3))
+	}
+	return nil
+}
+
+// paneOf finds a session on the server.
+func paneOf(ctx context.Context, r tmux.Runner, name string) (tmux.Session, error) {
+	sessions, err := r.List(ctx)
+	if err != nil {
+		return tmux.Session{}, err
+	}
+	for _, s := range sessions {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return tmux.Session{}, fmt.Errorf("tmux session %s: %w", name, tmux.ErrNoSession)
+}
+
+// tearDown removes an instance's session, worktree and branch, without
+// looking at what they hold: only for what was just made.
+func tearDown(ctx context.Context, f *Followup, a Agent) {
+	ctx = context.WithoutCancel(ctx)
+	if cfg, err := configAt(ctx, f.Store); err == nil {
+		tmuxFor(cfg, f.Env).Kill(ctx, a.TmuxSession)
+	}
+	f.Store.RemoveWorktree(ctx, a.Worktree)
+	f.Store.DeleteBranch(ctx, a.Branch)
+}
+
+// configAt reads the config at the tip, outside any transaction (for work
+// done after a call's commit).
+func configAt(ctx context.Context, st *gitstate.Store) (*Config, error) {
+	cfg := &Config{Entries: map[string]ConfigEntry{}}
+	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
+		err := sn.Get(pathConfig, cfg)
+		if errors.Is(err, gitstate.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if cfg.Entries == nil {
+		cfg.Entries = map[string]ConfigEntry{}
+	}
+	return cfg, err
+}
+
+// lastLines is the last n non-blank lines of a screen, joined by " | ".
+func lastLines(screen string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// workPrompt is the first prompt of a spawned instance: its task and how
+// it works with git codex.
+func workPrompt(a Agent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are %s, a %s agent run by git codex in your own git worktree (%s) on branch %s.\n\n", a.ID, a.Type, a.Worktree, a.Branch)
+	fmt.Fprintf(&b, "Your task:\n\n%s\n\n", a.Prompt)
+	b.WriteString("git codex is your MCP server (git-codex): use its tools to mail other agents and people (mail_send), ")
+	b.WriteString("log decisions (log_decision) and see your status (agent_get_status). ")
+	switch a.Type {
+	case TypeCoding:
+		b.WriteString("Commit your work on your branch as you go. When it is ready, call request_review with a completion_message; ")
+		b.WriteString("a reviewer's feedback arrives as a commit adding REVIEW_FEEDBACK.md to your branch.\n")
+	case TypeReview:
+		b.WriteString("Review the work on your branch, then call send_feedback once with your verdict.\n")
+	default:
+		b.WriteString("Commit your work on your branch as you go.\n")
+	}
+	return b.String()
+}
