@@ -11,5 +11,8 @@ func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for name, fn := range mcpCommands() {
 		cmds[name] = fn
 	}
+	for name, fn := range tmuxCommands() {
+		cmds[name] = fn
+	}
 	return cmds
 }

@@ -5,6 +5,7 @@ package testscripts
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // "git-codex" program on the scripts' PATH that runs app.Main.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-codex": func() { os.Exit(app.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"git-codex":   func() { os.Exit(app.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"fake-claude": func() { os.Exit(fakeClaude()) },
 	})
 }
 
@@ -46,5 +48,18 @@ func setup(e *testscript.Env) error {
 	e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	e.Setenv("CODEX_INSTANCE", "")
+	// agents' tmux sessions go to a private server: a short directory (a
+	// socket path must fit in ~100 bytes) whose server dies with the test
+	tmuxDir, err := os.MkdirTemp("", "cxt")
+	if err != nil {
+		return err
+	}
+	e.Setenv("TMUX_TMPDIR", tmuxDir)
+	e.Defer(func() {
+		kill := exec.Command("tmux", "kill-server")
+		kill.Env = append(os.Environ(), "TMUX_TMPDIR="+tmuxDir)
+		kill.Run()
+		os.RemoveAll(tmuxDir)
+	})
 	return nil
 }

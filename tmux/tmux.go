@@ -113,10 +113,11 @@ type Session struct {
 }
 
 // sessionFormat is the -F format that NewSession and List both parse with
-// parseSession. The name comes last so that it may contain spaces, '|' and
-// the like without any quoting; CheckName forbids control characters, so
-// it holds no tab or newline.
-const sessionFormat = "#{session_created}\t#{session_attached}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}\t#{session_name}"
+// parseSession. Fields are separated by '|', not a tab: a tmux server
+// started without a UTF-8 locale prints a tab in formats as '_'. The name
+// comes last, so that it may contain '|', spaces and the like without any
+// quoting; the other fields are numbers.
+const sessionFormat = "#{session_created}|#{session_attached}|#{pane_pid}|#{pane_dead}|#{pane_dead_status}|#{session_name}"
 
 // CheckName reports whether name can be used as a session name, returning
 // an error that matches ErrInvalidName if not. tmux forbids '.' and ':'
@@ -199,9 +200,13 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 	if err != nil {
 		return Session{}, err
 	}
-	s, err := parseSession(strings.TrimSuffix(out, "\n"))
-	if err == nil && spec.KeepDeadPane {
-		s, err = r.describe(ctx, spec.Name) // the respawned pane's process
+	var s Session
+	if spec.KeepDeadPane {
+		// the respawned pane's process; -P's line, printed through a
+		// chain of commands, comes with its tabs made into '_'
+		s, err = r.describe(ctx, spec.Name)
+	} else {
+		s, err = parseSession(strings.TrimSuffix(out, "\n"))
 	}
 	if err != nil {
 		// The session exists but we cannot describe it; remove it rather than
@@ -214,11 +219,16 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 
 // describe reports one session as List does.
 func (r Runner) describe(ctx context.Context, name string) (Session, error) {
-	out, err := r.run(ctx, "display-message", name, true, "display-message", "-p", "-t", paneTarget(name), sessionFormat)
+	sessions, err := r.List(ctx)
 	if err != nil {
 		return Session{}, err
 	}
-	return parseSession(strings.TrimSuffix(out, "\n"))
+	for _, s := range sessions {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Session{}, opError("list-sessions", name, ErrNoSession)
 }
 
 // HasSession reports whether a session with exactly this name exists. No
@@ -456,7 +466,7 @@ func escapeFormat(s string) string { return strings.ReplaceAll(s, "#", "##") }
 
 // parseSession parses one line printed with sessionFormat.
 func parseSession(line string) (Session, error) {
-	f := strings.SplitN(line, "\t", 6)
+	f := strings.SplitN(line, "|", 6)
 	if len(f) != 6 {
 		return Session{}, fmt.Errorf("unexpected session line %q", line)
 	}

@@ -29,6 +29,7 @@ const (
 	AlreadyClaimed     Code = "ALREADY_CLAIMED"      // the task is claimed by someone else
 	InstanceNotRunning Code = "INSTANCE_NOT_RUNNING" // the instance's tmux session is gone or its agent exited
 	NudgeNotDelivered  Code = "NUDGE_NOT_DELIVERED"  // text typed into a pane was not seen to be submitted
+	AgentStartFailed   Code = "AGENT_START_FAILED"   // the agent's worktree or session could not be made, or the agent exited at once
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -56,6 +57,7 @@ func Codes() []CodeInfo {
 		{LockDenied, "the lock is held by someone else (details name the holder and since when); wait, or ask a person or supervisor to release it with force"},
 		{AlreadyClaimed, "the task is claimed by someone else, or not open (details name the holder); pick another with `git codex task list --state PENDING`"},
 		{InstanceNotRunning, "the instance's tmux session is gone or its agent exited; see `git codex ps`, and `git codex reap` to record it"},
+		{AgentStartFailed, "the instance's worktree or tmux session could not be made, or its agent exited at once; it is recorded FAILED (see `git codex agent show <id>`) and what was made for it is removed"},
 		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
 	}
 }

@@ -220,7 +220,7 @@ func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt
 		// what was made is fresh: nothing of anybody's work is in it
 		tearDown(ctx, f, a)
 	}
-	return f.Record(ctx, func(c *Call) error {
+	rerr := f.Record(ctx, func(c *Call) error {
 		cur, gerr := getAgent(c.Tx, a.ID)
 		if gerr != nil {
 			return gerr
@@ -241,6 +241,11 @@ func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt
 		c.Target(a.ID)
 		return c.Tx.Put(agentPath(a.ID), cur)
 	})
+	if rerr == nil && err != nil {
+		return Errorf(AgentStartFailed, "%s did not start: %v; it is recorded FAILED and what was made for it is removed", a.ID, err).
+			With("instance_id", a.ID).With("agent", l.Name)
+	}
+	return rerr
 }
 
 // startCheck is how long a fresh pane is watched for an agent that exits

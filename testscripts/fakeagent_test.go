@@ -1,0 +1,89 @@
+package testscripts
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// fakeClaude stands in for Claude Code's interactive CLI in a tmux pane,
+// keeping the parts of its contract git codex relies on:
+//
+//	claude [--mcp-config <file>]... [--model <m>] [prompt]
+//
+// It checks that each --mcp-config file is JSON with an "mcpServers"
+// object (as Claude Code does; a bad file is an error and exit 1), shows
+// the initial prompt as the first user message, then reads one message
+// per line from the terminal: a line starting with "!" runs the rest in
+// the shell (Claude Code's bash mode) — which is how tests make the
+// "agent" commit code and call git codex tools — and "/exit" quits.
+// Anything else is answered with a fixed line.
+func fakeClaude() int {
+	args := os.Args[1:]
+	var prompt string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--mcp-config" && i+1 < len(args):
+			i++
+			if err := checkMCPConfig(args[i]); err != nil {
+				fmt.Fprintf(os.Stderr, "Error: Invalid MCP configuration: %v\n", err)
+				return 1
+			}
+		case a == "--model" && i+1 < len(args):
+			i++
+		case a == "-p" || a == "--print":
+			fmt.Fprintln(os.Stderr, "fake-claude: only the interactive mode is faked here")
+			return 1
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(os.Stderr, "error: unknown option '%s'\n", a)
+			return 1
+		default:
+			prompt = a
+		}
+	}
+	fmt.Printf("* fake-claude ready as %s\n", os.Getenv("CODEX_INSTANCE"))
+	if prompt != "" {
+		first, _, _ := strings.Cut(prompt, "\n")
+		fmt.Printf("> %s\n(fake) working on it\n", first)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		switch {
+		case line == "/exit":
+			return 0
+		case strings.HasPrefix(line, "!"):
+			cmd := exec.Command("sh", "-c", strings.TrimPrefix(line, "!"))
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+			err := cmd.Run()
+			fmt.Printf("(fake) bash exited: %v\n", err)
+		case line != "":
+			fmt.Printf("(fake) noted: %s\n", line)
+		}
+	}
+	return 0
+}
+
+func checkMCPConfig(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return err
+	}
+	if cfg.MCPServers == nil {
+		return fmt.Errorf("%s: no mcpServers object", path)
+	}
+	return nil
+}
