@@ -374,14 +374,9 @@ func (r Runner) KillServer(ctx context.Context) error {
 	return err
 }
 
-// run runs one tmux client command and returns its stdout. op and name only
-// label errors; targetsSession says the command names a session, so that a
-// missing server also counts as a missing session.
-func (r Runner) run(ctx context.Context, op, name string, targetsSession bool, args ...string) (string, error) {
-	bin := r.Binary
-	if bin == "" {
-		bin = "tmux"
-	}
+// Args are the arguments that select the runner's server (-f, -S or -L),
+// for a tmux client started by someone else (an attach).
+func (r Runner) Args() []string {
 	var argv []string
 	if r.Config != "" {
 		argv = append(argv, "-f", r.Config)
@@ -392,7 +387,18 @@ func (r Runner) run(ctx context.Context, op, name string, targetsSession bool, a
 	case r.Socket != "":
 		argv = append(argv, "-L", r.Socket)
 	}
-	argv = append(argv, args...)
+	return argv
+}
+
+// run runs one tmux client command and returns its stdout. op and name only
+// label errors; targetsSession says the command names a session, so that a
+// missing server also counts as a missing session.
+func (r Runner) run(ctx context.Context, op, name string, targetsSession bool, args ...string) (string, error) {
+	bin := r.Binary
+	if bin == "" {
+		bin = "tmux"
+	}
+	argv := append(r.Args(), args...)
 
 	cmd := exec.CommandContext(ctx, bin, argv...)
 	var stdout, stderr bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tmux"
 )
 
@@ -302,4 +303,22 @@ func killSession(ctx context.Context, tm tmux.Runner, name string) string {
 		return fmt.Sprintf("kill failed: %v", err)
 	}
 	return "killed"
+}
+
+// AttachTarget is the tmux server and session of an instance, read from a
+// snapshot, for `git codex attach` (which hands the terminal to tmux and
+// so is no tool call).
+func AttachTarget(sn *gitstate.Snapshot, id string) (tmux.Runner, string, error) {
+	var a Agent
+	if err := sn.Get(agentPath(id), &a); err != nil || a.Status == "" {
+		return tmux.Runner{}, "", Errorf(AgentNotFound, "no instance %q; list them with `git codex ps`", id).With("agent_id", id)
+	}
+	if ended(a.Status) {
+		return tmux.Runner{}, "", Errorf(InstanceNotRunning, "%s is %s; see its last screen with `git codex peek %s` while its session lasts", id, a.Status, id).With("agent_id", id)
+	}
+	cfg := &Config{Entries: map[string]ConfigEntry{}}
+	if err := sn.Get(pathConfig, cfg); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
+		return tmux.Runner{}, "", err
+	}
+	return tmuxFor(cfg, Env{}), a.TmuxSession, nil
 }

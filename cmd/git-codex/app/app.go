@@ -91,6 +91,7 @@ func (e *env) app() *cli.App {
 			e.syncCommand("pull", "fetch and merge a remote's state, without pushing", false),
 			e.pushCommand(),
 			e.remoteCommand(),
+			e.attachCommand(),
 		}, e.toolCommands()...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
