@@ -1,0 +1,231 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listChanges connects as caller with a client that counts
+// notifications/tools/list_changed on the returned channel.
+func listChanges(t *testing.T, dir, caller string) (*mcp.ClientSession, *mcpServer, chan struct{}) {
+	t.Helper()
+	changed := make(chan struct{}, 16)
+	cs, _, s := mcpConnectWith(t, dir, caller, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}, nil)
+	return cs, s, changed
+}
+
+func listed(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toolNames(res.Tools)
+}
+
+func waitChange(t *testing.T, changed chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no notifications/tools/list_changed after %s", why)
+	}
+}
+
+func setPolicy(t *testing.T, dir, key, value string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"key": key, "value": value})
+	if r := tools.Builtin().Call(context.Background(), mcpStore(t, dir), mcpHuman, "config_set", args); !r.OK {
+		t.Fatalf("config_set %s: %+v", key, r.Error)
+	}
+}
+
+// TestMCPPolicyChangeWhileServing changes a worker's policy from another
+// process's store while alice's server runs: the server notices on its
+// own (watching the state's tip), lists the new tool and tells the client.
+func TestMCPPolicyChangeWhileServing(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, s, changed := listChanges(t, dir, "alice")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.watch(ctx, 20*time.Millisecond)
+	if slices.Contains(listed(t, cs), "agent_list") {
+		t.Fatal("a worker is shown agent_list")
+	}
+	setPolicy(t, dir, "policy.worker.allow", "mail.*,agent.get_status,agent.list,lock.*")
+	waitChange(t, changed, "a person allowed workers agent.list")
+	want := []string{"agent_get_status", "agent_list", "lock_acquire", "lock_list", "lock_release",
+		"mail_list_inbox", "mail_read", "mail_reply", "mail_send"}
+	if got := listed(t, cs); !slices.Equal(got, want) {
+		t.Fatalf("after the policy change alice is shown %v, want %v", got, want)
+	}
+	// and the tool it now lists works
+	env := mcpCall(t, cs, "agent_list", `{}`)
+	if !env.OK {
+		t.Fatalf("agent_list after it was allowed: %+v", env.Error)
+	}
+	// A commit that leaves the policy alone changes nothing listed.
+	if r := tools.Builtin().Call(context.Background(), mcpStore(t, dir), mcpHuman, "log_decision", json.RawMessage(`{"title":"t","body":"b"}`)); !r.OK {
+		t.Fatal(r.Error)
+	}
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-changed:
+		t.Error("tools/list_changed without a policy change")
+	default:
+	}
+}
+
+// TestMCPPolicyChangeSeenAfterCall: a server that does not watch still
+// applies a policy change when one of its own calls finishes, including a
+// change the call itself made.
+func TestMCPPolicyChangeSeenAfterCall(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, _, changed := listChanges(t, dir, "alice")
+	setPolicy(t, dir, "policy.worker.deny", "lock.*")
+	mcpCall(t, cs, "agent_get_status", `{}`)
+	waitChange(t, changed, "alice's call found lock.* denied")
+	if got := listed(t, cs); slices.Contains(got, "lock_acquire") || !slices.Contains(got, "mail_send") {
+		t.Fatalf("with lock.* denied alice is shown %v", got)
+	}
+
+	// boss (a supervisor) changes its own policy through its own server.
+	boss, _, bossChanged := listChanges(t, dir, "boss")
+	if !slices.Contains(listed(t, boss), "task_create") {
+		t.Fatal("a supervisor is not shown task_create")
+	}
+	env := mcpCall(t, boss, "config_set", `{"key":"policy.supervisor.deny","value":"task.create"}`)
+	if !env.OK {
+		t.Fatal(env.Error)
+	}
+	waitChange(t, bossChanged, "boss denied itself task.create")
+	if slices.Contains(listed(t, boss), "task_create") {
+		t.Fatal("boss is still shown task_create")
+	}
+	// A call to the tool it no longer lists is refused and audited.
+	env = mcpCall(t, boss, "task_create", `{"title":"x","description":"y"}`)
+	if env.OK || env.Error.Code != tools.PermissionDenied {
+		t.Fatalf("task_create after it was denied: %+v", env)
+	}
+	if got := lastTrailers(t, dir); got != "task_create/boss/PERMISSION_DENIED" {
+		t.Errorf("last commit %q", got)
+	}
+}
+
+// TestMCPUnregisteredCallerListsNothing: an --as that is not registered may
+// call nothing, so nothing is listed; once registered, its tools appear.
+func TestMCPUnregisteredCallerListsNothing(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, _, changed := listChanges(t, dir, "dana")
+	if got := listed(t, cs); len(got) != 0 {
+		t.Fatalf("an unregistered caller is shown %v", got)
+	}
+	if r := tools.Builtin().Call(context.Background(), mcpStore(t, dir), mcpHuman, "agent_register", json.RawMessage(`{"id":"dana","type":"worker"}`)); !r.OK {
+		t.Fatal(r.Error)
+	}
+	mcpCall(t, cs, "agent_get_status", `{}`)
+	waitChange(t, changed, "dana was registered")
+	if got := listed(t, cs); !slices.Equal(got, workerTools) {
+		t.Fatalf("dana, now a worker, is shown %v", got)
+	}
+}
+
+// TestMCPLogNotifications: the server sends each call (info) and refusal
+// (warning) as notifications/message, at the level the client set and
+// above only: with logging/setLevel for the session (protocol versions
+// before 2026-07-28, which the issue's clients speak), or per request in
+// _meta (2026-07-28, where setLevel is deprecated).
+func TestMCPLogNotifications(t *testing.T) {
+	dir := mcpRepo(t)
+	ctx := context.Background()
+	connect := func(version string) (*mcp.ClientSession, func(string) map[string]any, chan *mcp.LoggingMessageParams) {
+		msgs := make(chan *mcp.LoggingMessageParams, 16)
+		cs, _, _ := mcpConnectWith(t, dir, "alice", &mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { msgs <- r.Params },
+		}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if got := cs.InitializeResult().ProtocolVersion; got != version {
+			t.Fatalf("negotiated %s, want %s", got, version)
+		}
+		next := func(why string) map[string]any {
+			t.Helper()
+			select {
+			case m := <-msgs:
+				var data map[string]any
+				remarshal(t, m.Data, &data)
+				data["level"] = string(m.Level)
+				return data
+			case <-time.After(20 * time.Second):
+				t.Fatalf("no notifications/message after %s", why)
+				return nil
+			}
+		}
+		return cs, next, msgs
+	}
+
+	t.Run("setLevel", func(t *testing.T) {
+		cs, next, msgs := connect("2025-11-25")
+		// Before logging/setLevel nothing is sent; at warning, only refusals.
+		mcpCall(t, cs, "mail_list_inbox", `{}`)
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+			t.Fatal(err)
+		}
+		mcpCall(t, cs, "mail_list_inbox", `{}`)
+		mcpCall(t, cs, "agent_list", `{}`)
+		m := next("a refusal at level warning")
+		if m["level"] != "warning" || m["event"] != "refused" || m["tool"] != "agent_list" || m["code"] != "PERMISSION_DENIED" || m["commit"] != stateHead(t, dir) {
+			t.Fatalf("first message at level warning: %v, want agent_list's refusal", m)
+		}
+		// At info, calls too, with their audit commit.
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+		env := mcpCall(t, cs, "mail_send", `{"to":"boss","subject":"s","body":"b"}`)
+		m = next("a call at level info")
+		if head := stateHead(t, dir); !env.OK || m["level"] != "info" || m["event"] != "call" || m["tool"] != "mail_send" || m["commit"] != head {
+			t.Fatalf("message at level info: %v, want mail_send's call at %s", m, head)
+		}
+		select {
+		case m := <-msgs:
+			t.Errorf("unexpected message %v", m)
+		default:
+		}
+	})
+
+	t.Run("per-request", func(t *testing.T) {
+		cs, next, _ := connect("2026-07-28")
+		call := func(tool, level string) {
+			p := &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(`{}`)}
+			if level != "" {
+				p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: level}
+			}
+			if _, err := cs.CallTool(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		call("mail_list_inbox", "")
+		call("mail_list_inbox", "warning")
+		call("agent_list", "warning")
+		if m := next("a refusal at level warning"); m["level"] != "warning" || m["tool"] != "agent_list" {
+			t.Fatalf("first message: %v, want agent_list's refusal", m)
+		}
+		call("mail_list_inbox", "debug")
+		if m := next("a call at level debug"); m["level"] != "info" || m["tool"] != "mail_list_inbox" || m["event"] != "call" {
+			t.Fatalf("message at level debug: %v, want mail_list_inbox's call", m)
+		}
+	})
+}
+
+func stateHead(t *testing.T, dir string) string {
+	t.Helper()
+	return gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+}
