@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"os"
@@ -26,7 +27,8 @@ const mcpInstructions = "git codex coordinates AI coding agents inside this git 
 
 // mcpPollInterval is how often a running server looks at the state's tip
 // for a policy change made by someone else (its own calls are checked as
-// they finish). A look that finds the tip unchanged reads one ref file.
+// they finish). A look that finds the tip unchanged reads the ref and its
+// commit; the policy is read again only when the tip moved.
 const mcpPollInterval = 2 * time.Second
 
 func (e *env) mcpCommand() *cli.Command {
@@ -66,8 +68,9 @@ type mcpServer struct {
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 
-	mu     sync.Mutex // guards tip and listed, and serialises refresh
-	tip    string     // the state commit listed was computed at
+	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
+	looked bool       // refresh has read the state once
+	tip    string     // the state commit listed was computed at ("" before init)
 	listed map[string]bool
 }
 
@@ -163,25 +166,28 @@ func (s *mcpServer) refresh(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var permitted []*tools.Tool
-	moved := false
+	tip := ""
 	err := s.st.View(ctx, func(sn *gitstate.Snapshot) error {
-		if sn.Commit() == s.tip && s.tip != "" {
+		tip = sn.Commit()
+		if s.looked && tip == s.tip {
 			return nil
 		}
-		moved = true
-		s.tip = sn.Commit()
 		var err error
 		permitted, err = s.reg.Permitted(sn, s.caller)
 		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, gitstate.ErrNotInitialized):
+		// nothing may be called before `git codex init`
+	case err != nil:
 		// Keep what is listed: calls are checked by the registry anyway.
 		s.logger.Warn("cannot read the policy", "err", err)
 		return
 	}
-	if !moved {
+	if s.looked && tip == s.tip {
 		return
 	}
+	s.looked, s.tip = true, tip
 	want := map[string]*tools.Tool{}
 	for _, t := range permitted {
 		want[t.Name] = t

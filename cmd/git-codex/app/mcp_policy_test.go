@@ -229,3 +229,27 @@ func stateHead(t *testing.T, dir string) string {
 	t.Helper()
 	return gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 }
+
+// TestMCPBeforeInit: a server started before `git codex init` lists nothing
+// (every call would be refused with NOT_INITIALIZED) and lists the tools
+// once the state exists.
+func TestMCPBeforeInit(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	cs, s, changed := listChanges(t, dir, mcpHuman)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.watch(ctx, 20*time.Millisecond)
+	if got := listed(t, cs); len(got) != 0 {
+		t.Fatalf("before init the server lists %v", got)
+	}
+	if env := mcpCall(t, cs, "agent_get_status", `{}`); env.OK || env.Error.Code != tools.NotInitialized {
+		t.Fatalf("a call before init: %+v", env)
+	}
+	if _, err := tools.Init(context.Background(), mcpStore(t, dir), mcpHuman); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, changed, "git codex init")
+	if got := listed(t, cs); len(got) != len(tools.Builtin().All()) {
+		t.Fatalf("after init a person is shown %v", got)
+	}
+}
