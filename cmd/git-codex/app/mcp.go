@@ -48,8 +48,16 @@ func (e *env) mcpCommand() *cli.Command {
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			s := newMCPServer(e.reg, st, caller, logger)
-			go s.watch(ctx, mcpPollInterval)
-			return s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout})
+			watchCtx, stopWatch := context.WithCancel(ctx)
+			watched := make(chan struct{})
+			go func() {
+				defer close(watched)
+				s.watch(watchCtx, mcpPollInterval)
+			}()
+			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout})
+			stopWatch()
+			<-watched // before the store closes
+			return err
 		},
 	}
 }
@@ -67,6 +75,7 @@ type mcpServer struct {
 	srv    *mcp.Server
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
+	kick      chan struct{}      // a call committed: look at the policy (see watch)
 
 	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
 	looked bool       // refresh has read the state once
@@ -80,7 +89,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
 	}
 	errSchema.Description = "why the call was refused; branch on code"
-	s := &mcpServer{reg: reg, st: st, caller: caller, logger: logger, errSchema: errSchema, listed: map[string]bool{}}
+	s := &mcpServer{reg: reg, st: st, caller: caller, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       logger,
@@ -106,7 +115,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 }
 
 // call runs one tool through the registry, logs it to the client at the
-// level it asked for, and applies a policy change the call made.
+// level it asked for, and has watch look for a policy change it made.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
 	res := s.reg.Call(ctx, s.st, s.caller, name, req.Params.Arguments)
@@ -125,7 +134,12 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		s.log(ctx, req.Session, level, map[string]any{"event": "refused", "tool": name, "code": res.Error.Code, "message": res.Error.Message, "commit": res.Commit})
 	}
 	if res.Commit != "" {
-		s.refresh(ctx)
+		// The call may have changed the policy: watch looks, after this
+		// response is on its way rather than before.
+		select {
+		case s.kick <- struct{}{}:
+		default: // a look is due already
+		}
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
@@ -145,7 +159,8 @@ func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level mcp.Lo
 	}
 }
 
-// watch looks for policy changes every interval until ctx ends.
+// watch looks for policy changes every interval, and after each call that
+// committed, until ctx ends.
 func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -154,8 +169,9 @@ func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.refresh(ctx)
+		case <-s.kick:
 		}
+		s.refresh(ctx)
 	}
 }
 

@@ -86,9 +86,9 @@ func TestMCPPolicyChangeWhileServing(t *testing.T) {
 	}
 }
 
-// TestMCPPolicyChangeSeenAfterCall: a server that does not watch still
-// applies a policy change when one of its own calls finishes, including a
-// change the call itself made.
+// TestMCPPolicyChangeSeenAfterCall: a server that does not poll (its
+// interval is an hour) still applies a policy change when one of its own
+// calls finishes, including a change the call itself made.
 func TestMCPPolicyChangeSeenAfterCall(t *testing.T) {
 	dir := mcpRepo(t)
 	cs, _, changed := listChanges(t, dir, "alice")

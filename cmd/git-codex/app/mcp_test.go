@@ -67,8 +67,10 @@ func mcpConnectWith(t *testing.T, dir, caller string, opts *mcp.ClientOptions, s
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := newMCPServer(tools.Builtin(), mcpStore(t, dir), caller, logger)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.watch(ctx, time.Hour) // looks after calls; tests that need polling start their own
 	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
 	ss, err := s.srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
