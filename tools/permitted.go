@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
@@ -40,4 +41,12 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 		}
 	}
 	return out, nil
+}
+
+// ChangesPolicy reports whether a successful call of t may change what
+// Permitted reads: the config (policy keys) or an agent's record and type.
+// Adapters that follow the policy look again after such calls; other
+// changes (a sync, another process's call) they find by watching the tip.
+func (t *Tool) ChangesPolicy() bool {
+	return strings.HasPrefix(t.Permission, "config.") || t.Permission == AgentRegister.Permission
 }

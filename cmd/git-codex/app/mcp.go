@@ -75,7 +75,7 @@ type mcpServer struct {
 	srv    *mcp.Server
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
-	kick      chan struct{}      // a call committed: look at the policy (see watch)
+	kick      chan struct{}      // a call may have changed the policy: look (see watch)
 
 	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
 	looked bool       // refresh has read the state once
@@ -115,7 +115,8 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 }
 
 // call runs one tool through the registry, logs it to the client at the
-// level it asked for, and has watch look for a policy change it made.
+// level it asked for, and has watch look for a policy change it may have
+// made.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
 	res := s.reg.Call(ctx, s.st, s.caller, name, req.Params.Arguments)
@@ -133,9 +134,10 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		s.logger.Warn("tool refused", "tool", name, "code", res.Error.Code, "message", res.Error.Message)
 		s.log(ctx, req.Session, level, map[string]any{"event": "refused", "tool": name, "code": res.Error.Code, "message": res.Error.Message, "commit": res.Commit})
 	}
-	if res.Commit != "" {
+	if t, ok := s.reg.Lookup(name); ok && res.OK && t.ChangesPolicy() {
 		// The call may have changed the policy: watch looks, after this
-		// response is on its way rather than before.
+		// response is on its way rather than before. (Other calls leave
+		// it alone; watch's polling finds changes made elsewhere.)
 		select {
 		case s.kick <- struct{}{}:
 		default: // a look is due already
@@ -160,7 +162,7 @@ func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level mcp.Lo
 }
 
 // watch looks for policy changes every interval, and after each call that
-// committed, until ctx ends.
+// may have changed the policy, until ctx ends.
 func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
