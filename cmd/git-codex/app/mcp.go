@@ -96,6 +96,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 		// Tools are advertised even while the policy allows none: the
 		// list may fill up when the policy changes.
 		Capabilities: &mcp.ServerCapabilities{
+			//lint:ignore SA1019 deprecated in protocol 2026-07-28, used by clients of earlier ones
 			Logging: &mcp.LoggingCapabilities{},
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 		},
@@ -125,9 +126,9 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		return nil, err
 	}
 	if res.OK {
-		s.log(ctx, req.Session, mcp.LoggingLevel("info"), map[string]any{"event": "call", "tool": name, "commit": res.Commit})
+		s.log(ctx, req.Session, "info", map[string]any{"event": "call", "tool": name, "commit": res.Commit})
 	} else {
-		level := mcp.LoggingLevel("warning")
+		level := "warning"
 		if res.Error.Code == tools.InternalError {
 			level = "error"
 		}
@@ -151,12 +152,17 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 }
 
 // log sends a notifications/message to the client; go-sdk drops it unless
-// the client asked for that level or a lower one with logging/setLevel.
-func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel, data map[string]any) {
+// the client asked for that level or a lower one (logging/setLevel, or the
+// request's _meta). MCP 2026-07-28 deprecates logging, for the stderr of
+// stdio servers (ours has it too); clients of earlier versions use it.
+func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level string, data map[string]any) {
 	if ss == nil {
 		return
 	}
-	if err := ss.Log(ctx, &mcp.LoggingMessageParams{Logger: "git-codex", Level: level, Data: data}); err != nil {
+	//lint:ignore SA1019 see above
+	msg := &mcp.LoggingMessageParams{Logger: "git-codex", Level: mcp.LoggingLevel(level), Data: data}
+	//lint:ignore SA1019 see above
+	if err := ss.Log(ctx, msg); err != nil {
 		s.logger.Debug("log notification not sent", "err", err)
 	}
 }
