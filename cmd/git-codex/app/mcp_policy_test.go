@@ -14,13 +14,21 @@ import (
 )
 
 // listChanges connects as caller with a client that counts
-// notifications/tools/list_changed on the returned channel.
-func listChanges(t *testing.T, dir, caller string) (*mcp.ClientSession, *mcpServer, chan struct{}) {
+// notifications/tools/list_changed on the returned channel. An optional
+// protocol version pins the session's (default: go-sdk's latest).
+func listChanges(t *testing.T, dir, caller string, version ...string) (*mcp.ClientSession, *mcpServer, chan struct{}) {
 	t.Helper()
 	changed := make(chan struct{}, 16)
+	sopts := &mcp.ClientSessionOptions{}
+	if len(version) > 0 {
+		sopts.ProtocolVersion = version[0]
+	}
 	cs, _, s := mcpConnectWith(t, dir, caller, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	}, nil)
+	}, sopts)
+	if len(version) > 0 && cs.InitializeResult().ProtocolVersion != version[0] {
+		t.Fatalf("negotiated %s, want %s", cs.InitializeResult().ProtocolVersion, version[0])
+	}
 	return cs, s, changed
 }
 
@@ -52,10 +60,18 @@ func setPolicy(t *testing.T, dir, key, value string) {
 
 // TestMCPPolicyChangeWhileServing changes a worker's policy from another
 // process's store while alice's server runs: the server notices on its
-// own (watching the state's tip), lists the new tool and tells the client.
+// own (watching the state's tip), lists the new tool and tells the client,
+// in the latest protocol and in 2025-06-18 (as the TypeScript SDK's
+// clients speak it).
 func TestMCPPolicyChangeWhileServing(t *testing.T) {
+	for _, version := range []string{"2026-07-28", "2025-06-18"} {
+		t.Run(version, func(t *testing.T) { policyChangeWhileServing(t, version) })
+	}
+}
+
+func policyChangeWhileServing(t *testing.T, version string) {
 	dir := mcpRepo(t)
-	cs, s, changed := listChanges(t, dir, "alice")
+	cs, s, changed := listChanges(t, dir, "alice", version)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.watch(ctx, 20*time.Millisecond)
