@@ -24,7 +24,8 @@ const mcpMaxLine = mcp.DefaultMaxLineLength
 //
 //   - a line that is not JSON is answered with -32700 (parse error), one
 //     that is not a JSON-RPC message with -32600 (invalid request), and the
-//     server reads on (go-sdk's transport ends the session);
+//     server reads on (go-sdk's transport ends the session); a batch (a
+//     JSON array) gets -32600 too: MCP dropped batches in 2025-06-18;
 //   - at the end of input, every request already read is answered before
 //     Read reports io.EOF (go-sdk's reports it at once, its session then
 //     refuses to write, and responses in flight are lost: go-sdk #1061);
