@@ -47,7 +47,16 @@ import (
 //	    from the variables earlier lines set, then the script's environment;
 //	    the variables set stay set in the script afterwards.
 //
-// In all three, whatever the server wrote on stderr becomes the command's
+//	mcp [--as ID] [-e KEY=VAL]... pipe [-repeat N] FILE
+//	    raw JSON-RPC, no client: starts the server with FILE as its whole
+//	    stdin (closed as soon as it is written, as a script that pipes a
+//	    batch does), N times (default 1). Each run must exit with status 0
+//	    and answer every request in FILE (a JSON object with a method and
+//	    a non-null id) exactly once, and send nothing else with an id. The
+//	    last run's stdout (responses and notifications, one a line, as the
+//	    server wrote them) and stderr become the command's.
+//
+// In all of them, whatever the server wrote on stderr becomes the command's
 // stderr, and the server must exit with status 0 once its stdin is closed.
 //
 //	inspector [-exit N] ARGS...
@@ -95,7 +104,7 @@ var mcpEnvKeys = []string{
 }
 
 func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: mcp [--as ID] [-e KEY=VAL]... list [-schemas] | call [--set VAR=PATH]... TOOL [JSON] | session FILE"
+	const usage = "usage: mcp [--as ID] [-e KEY=VAL]... list [-schemas] | call [--set VAR=PATH]... TOOL [JSON] | session FILE | pipe [-repeat N] FILE"
 	var as string
 	var extraEnv []string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -175,14 +184,106 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 				}
 			}
 		})
+	case "pipe":
+		if neg {
+			ts.Fatalf("unsupported: ! mcp pipe")
+		}
+		repeat := 1
+		if len(args) == 3 && args[0] == "-repeat" {
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 1 {
+				ts.Fatalf("%s", usage)
+			}
+			repeat, args = n, args[2:]
+		}
+		if len(args) != 1 {
+			ts.Fatalf("%s", usage)
+		}
+		mcpPipe(ts, as, extraEnv, ts.ReadFile(args[0]), repeat)
 	default:
 		ts.Fatalf("%s", usage)
 	}
 }
 
-// withMCP starts the server, connects a client session, runs fn, closes the
-// session (which closes the server's stdin) and checks the server's exit.
-func withMCP(ts *testscript.TestScript, as string, extraEnv []string, fn func(context.Context, *mcp.ClientSession)) {
+// mcpPipe runs the server repeat times with input as its stdin; see
+// mcpCommands.
+func mcpPipe(ts *testscript.TestScript, as string, extraEnv []string, input string, repeat int) {
+	want := map[string]bool{} // ids of the requests, as compact JSON
+	for _, line := range strings.Split(input, "\n") {
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &m) != nil || m["method"] == nil || m["id"] == nil || string(m["id"]) == "null" {
+			continue
+		}
+		want[compactJSON(m["id"])] = true
+	}
+	var stdout, stderr bytes.Buffer
+	for run := 1; run <= repeat; run++ {
+		cmd := mcpCommand(ts, as, extraEnv)
+		stdout.Reset()
+		stderr.Reset()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(input), &stdout, &stderr
+		ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
+		err := runContext(ctx, cmd)
+		cancel()
+		fail := func(format string, args ...any) {
+			ts.Fatalf("mcp pipe, run %d of %d: %s\n[stdout]\n%s[stderr]\n%s", run, repeat, fmt.Sprintf(format, args...), stdout.String(), stderr.String())
+		}
+		if err != nil {
+			fail("the server did not exit cleanly after stdin closed: %v", err)
+		}
+		got := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				fail("a line of stdout is not a JSON object: %q", line)
+			}
+			if id, ok := m["id"]; ok && string(id) != "null" {
+				got[compactJSON(id)]++
+			}
+		}
+		for id := range want {
+			if got[id] != 1 {
+				fail("request %s got %d responses, want 1", id, got[id])
+			}
+		}
+		for id := range got {
+			if !want[id] {
+				fail("a response with id %s, which no request had", id)
+			}
+		}
+	}
+	ts.Stdout().Write(stdout.Bytes())
+	ts.Stderr().Write(stderr.Bytes())
+}
+
+// runContext runs cmd, killing it when ctx ends.
+func runContext(ctx context.Context, cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// mcpCommand is `git-codex mcp [--as ID]` in the script's directory, with
+// the script's environment.
+func mcpCommand(ts *testscript.TestScript, as string, extraEnv []string) *exec.Cmd {
 	bin, err := lookPath("git-codex", ts.Getenv("PATH"))
 	if err != nil {
 		ts.Fatalf("mcp: %v", err)
@@ -200,6 +301,13 @@ func withMCP(ts *testscript.TestScript, as string, extraEnv []string, fn func(co
 		}
 	}
 	cmd.Env = append(cmd.Env, extraEnv...)
+	return cmd
+}
+
+// withMCP starts the server, connects a client session, runs fn, closes the
+// session (which closes the server's stdin) and checks the server's exit.
+func withMCP(ts *testscript.TestScript, as string, extraEnv []string, fn func(context.Context, *mcp.ClientSession)) {
+	cmd := mcpCommand(ts, as, extraEnv)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
@@ -207,7 +315,7 @@ func withMCP(ts *testscript.TestScript, as string, extraEnv []string, fn func(co
 	client := mcp.NewClient(&mcp.Implementation{Name: "git-codex-testscript", Version: "v0.0.1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 	if err != nil {
-		ts.Fatalf("mcp: connect to git-codex %s: %v\n[server stderr]\n%s", strings.Join(argv, " "), err, stderr.String())
+		ts.Fatalf("mcp: connect to git-codex %s: %v\n[server stderr]\n%s", strings.Join(cmd.Args[1:], " "), err, stderr.String())
 	}
 	closed := false
 	defer func() {

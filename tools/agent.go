@@ -86,7 +86,7 @@ var AgentGetStatus = Define("agent_get_status", "agent.get_status",
 			return Agent{ID: c.Caller.ID, Type: TypeHuman, State: StateIdle, CreatedBy: c.Caller.ID}, nil
 		}
 		return *c.Agent, nil
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // AgentListIn is agent_list's input.
 type AgentListIn struct {
@@ -119,7 +119,7 @@ var AgentListTool = Define("agent_list", "agent.list",
 		out.Count = len(out.Agents)
 		c.Summarize("%s listed %d agent(s)", c.Caller.ID, out.Count)
 		return out, err
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // AgentShowIn is agent_show's input.
 type AgentShowIn struct {
@@ -134,7 +134,7 @@ var AgentShow = Define("agent_show", "agent.show",
 		c.Target(in.ID)
 		c.Summarize("%s looked at %s", c.Caller.ID, in.ID)
 		return getAgent(c.Tx, in.ID)
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // AgentRegisterIn is agent_register's input.
 type AgentRegisterIn struct {
@@ -178,7 +178,7 @@ var AgentRegister = Define("agent_register", "agent.register",
 		c.Target(a.ID)
 		c.Summarize("%s registered %s (%s)", c.Caller.ID, a.ID, a.Type)
 		return a, c.Tx.Put(agentPath(a.ID), a)
-	})
+	}).Hint(Hints{Additive: true, Idempotent: true})
 
 // mayRegister keeps agent.register from granting more than the caller has:
 // only people and supervisors create the types that may manage agents

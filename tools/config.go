@@ -100,8 +100,13 @@ func keyNames() []string {
 	return names
 }
 
+// recordGetter reads records: a transaction or a snapshot.
+type recordGetter interface {
+	Get(path string, v any) error
+}
+
 // loadConfig reads the config record; a state without one has defaults.
-func loadConfig(tx *gitstate.Tx) (*Config, error) {
+func loadConfig(tx recordGetter) (*Config, error) {
 	var c Config
 	err := tx.Get(pathConfig, &c)
 	if errors.Is(err, gitstate.ErrNotFound) {

@@ -46,7 +46,7 @@ var ConfigGet = Define("config_get", "config.get",
 		}
 		c.Summarize("%s read config %s", c.Caller.ID, in.Key)
 		return out, nil
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 func unknownKey(key string) *Error {
 	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keyNames(), ", ")).With("key", key)
@@ -78,4 +78,4 @@ var ConfigSet = Define("config_set", "config.set",
 		c.Target(k.Name)
 		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, truncate(string(v), 80))
 		return ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
-	})
+	}).Hint(Hints{Idempotent: true})

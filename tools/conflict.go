@@ -203,4 +203,4 @@ var ConflictListTool = Define("conflict_list", "conflict.list",
 		out.Count = len(out.Conflicts)
 		c.Summarize("%s listed %d conflict(s)", c.Caller.ID, out.Count)
 		return out, err
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})

@@ -65,4 +65,4 @@ var LogDecision = Define("log_decision", "system.log_decision",
 		c.Target(d.ID)
 		c.Summarize("%s decided: %s", c.Caller.ID, oneLineCut(in.Title))
 		return DecisionLogged{LogID: d.ID, Timestamp: d.CreatedAt}, tx.Put(decisionPath(d.ID), d)
-	})
+	}).Hint(Hints{Additive: true})

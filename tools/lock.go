@@ -188,7 +188,7 @@ var LockRelease = Define("lock_release", "lock.release",
 			return Lock{}, err
 		}
 		return l, touchAgent(c)
-	})
+	}).Hint(Hints{Idempotent: true})
 
 // mayForce says who may take a resource from its holder: people and
 // supervisors, the ones who also register agents of any type.
@@ -228,4 +228,4 @@ var LockListTool = Define("lock_list", "lock.list",
 		out.Count = len(out.Locks)
 		c.Summarize("%s listed %d lock(s)", c.Caller.ID, out.Count)
 		return out, err
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})

@@ -83,7 +83,7 @@ var MailSend = Define("mail_send", "mail.send",
 		}
 		c.Summarize("%s -> %s: %s", c.Caller.ID, to, oneLineCut(in.Subject))
 		return MailSent{MailID: m.ID, To: to, Timestamp: m.CreatedAt}, nil
-	})
+	}).Hint(Hints{Additive: true})
 
 // deliver checks a message's size, stores it in the recipient's inbox and
 // marks the sender active.
@@ -183,7 +183,7 @@ var MailListInbox = Define("mail_list_inbox", "mail.list_inbox",
 		out.Count = len(out.Mails)
 		c.Summarize("%s listed %d mail(s)", c.Caller.ID, out.Count)
 		return out, nil
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // MailReadIn is mail_read's input.
 type MailReadIn struct {
@@ -209,7 +209,7 @@ var MailRead = Define("mail_read", "mail.read",
 		c.Target(m.ID)
 		c.Summarize("%s read %s", c.Caller.ID, m.ID)
 		return m, nil
-	})
+	}).Hint(Hints{Idempotent: true})
 
 // MailReplyIn is mail_reply's input.
 type MailReplyIn struct {
@@ -245,7 +245,7 @@ var MailReply = Define("mail_reply", "mail.reply",
 		}
 		c.Summarize("%s -> %s: %s", c.Caller.ID, to, oneLineCut(subject))
 		return MailSent{MailID: m.ID, To: to, Timestamp: m.CreatedAt}, nil
-	})
+	}).Hint(Hints{Additive: true})
 
 // mailIDPattern is the shape of ids NewID("m") makes; anything else cannot
 // name a mail (and must not reach a record path).

@@ -22,7 +22,10 @@ type Tool struct {
 	// Description tells agents what the tool does and when to use it.
 	Description string
 	// CLI says where the tool appears in the command tree.
-	CLI     CLI
+	CLI CLI
+	// Hints say what a call does to the state, for clients that ask before
+	// side effects (MCP's tool annotations); set them with Hint.
+	Hints   Hints
 	inType  reflect.Type
 	outType reflect.Type
 	schemas func() schemas // computed once, on first use
@@ -91,11 +94,11 @@ func Define[In, Out any](name, permission, description string, cli CLI, h func(c
 		inType:      reflect.TypeFor[In](),
 		outType:     reflect.TypeFor[Out](),
 		schemas: sync.OnceValue(func() schemas {
-			in, err := jsonschema.For[In](nil)
+			in, err := jsonschema.For[In](schemaOptions())
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s input schema: %v", name, err))
 			}
-			out, err := jsonschema.For[Out](nil)
+			out, err := jsonschema.For[Out](schemaOptions())
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
 			}
@@ -109,6 +112,35 @@ func Define[In, Out any](name, permission, description string, cli CLI, h func(c
 			return h(ctx, c, *in.(*In))
 		},
 	}
+}
+
+// schemaOptions infer a json.RawMessage (a record kept as it was, e.g. a
+// conflict's lost version) as any JSON value: by default it is a byte
+// slice, an array of integers, which its JSON never is.
+func schemaOptions() *jsonschema.ForOptions {
+	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+	}}
+}
+
+// Hints say what a call does besides writing its audit record. The zero
+// value is the cautious default: it may change or remove records, and
+// repeating it may do more.
+type Hints struct {
+	// ReadOnly: the call changes nothing but the audit trail.
+	ReadOnly bool
+	// Additive: the call only adds records; it never changes or removes
+	// one (meaningless with ReadOnly).
+	Additive bool
+	// Idempotent: calling again with the same arguments changes nothing
+	// more.
+	Idempotent bool
+}
+
+// Hint sets the tool's hints; definitions chain it onto Define.
+func (t *Tool) Hint(h Hints) *Tool {
+	t.Hints = h
+	return t
 }
 
 // InputSchema is the JSON schema of the tool's input; both adapters
@@ -242,18 +274,20 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 	if callerErr != nil {
 		return fail(AsError(callerErr)), c
 	}
-	in, ierr := t.decode(args)
-	if ierr != nil {
-		return fail(ierr), c
-	}
 	cfg, err := loadConfig(tx)
 	if err != nil {
 		return fail(AsError(err)), c
 	}
 	c.Config = cfg
+	// Permission first: a caller who may not use the tool learns that, not
+	// what was wrong with arguments it should not have sent.
 	if !cfg.rule(c.Caller.Type).permits(t.Permission) {
 		return fail(Errorf(PermissionDenied, "tool %q (permission %s) is not allowed for agent type %q; see `git codex config get policy.%s.allow`",
 			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type))), c
+	}
+	in, ierr := t.decode(args)
+	if ierr != nil {
+		return fail(ierr), c
 	}
 	out, err := t.run(ctx, c, in)
 	if err != nil {

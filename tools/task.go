@@ -158,7 +158,7 @@ var TaskCreate = Define("task_create", "task.create",
 			return Task{}, err
 		}
 		return t, touchAgent(c)
-	})
+	}).Hint(Hints{Additive: true})
 
 // TaskListIn is task_list's input.
 type TaskListIn struct {
@@ -195,7 +195,7 @@ var TaskListTool = Define("task_list", "task.list",
 		out.Count = len(out.Tasks)
 		c.Summarize("%s listed %d task(s)", c.Caller.ID, out.Count)
 		return out, nil
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // TaskShowIn is task_show's input.
 type TaskShowIn struct {
@@ -214,7 +214,7 @@ var TaskShow = Define("task_show", "task.show",
 		c.Target(t.ID)
 		c.Summarize("%s looked at task %s", c.Caller.ID, t.ID)
 		return t, nil
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // TaskClaimIn is task_claim's input.
 type TaskClaimIn struct {

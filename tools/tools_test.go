@@ -141,6 +141,7 @@ func TestRefusalsCommitAuditOnly(t *testing.T) {
 		{"bad caller id", "../x", "mail_list_inbox", `{}`, tools.AgentNotFound},
 		{"wrong caller type", "w1", "agent_list", `{}`, tools.PermissionDenied},
 		{"worker sets config", "w1", "config_set", `{"key":"mail.max_body_bytes","value":"1"}`, tools.PermissionDenied},
+		{"forbidden, with bad arguments: permission first", "w1", "task_create", `{"title":7,"bogus":true}`, tools.PermissionDenied},
 		{"missing mail", "w1", "mail_read", `{"mail_id":"m-0000000000zzzzzz"}`, tools.ResourceNotFound},
 		{"duplicate agent", human, "agent_register", `{"id":"w1","type":"worker"}`, tools.AlreadyExists},
 		{"bad type", human, "agent_register", `{"id":"w2","type":"wizard"}`, tools.InvalidInput},

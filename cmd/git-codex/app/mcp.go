@@ -3,28 +3,41 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 )
 
 const mcpInstructions = "git codex coordinates AI coding agents inside this git repository. " +
 	"Every tool call is recorded as a commit on refs/codex/state. Results are envelopes: " +
-	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details"}}; branch on error.code.`
+	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details"}}; branch on error.code. ` +
+	"Only the tools your policy allows are listed; the list changes (notifications/tools/list_changed) when the policy does."
+
+// mcpPollInterval is how often a running server looks at the state's tip
+// for a policy change made by someone else (its own calls are checked as
+// they finish). A look that finds the tip unchanged reads the ref and its
+// commit; the policy is read again only when the tip moved.
+const mcpPollInterval = 2 * time.Second
 
 func (e *env) mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
-		Usage: "serve every tool over MCP on stdin/stdout (agents launch this)",
+		Usage: "serve the tools your policy allows over MCP on stdin/stdout (agents launch this)",
 		Description: "The caller is fixed at launch: --as <id> or CODEX_INSTANCE, else human:<git user.email>.\n" +
-			"Logs go to stderr; stdout carries only the protocol.",
+			"Logs go to stderr; stdout carries only the protocol. Clients that set a level with\n" +
+			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.",
 		Action: func(c *cli.Context) error {
 			caller, st, err := e.session(c)
 			if err != nil {
@@ -34,40 +47,223 @@ func (e *env) mcpCommand() *cli.Command {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			srv := mcpServer(e.reg, st, caller, logger)
-			return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+			s := newMCPServer(e.reg, st, caller, logger)
+			watchCtx, stopWatch := context.WithCancel(ctx)
+			watched := make(chan struct{})
+			go func() {
+				defer close(watched)
+				s.watch(watchCtx, mcpPollInterval)
+			}()
+			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout})
+			stopWatch()
+			<-watched // before the store closes
+			return err
 		},
 	}
 }
 
-// mcpServer exposes every registered tool. The registry decodes and checks
-// the arguments itself (so refusals are audited too); the result envelope
-// is both the structured content and, as JSON text, the content.
-func mcpServer(reg *tools.Registry, st *gitstate.Store, caller string, logger *slog.Logger) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: logger})
-	for _, t := range reg.All() {
-		name := t.Name
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema()},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				res := reg.Call(ctx, st, caller, name, req.Params.Arguments)
-				text, err := json.Marshal(res)
-				if err != nil {
-					return nil, err
-				}
-				if !res.OK {
-					logger.Warn("tool refused", "tool", name, "code", res.Error.Code, "message", res.Error.Message)
-				}
-				return &mcp.CallToolResult{
-					Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-					StructuredContent: json.RawMessage(text),
-					IsError:           !res.OK,
-				}, nil
-			})
-	}
-	return srv
+// mcpServer serves the registry's tools to one caller. It lists only the
+// tools the caller's policy allows, and follows the policy while it runs;
+// every tools/call, listed or not, goes through the registry, so a tool
+// the caller may not use (or that does not exist) is refused with the same
+// envelope and audit record as `git codex call` gives.
+type mcpServer struct {
+	reg    *tools.Registry
+	st     *gitstate.Store
+	caller string
+	logger *slog.Logger
+	srv    *mcp.Server
+
+	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
+	kick      chan struct{}      // a call may have changed the policy: look (see watch)
+
+	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
+	looked bool       // refresh has read the state once
+	tip    string     // the state commit listed was computed at ("" before init)
+	listed map[string]bool
 }
 
-type nopWriteCloser struct{ io.Writer }
+func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger *slog.Logger) *mcpServer {
+	errSchema, err := jsonschema.For[tools.Error](nil)
+	if err != nil {
+		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
+	}
+	errSchema.Description = "why the call was refused; branch on code"
+	s := &mcpServer{reg: reg, st: st, caller: caller, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
+		Instructions: mcpInstructions,
+		Logger:       logger,
+		// Tools are advertised even while the policy allows none: the
+		// list may fill up when the policy changes.
+		Capabilities: &mcp.ServerCapabilities{
+			//lint:ignore SA1019 deprecated in protocol 2026-07-28, used by clients of earlier ones
+			Logging: &mcp.LoggingCapabilities{},
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+		},
+	})
+	// The middleware answers every tools/call itself: go-sdk would answer a
+	// name it does not list with a protocol error, unaudited.
+	s.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
+				return s.call(ctx, r)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.refresh(context.Background())
+	return s
+}
 
-func (nopWriteCloser) Close() error { return nil }
+// call runs one tool through the registry, logs it to the client at the
+// level it asked for, and has watch look for a policy change it may have
+// made.
+func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
+	res := s.reg.Call(ctx, s.st, s.caller, name, req.Params.Arguments)
+	text, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	if res.OK {
+		s.log(ctx, req.Session, "info", map[string]any{"event": "call", "tool": name, "commit": res.Commit})
+	} else {
+		level := "warning"
+		if res.Error.Code == tools.InternalError {
+			level = "error"
+		}
+		s.logger.Warn("tool refused", "tool", name, "code", res.Error.Code, "message", res.Error.Message)
+		s.log(ctx, req.Session, level, map[string]any{"event": "refused", "tool": name, "code": res.Error.Code, "message": res.Error.Message, "commit": res.Commit})
+	}
+	if t, ok := s.reg.Lookup(name); ok && res.OK && t.ChangesPolicy() {
+		// The call may have changed the policy: watch looks, after this
+		// response is on its way rather than before. (Other calls leave
+		// it alone; watch's polling finds changes made elsewhere.)
+		select {
+		case s.kick <- struct{}{}:
+		default: // a look is due already
+		}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: json.RawMessage(text),
+		IsError:           !res.OK,
+	}, nil
+}
+
+// log sends a notifications/message to the client; go-sdk drops it unless
+// the client asked for that level or a lower one (logging/setLevel, or the
+// request's _meta). MCP 2026-07-28 deprecates logging, for the stderr of
+// stdio servers (ours has it too); clients of earlier versions use it.
+func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level string, data map[string]any) {
+	if ss == nil {
+		return
+	}
+	//lint:ignore SA1019 see above
+	msg := &mcp.LoggingMessageParams{Logger: "git-codex", Level: mcp.LoggingLevel(level), Data: data}
+	//lint:ignore SA1019 see above
+	if err := ss.Log(ctx, msg); err != nil {
+		s.logger.Debug("log notification not sent", "err", err)
+	}
+}
+
+// watch looks for policy changes every interval, and after each call that
+// may have changed the policy, until ctx ends.
+func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.kick:
+		}
+		s.refresh(ctx)
+	}
+}
+
+// refresh lists the tools the caller's policy allows at the state's tip,
+// if the tip moved since the last look. Adding or removing tools makes
+// go-sdk send notifications/tools/list_changed.
+func (s *mcpServer) refresh(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var permitted []*tools.Tool
+	tip := ""
+	err := s.st.View(ctx, func(sn *gitstate.Snapshot) error {
+		tip = sn.Commit()
+		if s.looked && tip == s.tip {
+			return nil
+		}
+		var err error
+		permitted, err = s.reg.Permitted(sn, s.caller)
+		return err
+	})
+	switch {
+	case errors.Is(err, gitstate.ErrNotInitialized):
+		// nothing may be called before `git codex init`
+	case err != nil:
+		// Keep what is listed: calls are checked by the registry anyway.
+		s.logger.Warn("cannot read the policy", "err", err)
+		return
+	}
+	if s.looked && tip == s.tip {
+		return
+	}
+	s.looked, s.tip = true, tip
+	want := map[string]*tools.Tool{}
+	for _, t := range permitted {
+		want[t.Name] = t
+	}
+	var gone []string
+	for name := range s.listed {
+		if want[name] == nil {
+			gone = append(gone, name)
+			delete(s.listed, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.srv.RemoveTools(gone...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if !s.listed[name] {
+			s.srv.AddTool(s.mcpTool(want[name]), s.call)
+			s.listed[name] = true
+		}
+	}
+}
+
+// mcpTool is a tool as tools/list shows it: its input schema, the schema
+// of the envelope its results carry as structuredContent, and hints.
+func (s *mcpServer) mcpTool(t *tools.Tool) *mcp.Tool {
+	h := t.Hints
+	destructive := !h.ReadOnly && !h.Additive
+	return &mcp.Tool{
+		Name:         t.Name,
+		Description:  t.Description,
+		InputSchema:  t.InputSchema(),
+		OutputSchema: envelopeSchema(t, s.errSchema),
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    h.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  h.Idempotent,
+		},
+	}
+}
+
+// envelopeSchema describes a call's structuredContent: {ok, data} with the
+// tool's output as data, or {ok, error} for a refusal.
+func envelopeSchema(t *tools.Tool, errSchema *jsonschema.Schema) *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:     "object",
+		Required: []string{"ok"},
+		Properties: map[string]*jsonschema.Schema{
+			"ok":    {Type: "boolean", Description: "true when the call succeeded (data), false when it was refused (error)"},
+			"data":  t.OutputSchema(),
+			"error": errSchema,
+		},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}

@@ -55,16 +55,27 @@ func mcpStore(t *testing.T, dir string) *gitstate.Store {
 // client session and the server's log.
 func mcpConnect(t *testing.T, dir, caller string) (*mcp.ClientSession, *syncBuffer) {
 	t.Helper()
+	cs, logs, _ := mcpConnectWith(t, dir, caller, nil, nil)
+	return cs, logs
+}
+
+// mcpConnectWith is mcpConnect with client options (for notification
+// handlers) and session options (for the protocol version), also
+// returning the server.
+func mcpConnectWith(t *testing.T, dir, caller string, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *syncBuffer, *mcpServer) {
+	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := mcpServer(tools.Builtin(), mcpStore(t, dir), caller, logger)
+	s := newMCPServer(tools.Builtin(), mcpStore(t, dir), caller, logger)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.watch(ctx, time.Hour) // looks after calls; tests that need polling start their own
 	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := srv.Connect(ctx, st, nil)
+	ss, err := s.srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, opts).Connect(ctx, ct, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +83,7 @@ func mcpConnect(t *testing.T, dir, caller string) (*mcp.ClientSession, *syncBuff
 		cs.Close()
 		ss.Wait()
 	})
-	return cs, logs
+	return cs, logs, s
 }
 
 type syncBuffer struct {
@@ -149,23 +160,38 @@ func lastTrailers(t *testing.T, dir string) string {
 		gitstate.RefState)
 }
 
+// workerTools are the tools the default policy lets a worker call.
+var workerTools = []string{
+	"agent_get_status", "conflict_list", "lock_acquire", "lock_list", "lock_release", "log_decision",
+	"mail_list_inbox", "mail_read", "mail_reply", "mail_send",
+	"task_claim", "task_list", "task_release", "task_show", "task_update_status",
+}
+
 func TestMCPToolsList(t *testing.T) {
 	dir := mcpRepo(t)
-	cs, _ := mcpConnect(t, dir, "alice")
-	res, err := cs.ListTools(context.Background(), nil)
+	reg := tools.Builtin()
+	var all []string
+	for _, tool := range reg.All() {
+		all = append(all, tool.Name)
+	}
+	// A worker sees only what its policy allows (not agent_list,
+	// config_set, task_create); a person, whose policy allows everything,
+	// sees every tool.
+	alice, _ := mcpConnect(t, dir, "alice")
+	res, err := alice.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := tools.Builtin()
-	var got, want []string
-	for _, tool := range res.Tools {
-		got = append(got, tool.Name)
+	if got := toolNames(res.Tools); !reflect.DeepEqual(got, workerTools) {
+		t.Fatalf("alice's tools/list = %v, want the worker's %v", got, workerTools)
 	}
-	for _, tool := range reg.All() {
-		want = append(want, tool.Name)
+	human, _ := mcpConnect(t, dir, mcpHuman)
+	res, err = human.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("tools/list = %v, want the registry's %v", got, want)
+	if got := toolNames(res.Tools); !reflect.DeepEqual(got, all) {
+		t.Fatalf("a person's tools/list = %v, want the registry's %v", got, all)
 	}
 	for _, tool := range res.Tools {
 		rt, _ := reg.Lookup(tool.Name)
@@ -178,13 +204,20 @@ func TestMCPToolsList(t *testing.T) {
 		if !reflect.DeepEqual(gotSchema, wantSchema) {
 			t.Errorf("%s: input schema %v, want %v", tool.Name, gotSchema, wantSchema)
 		}
-		// No output schema: a client holds structuredContent (the envelope)
-		// against it, and the envelope's data is not always what the
-		// registry's OutputSchema says (config_get's json.RawMessage values
-		// are inferred as byte arrays; the MCP Inspector then rejects the
-		// result).
-		if tool.OutputSchema != nil {
-			t.Errorf("%s: declares an output schema; check the envelope against every tool's results first", tool.Name)
+		// The output schema is the envelope's, with the tool's output as
+		// data (TestMCPResultsMatchOutputSchemas holds results against it).
+		var out struct {
+			Type       string         `json:"type"`
+			Required   []string       `json:"required"`
+			Properties map[string]any `json:"properties"`
+			Additional *bool          `json:"additionalProperties"`
+		}
+		remarshal(t, tool.OutputSchema, &out)
+		var wantData any
+		remarshal(t, rt.OutputSchema(), &wantData)
+		if out.Type != "object" || !reflect.DeepEqual(out.Required, []string{"ok"}) || out.Additional == nil || *out.Additional ||
+			!reflect.DeepEqual(out.Properties["data"], wantData) || out.Properties["error"] == nil {
+			t.Errorf("%s: output schema %+v is not the envelope of %v", tool.Name, out, wantData)
 		}
 	}
 	for _, tool := range res.Tools {
@@ -210,6 +243,14 @@ func TestMCPToolsList(t *testing.T) {
 			t.Errorf("mail_send schema allows unknown fields")
 		}
 	}
+}
+
+func toolNames(ts []*mcp.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 func remarshal(t *testing.T, from, to any) {
@@ -271,6 +312,9 @@ func TestMCPRefusals(t *testing.T) {
 		trailers string
 	}{
 		{alice, "agent_list", `{}`, tools.PermissionDenied, "agent_list/alice/PERMISSION_DENIED"},
+		// a forbidden call with bad arguments: the permission is checked first
+		{alice, "agent_list", `{"type":7,"bogus":true}`, tools.PermissionDenied, "agent_list/alice/PERMISSION_DENIED"},
+		{alice, "task_create", `{}`, tools.PermissionDenied, "task_create/alice/PERMISSION_DENIED"},
 		{alice, "mail_send", `{"to":"boss","subject":"s","body":"b","cc":"x"}`, tools.InvalidInput, "mail_send/alice/INVALID_INPUT"},
 		{alice, "mail_send", `{"to":"nobody","subject":"s","body":"b"}`, tools.AgentNotFound, "mail_send/alice/AGENT_NOT_FOUND"},
 		{ghost, "agent_get_status", `{}`, tools.AgentNotFound, "agent_get_status/ghost/AGENT_NOT_FOUND"},
@@ -291,14 +335,24 @@ func TestMCPRefusals(t *testing.T) {
 		t.Errorf("the server did not log the refusal: %s", logs.String())
 	}
 
-	// A tool the server does not have is refused by the MCP layer itself:
-	// a protocol error, not a result, and so no audit commit.
+	// A tool the server does not have gets the envelope and the audit
+	// record `git codex call` gives it: TOOL_NOT_FOUND, one commit.
 	n := commitCount(t, dir)
-	if _, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool"}); err == nil || !strings.Contains(err.Error(), "no_such_tool") {
-		t.Errorf("unknown tool: err = %v", err)
+	env := mcpCall(t, alice, "no_such_tool", `{}`)
+	if env.OK || env.Error.Code != tools.ToolNotFound || env.Error.Details["tool"] != "no_such_tool" {
+		t.Errorf("unknown tool: envelope %+v", env)
 	}
-	if commitCount(t, dir) != n {
-		t.Errorf("an unknown tool made a commit")
+	if got := lastTrailers(t, dir); got != "no_such_tool/alice/TOOL_NOT_FOUND" {
+		t.Errorf("unknown tool: last commit %q", got)
+	}
+	if got := commitCount(t, dir) - n; got != 1 {
+		t.Errorf("an unknown tool made %d commits, want its audit record", got)
+	}
+	cli := tools.Builtin().Call(context.Background(), mcpStore(t, dir), "alice", "no_such_tool", json.RawMessage(`{}`))
+	want, _ := json.Marshal(cli)
+	got, _ := json.Marshal(tools.Result{OK: env.OK, Error: env.Error})
+	if string(got) != string(want) {
+		t.Errorf("unknown tool over MCP: %s; through the registry (git codex call): %s", got, want)
 	}
 }
 

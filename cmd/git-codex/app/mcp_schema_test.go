@@ -1,0 +1,187 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMCPResultsMatchOutputSchemas calls every tool as tools/list shows it
+// to the go-sdk client, successes and refusals, and holds each result's
+// structuredContent against the tool's published outputSchema with a
+// strict validator (draft 2020-12, unknown properties refused). It also
+// checks the readOnly hint: such a call leaves the state's tree as it was.
+func TestMCPResultsMatchOutputSchemas(t *testing.T) {
+	dir := mcpRepo(t)
+	writeConflict(t, dir)
+	cs, _ := mcpConnect(t, dir, mcpHuman)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Resolved{}
+	hints := map[string]*mcp.ToolAnnotations{}
+	for _, tool := range res.Tools {
+		var s jsonschema.Schema
+		remarshal(t, tool.OutputSchema, &s)
+		r, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: output schema does not resolve: %v", tool.Name, err)
+		}
+		schemas[tool.Name], hints[tool.Name] = r, tool.Annotations
+	}
+
+	vars := map[string]string{}
+	expand := func(s string) string {
+		for k, v := range vars {
+			s = strings.ReplaceAll(s, "$"+k, v)
+		}
+		return s
+	}
+	calls := []struct {
+		tool, args string
+		ok         bool
+		set        string // VAR=json.path of data to remember
+	}{
+		{"agent_register", `{"id":"carol","type":"coding","supervisor":"boss"}`, true, ""},
+		{"agent_register", `{"id":"carol","type":"coding"}`, false, ""},
+		{"agent_get_status", `{}`, true, ""},
+		{"agent_list", `{}`, true, ""},
+		{"agent_show", `{"id":"alice"}`, true, ""},
+		{"agent_show", `{"id":"nobody"}`, false, ""},
+		{"config_get", `{}`, true, ""},
+		{"config_set", `{"key":"mail.max_subject_bytes","value":"600"}`, true, ""},
+		{"config_set", `{"key":"policy.review.deny","value":"supervisor.*,orchestrator.*"}`, true, ""},
+		{"config_get", `{"key":"policy.review.deny"}`, true, ""},
+		{"config_set", `{"key":"no.such.key","value":"1"}`, false, ""},
+		{"conflict_list", `{}`, true, ""},
+		{"lock_acquire", `{"name":"db","reason":"migrating","ttl_seconds":60}`, true, ""},
+		{"lock_list", `{}`, true, ""},
+		{"lock_release", `{"name":"db"}`, true, ""},
+		{"lock_release", `{"name":"db"}`, false, ""},
+		{"log_decision", `{"title":"Use SQLite","body":"small"}`, true, ""},
+		{"mail_send", `{"to_human":true,"subject":"note","body":"to us"}`, true, "MAIL=mail_id"},
+		{"mail_send", `{"to":"alice","subject":"s","body":"b","cc":"x"}`, false, ""},
+		{"mail_list_inbox", `{"include_read":true}`, true, ""},
+		{"mail_read", `{"mail_id":"$MAIL"}`, true, ""},
+		{"mail_reply", `{"original_mail_id":"$MAIL","body":"noted"}`, true, ""},
+		{"mail_read", `{"mail_id":"m-0000000000000000"}`, false, ""},
+		{"task_create", `{"title":"Parser","description":"write it"}`, true, "TASK=id"},
+		{"task_list", `{}`, true, ""},
+		{"task_show", `{"id":"$TASK"}`, true, ""},
+		{"task_claim", `{"id":"$TASK"}`, true, ""},
+		{"task_update_status", `{"id":"$TASK","state":"REVIEW"}`, true, ""},
+		{"task_release", `{"id":"$TASK"}`, true, ""},
+		{"task_assign", `{"id":"$TASK","agent":"alice"}`, true, ""},
+		{"task_show", `{"id":"t-0000000000000000"}`, false, ""},
+		{"no_such_tool", `{}`, false, ""},
+	}
+	called := map[string]bool{}
+	for _, c := range calls {
+		args := expand(c.args)
+		tree := stateTree(t, dir)
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.tool, args, err)
+		}
+		var sc any
+		remarshal(t, r.StructuredContent, &sc)
+		env, _ := sc.(map[string]any)
+		if ok, _ := env["ok"].(bool); ok != c.ok || r.IsError == c.ok {
+			t.Fatalf("%s %s: ok=%v isError=%v, want ok=%v: %v", c.tool, args, env["ok"], r.IsError, c.ok, sc)
+		}
+		schema := schemas[c.tool]
+		if schema == nil {
+			// not listed: any tool's envelope describes a refusal
+			schema = schemas["mail_send"]
+		}
+		if err := schema.Validate(sc); err != nil {
+			t.Errorf("%s %s: structuredContent does not match the output schema: %v\n%v", c.tool, args, err, sc)
+		}
+		if c.ok {
+			called[c.tool] = true
+			if h := hints[c.tool]; h.ReadOnlyHint && stateTree(t, dir) != tree {
+				t.Errorf("%s is marked readOnly but changed the state's tree", c.tool)
+			}
+		}
+		if name, path, ok := strings.Cut(c.set, "="); ok {
+			vars[name] = env["data"].(map[string]any)[path].(string)
+		}
+	}
+	for name := range schemas {
+		if !called[name] {
+			t.Errorf("%s: no successful call checked against its output schema; add one", name)
+		}
+	}
+}
+
+// stateTree is the tree of the state's tip.
+func stateTree(t *testing.T, dir string) string {
+	t.Helper()
+	return gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}")
+}
+
+// writeConflict stores a conflict record as sync would, so conflict_list
+// has one to show (its lost_version is a record kept as raw JSON).
+func writeConflict(t *testing.T, dir string) {
+	t.Helper()
+	st := mcpStore(t, dir)
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	k := tools.Conflict{
+		ID: "c-0123456789abcdef", Kind: "lock", Resource: "db", Record: "locks/db.json", Rule: "earlier-claim",
+		Winner:      &tools.Claim{Holder: "alice", Clock: 3, At: at},
+		Loser:       tools.Claim{Holder: "boss", Clock: 4, At: at.Add(time.Second)},
+		LostVersion: json.RawMessage(`{"name":"db","claim":{"holder":"boss","clock":4}}`),
+		MailID:      "m-0123456789abcdef", CreatedAt: at, Clock: 5,
+	}
+	_, err := st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(gitstate.Meta{Summary: "test: a conflict as sync records it"})
+		return tx.Put("conflicts/"+gitstate.Fanout(k.ID)+"/"+k.ID+".json", k)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMCPToolAnnotations checks the hints tools/list derives from each
+// tool's definition.
+func TestMCPToolAnnotations(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, _ := mcpConnect(t, dir, mcpHuman)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hints struct{ readOnly, destructive, idempotent bool }
+	want := map[string]hints{
+		"mail_list_inbox": {true, false, true},
+		"agent_list":      {true, false, true},
+		"mail_send":       {false, false, false},
+		"mail_read":       {false, true, true},
+		"config_set":      {false, true, true},
+		"task_assign":     {false, true, false},
+	}
+	for _, tool := range res.Tools {
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil {
+			t.Errorf("%s: annotations %+v, want all three hints", tool.Name, a)
+			continue
+		}
+		rt, _ := tools.Builtin().Lookup(tool.Name)
+		got := hints{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint}
+		if got != (hints{rt.Hints.ReadOnly, !rt.Hints.ReadOnly && !rt.Hints.Additive, rt.Hints.Idempotent}) {
+			t.Errorf("%s: annotations %+v do not follow its hints %+v", tool.Name, got, rt.Hints)
+		}
+		if w, ok := want[tool.Name]; ok && got != w {
+			t.Errorf("%s: annotations %+v, want %+v", tool.Name, got, w)
+		}
+	}
+}
