@@ -69,7 +69,7 @@ var InstanceListTool = Define("instance_list", "instance.list",
 			return fillLive(ctx, tm, out.Instances)
 		})
 		return out, err
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // fillLive sets the live state of each instance from one listing of the
 // tmux server (outside the writer lock).
@@ -139,7 +139,7 @@ var Peek = Define("instance_peek", "instance.peek",
 			return err
 		})
 		return out, nil
-	})
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // SendIn is send's input.
 type SendIn struct {

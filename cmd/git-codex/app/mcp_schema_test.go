@@ -22,6 +22,8 @@ import (
 func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	dir := mcpRepo(t)
 	writeConflict(t, dir)
+	privateTmux(t)
+	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base") // spawn forks HEAD
 	cs, _ := mcpConnect(t, dir, mcpHuman)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -82,6 +84,18 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		{"task_release", `{"id":"$TASK"}`, true, ""},
 		{"task_assign", `{"id":"$TASK","agent":"alice"}`, true, ""},
 		{"task_show", `{"id":"t-0000000000000000"}`, false, ""},
+		{"config_set", `{"key":"agent.cat.command","value":"sh -c 'exec cat'"}`, true, ""},
+		{"spawn", `{"type":"coding","prompt":"p","agent":"cat","name":"inst1"}`, true, ""},
+		{"spawn", `{"type":"coding","prompt":"p","agent":"cat","name":"inst1"}`, false, ""},
+		{"instance_list", `{}`, true, ""},
+		{"instance_peek", `{"id":"inst1"}`, true, ""},
+		{"instance_send", `{"id":"inst1","text":"hello"}`, true, ""},
+		{"instance_kill", `{"id":"inst1"}`, true, ""},
+		{"instance_kill", `{"id":"inst1"}`, false, ""},
+		{"spawn", `{"type":"review","prompt":"p","agent":"cat","name":"inst2"}`, true, ""},
+		{"instance_abandon", `{"id":"inst2"}`, true, ""},
+		{"instance_reap", `{"dry_run":true}`, true, ""},
+		{"instance_cleanup", `{}`, true, ""},
 		{"no_such_tool", `{}`, false, ""},
 	}
 	called := map[string]bool{}
