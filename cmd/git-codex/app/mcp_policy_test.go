@@ -174,7 +174,16 @@ func TestMCPBeforeInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitChange(t, changed, "git codex init")
-	if got := listed(t, cs); len(got) != len(tools.Builtin().All()) {
-		t.Fatalf("after init a person is shown %v", got)
+	// the server adds the tools one by one, each with its own
+	// list_changed: the first may arrive before the last tool is in
+	want := len(tools.Builtin().All())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := listed(t, cs)
+		if len(got) == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after init a person is shown %d tools, want %d: %v", len(got), want, got)
+		}
 	}
 }
