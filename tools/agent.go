@@ -49,6 +49,7 @@ type Agent struct {
 	Launcher     string         `json:"launcher,omitempty" jsonschema:"the agent CLI it runs"`
 	BaseCommit   string         `json:"base_commit,omitempty" jsonschema:"the commit its branch started at"`
 	Prompt       string         `json:"prompt,omitempty" jsonschema:"the task it was spawned with"`
+	ReviewOf     string         `json:"review_of,omitempty" jsonschema:"for a reviewer: the coding instance it reviews"`
 	EndedAt      *time.Time     `json:"ended_at,omitempty"`
 	Rescued      []string       `json:"rescued,omitempty" jsonschema:"refs under refs/codex/rescue/ where cleanup saved its work"`
 	CleanedAt    *time.Time     `json:"cleaned_at,omitempty" jsonschema:"when cleanup removed its session, worktree and branch"`

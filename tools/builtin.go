@@ -17,6 +17,7 @@ func Builtin() *Registry {
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap,
+		RequestReview, SendFeedback,
 	)
 }
 

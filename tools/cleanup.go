@@ -123,7 +123,7 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 		}
 		sort.Slice(done, func(i, j int) bool { return done[i].ID < done[j].ID })
 		for _, a := range done {
-			out.Items = append(out.Items, cleanInstance(ctx, f, tm, a, in))
+			out.Items = append(out.Items, cleanInstance(ctx, f, tm, a, in, true))
 		}
 		if in.DryRun || len(out.Items) == 0 {
 			return nil
@@ -191,12 +191,12 @@ func ids(list []Agent) []string {
 	return out
 }
 
-// cleanInstance removes one ended instance's session, worktree and branch,
-// saving their work first (unless forced). A worktree whose work could not
-// be saved is kept.
-func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in CleanupIn) CleanupItem {
+// cleanInstance removes one ended instance's session (unless kill is
+// false: the caller kills it), worktree and branch, saving their work
+// first (unless forced). A worktree whose work could not be saved is kept.
+func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in CleanupIn, kill bool) CleanupItem {
 	it := CleanupItem{ID: a.ID, Status: a.Status, Session: CleanGone, Worktree: CleanGone, Branch: CleanGone}
-	if has, err := tm.HasSession(ctx, a.TmuxSession); err == nil && has {
+	if has, err := tm.HasSession(ctx, a.TmuxSession); err == nil && has && kill {
 		it.Session = "killed"
 		if !in.DryRun {
 			if err := tm.Kill(ctx, a.TmuxSession); err != nil {

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 
@@ -10,17 +9,14 @@ import (
 )
 
 // Env is the world outside the state that tools reach: the tmux server
-// agents run on, the clock that effects (timeouts, reaping) read. It is
+// agents run on (and, as they come, GitHub and agent CLIs). It is
 // built once, where the registry is built (Builtin(...).WithEnv), so tests
-// substitute real but isolated parts: a private tmux socket, a fixed clock.
+// substitute real but isolated parts: a private tmux socket.
 // Worktrees and branches are the store's repository's (gitstate.Store).
 type Env struct {
 	// Tmux runs the agents' sessions. The zero value is the tmux server
 	// of the calling environment (TMUX_TMPDIR isolates it).
 	Tmux tmux.Runner
-	// Now is the wall clock of effects; nil means time.Now. (Records take
-	// their times from the transaction, Tx.Now.)
-	Now func() time.Time
 }
 
 // Repo is what handlers may read of the code repository, quickly and
@@ -42,14 +38,6 @@ type Repo interface {
 }
 
 var _ Repo = (*gitstate.Store)(nil)
-
-// now reads the environment's clock.
-func (e Env) now() time.Time {
-	if e.Now == nil {
-		return time.Now()
-	}
-	return e.Now()
-}
 
 // WithEnv returns a copy of the registry whose tools reach the outside
 // world through env.

@@ -12,24 +12,26 @@ type Code string
 
 // Error codes. New codes are added here, never renamed.
 const (
-	PermissionDenied   Code = "PERMISSION_DENIED"    // the caller's type may not use the tool, or the record is someone else's
-	ToolNotFound       Code = "TOOL_NOT_FOUND"       // no tool has that name
-	InvalidInput       Code = "INVALID_INPUT"        // arguments failed decoding, the schema or the tool's own checks
-	AgentNotFound      Code = "AGENT_NOT_FOUND"      // the caller or a named agent is not registered
-	ResourceNotFound   Code = "RESOURCE_NOT_FOUND"   // a referenced record (mail, decision...) does not exist
-	InvalidAgentState  Code = "INVALID_AGENT_STATE"  // the agent is in the wrong state for the operation
-	AlreadyExists      Code = "ALREADY_EXISTS"       // a record with that id exists
-	NotInitialized     Code = "NOT_INITIALIZED"      // the repository has no git codex state: run `git codex init`
-	NotRepository      Code = "NOT_A_REPOSITORY"     // the directory is not inside a git repository
-	RemoteError        Code = "REMOTE_ERROR"         // a sync remote could not be reached, or refused
-	PushRejected       Code = "PUSH_REJECTED"        // the remote's state kept moving; sync again
-	InvalidRemoteState Code = "INVALID_REMOTE_STATE" // a remote's state holds records this version cannot read; nothing merged
-	InternalError      Code = "INTERNAL_ERROR"       // anything unexpected; the message says what failed
-	LockDenied         Code = "LOCK_DENIED"          // the lock is held by someone else
-	AlreadyClaimed     Code = "ALREADY_CLAIMED"      // the task is claimed by someone else
-	InstanceNotRunning Code = "INSTANCE_NOT_RUNNING" // the instance's tmux session is gone or its agent exited
-	NudgeNotDelivered  Code = "NUDGE_NOT_DELIVERED"  // text typed into a pane was not seen to be submitted
-	AgentStartFailed   Code = "AGENT_START_FAILED"   // the agent's worktree or session could not be made, or the agent exited at once
+	PermissionDenied     Code = "PERMISSION_DENIED"      // the caller's type may not use the tool, or the record is someone else's
+	ToolNotFound         Code = "TOOL_NOT_FOUND"         // no tool has that name
+	InvalidInput         Code = "INVALID_INPUT"          // arguments failed decoding, the schema or the tool's own checks
+	AgentNotFound        Code = "AGENT_NOT_FOUND"        // the caller or a named agent is not registered
+	ResourceNotFound     Code = "RESOURCE_NOT_FOUND"     // a referenced record (mail, decision...) does not exist
+	InvalidAgentState    Code = "INVALID_AGENT_STATE"    // the agent is in the wrong state for the operation
+	AlreadyExists        Code = "ALREADY_EXISTS"         // a record with that id exists
+	NotInitialized       Code = "NOT_INITIALIZED"        // the repository has no git codex state: run `git codex init`
+	NotRepository        Code = "NOT_A_REPOSITORY"       // the directory is not inside a git repository
+	RemoteError          Code = "REMOTE_ERROR"           // a sync remote could not be reached, or refused
+	PushRejected         Code = "PUSH_REJECTED"          // the remote's state kept moving; sync again
+	InvalidRemoteState   Code = "INVALID_REMOTE_STATE"   // a remote's state holds records this version cannot read; nothing merged
+	InternalError        Code = "INTERNAL_ERROR"         // anything unexpected; the message says what failed
+	LockDenied           Code = "LOCK_DENIED"            // the lock is held by someone else
+	AlreadyClaimed       Code = "ALREADY_CLAIMED"        // the task is claimed by someone else
+	InstanceNotRunning   Code = "INSTANCE_NOT_RUNNING"   // the instance's tmux session is gone or its agent exited
+	NudgeNotDelivered    Code = "NUDGE_NOT_DELIVERED"    // text typed into a pane was not seen to be submitted
+	AgentStartFailed     Code = "AGENT_START_FAILED"     // the agent's worktree or session could not be made, or the agent exited at once
+	ReviewLimitExceeded  Code = "REVIEW_LIMIT_EXCEEDED"  // the coder has had review.max_iterations reviews
+	FeedbackNotDelivered Code = "FEEDBACK_NOT_DELIVERED" // the feedback commit could not be made in the coder's worktree
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -58,6 +60,8 @@ func Codes() []CodeInfo {
 		{AlreadyClaimed, "the task is claimed by someone else, or not open (details name the holder); pick another with `git codex task list --state PENDING`"},
 		{InstanceNotRunning, "the instance's tmux session is gone or its agent exited; see `git codex ps`, and `git codex reap` to record it"},
 		{AgentStartFailed, "the instance's worktree or tmux session could not be made, or its agent exited at once; it is recorded FAILED (see `git codex agent show <id>`) and what was made for it is removed"},
+		{ReviewLimitExceeded, "the coding agent has had review.max_iterations reviews (details: current_iteration, max_iterations, suggestions): open a pull request, abandon, or fix it by hand"},
+		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},
 		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
 	}
 }

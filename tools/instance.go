@@ -197,7 +197,7 @@ var Spawn = Define("spawn", "instance.spawn",
 		c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
 		c.After(func(ctx context.Context, f *Followup) error {
 			defer release()
-			return startInstance(ctx, f, a, l, workPrompt(a), out)
+			return startInstance(ctx, f, a, l, workPrompt(a), StatusActive, out, nil)
 		})
 		return out, nil
 	})
@@ -213,8 +213,10 @@ func supervisorOf(c *Call) string {
 
 // startInstance makes what the instance's intent names (worktree, the
 // files git codex puts in it, the tmux session) and records the outcome:
-// ACTIVE, or FAILED with why, after removing what it made.
-func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt string, out *Spawned) error {
+// live (ACTIVE, or REVIEWING for a reviewer), or FAILED with why, after
+// removing what it made; onFail (if set) records what else a failure
+// undoes in the same commit.
+func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt, live string, out *Spawned, onFail func(*Call) error) error {
 	err := makeInstance(ctx, f, a, l, prompt)
 	if err != nil {
 		// what was made is fresh: nothing of anybody's work is in it
@@ -228,14 +230,19 @@ func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt
 		if cur.Status != StatusStarting {
 			return nil // someone killed it meanwhile; their status stands
 		}
-		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = StatusActive, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
-		c.Summarize("%s is %s", a.ID, StatusActive)
+		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = live, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
+		c.Summarize("%s is %s", a.ID, live)
 		if err != nil {
 			cur.Status, cur.StatusReason = StatusFailed, err.Error()
 			end := c.Tx.Now()
 			cur.EndedAt = &end
 			out.Error = err.Error()
 			c.Summarize("%s FAILED to start: %s", a.ID, oneLineCut(err.Error()))
+			if onFail != nil {
+				if err := onFail(c); err != nil {
+					return err
+				}
+			}
 		}
 		out.Status = cur.Status
 		c.Target(a.ID)

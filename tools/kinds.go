@@ -76,7 +76,7 @@ func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error
 func Kinds() []Kind {
 	return []Kind{
 		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
-		activeReviewKind(), conflictKind(),
+		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(),
 	}
 }
 

@@ -25,6 +25,8 @@ func groupUsage(group string) string {
 		return "create, claim, assign and move along tasks, one holder at a time"
 	case "lock":
 		return "take, release and list named locks on shared resources"
+	case "review":
+		return "the review loop: request a review of your branch, send a reviewer's feedback"
 	case "conflict":
 		return "list the conflicts sync settled: a lock, task or review granted twice"
 	}

@@ -1,0 +1,126 @@
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// RefReviewNotes is where review feedback is attached to the commits it
+// reviewed: `git log --notes=codex-reviews` shows it.
+const RefReviewNotes = "refs/notes/codex-reviews"
+
+// ErrBranchMoved is returned by CommitFile when the branch moved while the
+// commit was made: nothing was changed, and the caller may try again.
+var ErrBranchMoved = errors.New("branch moved meanwhile")
+
+// CommitFile commits one file on top of a worktree's branch and moves the
+// branch there (only if it has not moved meanwhile), then brings that one
+// path of the worktree up to date: its index entry, and its working file
+// unless the worktree's copy has changes of its own. Every other path of
+// the worktree's index and files is left exactly as it was, so whatever
+// the worktree's owner had not committed is untouched. The commit is built
+// through a temporary index; it returns the new commit.
+func (s *Store) CommitFile(ctx context.Context, worktree, branch, file string, content []byte, message string, author Signature) (string, error) {
+	ref := "refs/heads/" + branch
+	head, err := s.RevParse(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("gitstate: commit %s on %s: %w", file, branch, err)
+	}
+	blob, err := s.gitIn(ctx, worktree, "", bytes.NewReader(content), "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	index, err := os.CreateTemp("", "codex-index-*")
+	if err != nil {
+		return "", err
+	}
+	index.Close()
+	defer os.Remove(index.Name())
+	if _, err := s.gitIn(ctx, worktree, index.Name(), nil, "read-tree", head); err != nil {
+		return "", err
+	}
+	if _, err := s.gitIn(ctx, worktree, index.Name(), nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file); err != nil {
+		return "", err
+	}
+	tree, err := s.gitIn(ctx, worktree, index.Name(), nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	var env []string
+	if author.Name != "" {
+		env = []string{"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email,
+			"GIT_COMMITTER_NAME=" + s.opts.Committer.Name, "GIT_COMMITTER_EMAIL=" + s.opts.Committer.Email}
+	}
+	commit, err := s.gitEnvIn(ctx, worktree, env, nil, "commit-tree", tree, "-p", head, "-m", message)
+	if err != nil {
+		return "", err
+	}
+	// what the worktree's copy was before: the old head's, or none
+	old, oldErr := s.gitIn(ctx, worktree, "", nil, "cat-file", "blob", head+":"+file)
+	if _, err := s.gitIn(ctx, worktree, "", nil, "update-ref", "-m", "git codex: "+firstLine(message), ref, commit, head); err != nil {
+		return "", fmt.Errorf("gitstate: %s: %w (%v)", branch, ErrBranchMoved, err)
+	}
+	path := filepath.Join(worktree, file)
+	cur, curErr := os.ReadFile(path)
+	unchanged := (oldErr != nil && os.IsNotExist(curErr)) || (oldErr == nil && curErr == nil && strings.TrimSpace(string(cur)) == old)
+	if unchanged {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return commit, fmt.Errorf("gitstate: write %s: %w", path, err)
+		}
+		if _, err := s.gitIn(ctx, worktree, "", nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file); err != nil {
+			return commit, err
+		}
+	}
+	return commit, nil
+}
+
+// AddNote appends text to the note of commit under ref (git notes append:
+// an existing note keeps its text, the new one follows).
+func (s *Store) AddNote(ctx context.Context, ref, commit, text string) error {
+	env := []string{"GIT_AUTHOR_NAME=" + s.opts.Committer.Name, "GIT_AUTHOR_EMAIL=" + s.opts.Committer.Email,
+		"GIT_COMMITTER_NAME=" + s.opts.Committer.Name, "GIT_COMMITTER_EMAIL=" + s.opts.Committer.Email}
+	_, err := s.gitEnvIn(ctx, "", env, strings.NewReader(text), "notes", "--ref", ref, "append", "-F", "-", commit)
+	return err
+}
+
+// DiffStat is `git diff --stat base head`: what a review looks at.
+func (s *Store) DiffStat(ctx context.Context, base, head string) (string, error) {
+	return s.gitIn(ctx, "", "", nil, "diff", "--stat", base, head)
+}
+
+// gitIn runs git in a worktree (or the common dir when worktree is ""),
+// with a temporary index if one is given, and returns its trimmed stdout.
+func (s *Store) gitIn(ctx context.Context, worktree, index string, stdin io.Reader, args ...string) (string, error) {
+	var env []string
+	if index != "" {
+		env = []string{"GIT_INDEX_FILE=" + index}
+	}
+	return s.gitEnvIn(ctx, worktree, env, stdin, args...)
+}
+
+func (s *Store) gitEnvIn(ctx context.Context, worktree string, env []string, stdin io.Reader, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	pre := []string{"--git-dir", s.commonDir}
+	if worktree != "" {
+		pre = []string{"-C", worktree}
+	}
+	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
+	cmd.Env = append(gitEnv(), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("gitstate: git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
