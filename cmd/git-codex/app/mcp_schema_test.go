@@ -99,37 +99,50 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		{"no_such_tool", `{}`, false, ""},
 	}
 	called := map[string]bool{}
-	for _, c := range calls {
-		args := expand(c.args)
+	check := func(cs *mcp.ClientSession, tool, rawArgs string, wantOK bool, set string) {
+		t.Helper()
+		args := expand(rawArgs)
 		tree := stateTree(t, dir)
-		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(args)})
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
 		if err != nil {
-			t.Fatalf("%s %s: %v", c.tool, args, err)
+			t.Fatalf("%s %s: %v", tool, args, err)
 		}
 		var sc any
 		remarshal(t, r.StructuredContent, &sc)
 		env, _ := sc.(map[string]any)
-		if ok, _ := env["ok"].(bool); ok != c.ok || r.IsError == c.ok {
-			t.Fatalf("%s %s: ok=%v isError=%v, want ok=%v: %v", c.tool, args, env["ok"], r.IsError, c.ok, sc)
+		if ok, _ := env["ok"].(bool); ok != wantOK || r.IsError == wantOK {
+			t.Fatalf("%s %s: ok=%v isError=%v, want ok=%v: %v", tool, args, env["ok"], r.IsError, wantOK, sc)
 		}
-		schema := schemas[c.tool]
+		schema := schemas[tool]
 		if schema == nil {
 			// not listed: any tool's envelope describes a refusal
 			schema = schemas["mail_send"]
 		}
 		if err := schema.Validate(sc); err != nil {
-			t.Errorf("%s %s: structuredContent does not match the output schema: %v\n%v", c.tool, args, err, sc)
+			t.Errorf("%s %s: structuredContent does not match the output schema: %v\n%v", tool, args, err, sc)
 		}
-		if c.ok {
-			called[c.tool] = true
-			if h := hints[c.tool]; h.ReadOnlyHint && stateTree(t, dir) != tree {
-				t.Errorf("%s is marked readOnly but changed the state's tree", c.tool)
+		if wantOK {
+			called[tool] = true
+			if h := hints[tool]; h.ReadOnlyHint && stateTree(t, dir) != tree {
+				t.Errorf("%s is marked readOnly but changed the state's tree", tool)
 			}
 		}
-		if name, path, ok := strings.Cut(c.set, "="); ok {
+		if name, path, ok := strings.Cut(set, "="); ok {
 			vars[name] = env["data"].(map[string]any)[path].(string)
 		}
 	}
+	for _, c := range calls {
+		check(cs, c.tool, c.args, c.ok, c.set)
+	}
+	// the review loop, as the coding instance and its reviewer
+	check(cs, "spawn", `{"type":"coding","prompt":"p","agent":"cat","name":"coder9"}`, true, "WT=worktree_path")
+	gitstatetest.Git(t, vars["WT"], "commit", "-q", "--allow-empty", "-m", "work")
+	coder, _ := mcpConnect(t, dir, "coder9")
+	check(coder, "request_review", `{"completion_message":"done"}`, true, "REV=review_instance_id")
+	check(coder, "request_review", `{}`, false, "")
+	reviewer, _ := mcpConnect(t, dir, vars["REV"])
+	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, true, "")
+	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, false, "")
 	for name := range schemas {
 		if !called[name] {
 			t.Errorf("%s: no successful call checked against its output schema; add one", name)
