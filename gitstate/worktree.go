@@ -70,6 +70,10 @@ type WorktreeWork struct {
 	// Unmerged are the branch's commits that no other ref reaches
 	// (newest first): deleting the branch would lose them.
 	Unmerged []string
+	// HalfMade says `git worktree add` never finished (it was killed):
+	// git still has the worktree locked "initializing", so nothing was
+	// checked out for anyone to work in.
+	HalfMade bool
 }
 
 // Lost reports whether removing the worktree and its branch would lose
@@ -83,6 +87,10 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 	var w WorktreeWork
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		w.Exists = true
+		if halfMade(path) {
+			w.HalfMade = true
+			return w, nil
+		}
 		var out bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all")
 		cmd.Env = gitEnv()
@@ -108,6 +116,18 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 		w.Unmerged = strings.Fields(out.String())
 	}
 	return w, nil
+}
+
+// halfMade reports whether the worktree at path is one `git worktree add`
+// began and never finished: its admin directory still holds git's
+// "initializing" lock.
+func halfMade(path string) bool {
+	admin, err := readGitFile(filepath.Join(path, ".git"))
+	if err != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(admin, "locked"))
+	return err == nil && strings.TrimSpace(string(b)) == "initializing"
 }
 
 // Rescue saves the work of a worktree and its branch under
@@ -184,6 +204,9 @@ func (s *Store) snapshotWorktree(ctx context.Context, path, message string) (str
 // WorkIn or Rescue first) and prunes git's record of it, so a worktree
 // deleted by hand is forgotten too.
 func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
+	// a half-made worktree stays locked "initializing", and git neither
+	// removes nor prunes a locked one
+	s.git(ctx, nil, "worktree", "unlock", path)
 	if _, err := os.Stat(path); err == nil {
 		var stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "remove", "--force", "--force", path)

@@ -283,14 +283,34 @@ func endInstance(c *Call, id, status, reason string) (*Ended, error) {
 	return out, nil
 }
 
-// setStatus writes an instance's new status (and its end, if final).
+// setStatus writes an instance's new status (and its end, if final). A
+// reviewer that ends while it holds its coder's active review (killed,
+// dead, or never started) frees it, and the coder waits no more.
 func setStatus(c *Call, a *Agent, status, reason string) error {
 	now := c.Tx.Now()
 	a.Status, a.StatusReason, a.UpdatedAt, a.UpdatedBy, a.Clock = status, reason, now, c.Caller.ID, c.Tx.Clock()
 	if ended(status) && a.EndedAt == nil {
 		a.EndedAt = &now
 	}
-	return c.Tx.Put(agentPath(a.ID), *a)
+	if err := c.Tx.Put(agentPath(a.ID), *a); err != nil {
+		return err
+	}
+	if !ended(status) || a.ReviewOf == "" {
+		return nil
+	}
+	var active ActiveReview
+	if err := c.Tx.Get(activeReviewPath(a.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != a.ID {
+		return nil
+	}
+	coder, err := getAgent(c.Tx, a.ReviewOf)
+	if err != nil {
+		return nil
+	}
+	next := coder.Status
+	if next == StatusWaitingReview {
+		next = StatusActive
+	}
+	return endReview(c, coder.ID, a.ID, next)
 }
 
 // killSession kills a session and says what became of it.
