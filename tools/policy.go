@@ -4,7 +4,9 @@ import "path"
 
 // defaultPolicy is seed 003's permission table, carried over to git codex's
 // permission keys ("mail.send", "agent.list", ...) and extended to seed
-// 000's planning, coding and review agents. Globs use path.Match: "*"
+// 000's planning, coding and review agents: coding agents request reviews
+// and open pull requests, reviewers send feedback and open pull requests,
+// planning agents file issues and open pull requests. Globs use path.Match: "*"
 // matches any run of characters. Deny wins over allow. The policy lives in
 // the state's config (keys policy.<type>.allow and policy.<type>.deny), so
 // `git codex config set` changes it and the change is audited like any call.
@@ -23,7 +25,8 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
+				"github.create_issues", "github.create_pull_request"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeCoding: {
@@ -32,7 +35,7 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.send_feedback", "github.create_issues",
+			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.send_feedback", "github.create_pull_request",
 				"task.list", "task.show", "lock.*", "conflict.list"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
