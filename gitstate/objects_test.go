@@ -203,3 +203,36 @@ func TestReadsThroughAlternates(t *testing.T) {
 		t.Fatalf("the clone reads %q", got)
 	}
 }
+
+// TestFoldingWaitsForGitGC: while git gc holds its lock (gc.pid naming a
+// live process on this host) the small packs are not folded, so the two
+// never repack at once; once gc is done the next writer folds them.
+func TestFoldingWaitsForGitGC(t *testing.T) {
+	s, dir := openInit(t)
+	host, _ := os.Hostname()
+	pidFile := filepath.Join(commonDir(t, dir), "gc.pid")
+	if err := os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s", os.Getpid(), host)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, small := objectFiles(t, dir); small != 21 {
+		t.Fatalf("%d small packs while gc runs, want 21 (init and 20 transactions, none folded)", small)
+	}
+	if err := os.Remove(pidFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putOne(s, "r/last.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, small := objectFiles(t, dir); small > 2 {
+		t.Fatalf("%d small packs after gc ended and one more transaction, want them folded", small)
+	}
+	if _, err := os.Stat(pidFile); err == nil {
+		t.Fatal("gc.pid left behind by the folding")
+	}
+	assertHealthy(t, dir, 22)
+}
