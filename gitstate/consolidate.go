@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,45 +14,127 @@ import (
 )
 
 // Every transaction writes its objects as one small pack (see writePack).
-// Small packs are folded by `git repack --geometric=2 -d` once there are
-// smallPackLimit of them: it rolls the small packs (and any loose objects)
-// into one, keeping the packs' sizes a geometric progression, so a lookup
-// has few indexes to search and the work per transaction stays small and
-// constant on average. Big packs (a clone's, gc's) are left alone, and
-// git's own `gc --auto`, which would repack everything once there are
-// gc.autoPackLimit (50) packs, never sees that many.
+// Once there are smallPackLimit packs of up to foldMaxObjects objects, the
+// next writer folds some of them into one, choosing them as `git repack
+// --geometric=2` does: the smallest packs, up to where the packs' sizes
+// form a progression of factor 2. So a lookup has few indexes to search
+// (at most ~16 + log2(foldMaxObjects)), each object is copied O(log n)
+// times over its life, and git's own `gc --auto`, which repacks
+// everything once there are gc.autoPackLimit (50) packs, does not run for
+// that reason. Folding is done in-process, not by running `git repack`,
+// which cost 30–300 ms a time here (a process, pack-objects, a second
+// process) against ~1 ms for the copy. Bigger packs (a clone's, gc's) and
+// packs with a .keep or .promisor file are left to git.
 const (
-	smallPackLimit   = 16
-	smallPackObjects = 1000 // a pack with fewer objects counts as small
+	smallPackLimit = 16
+	foldMaxObjects = 10000
 )
 
-// consolidate folds the small packs when there are enough of them. It runs
+// consolidate folds small packs when there are enough of them. It runs
 // after the writer lock is released, so writers never wait for it, and
 // takes git gc's own lock ("gc.pid"), so it never runs beside a gc or
-// another consolidation (two repacks at once make one fail). A failure loses
-// nothing: the packs stay as they were.
+// another fold: a repack that deletes packs another one is reading makes
+// that one fail. Errors lose nothing: the new pack is complete before any
+// old pack is deleted, and a fold cut short leaves packs git ignores or
+// reads.
 func (s *Store) consolidate(ctx context.Context) {
 	s.objMu.Lock()
-	small := 0
-	for _, p := range s.objects.packs {
-		if p.count < smallPackObjects {
-			small++
-		}
-	}
+	n := len(s.objects.foldable())
 	s.objMu.Unlock()
-	if small < smallPackLimit {
+	if n < smallPackLimit {
 		return
 	}
 	unlock, err := lockForGC(s.commonDir)
 	if err != nil {
-		return // gc or another consolidation is running
+		return // gc or another fold is running
 	}
 	defer unlock()
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "repack", "-d", "-q", "--geometric=2", "--no-write-bitmap-index")
-	_ = cmd.Run()
 	s.objMu.Lock()
-	s.objects.scanned = false
-	s.objMu.Unlock()
+	defer s.objMu.Unlock()
+	s.objects.scanned = false // another process may have folded meanwhile
+	if err := s.objects.scan(); err != nil {
+		return
+	}
+	_ = s.objects.fold(geometricSplit(s.objects.foldable()))
+}
+
+// foldable lists the local packs folding may take, smallest first.
+func (o *objectStore) foldable() []*packFile {
+	var out []*packFile
+	for _, p := range o.packs {
+		if !p.keep && p.count < foldMaxObjects {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].count < out[j].count })
+	return out
+}
+
+// geometricSplit returns the packs (sorted by size) to roll into one so
+// that the rest, with the new pack, grow by a factor of at least 2: git's
+// split_pack_geometry on object counts.
+func geometricSplit(packs []*packFile) []*packFile {
+	split := 0
+	for i := len(packs) - 1; i > 0; i-- {
+		if packs[i].count < 2*packs[i-1].count {
+			split = i + 1
+			break
+		}
+	}
+	total := 0
+	for _, p := range packs[:split] {
+		total += p.count
+	}
+	for split < len(packs) && packs[split].count < 2*total {
+		total += packs[split].count
+		split++
+	}
+	if split < 2 {
+		return nil
+	}
+	return packs[:split]
+}
+
+// fold copies every object of packs into one new pack, then deletes them:
+// the index first, which makes a pack invisible to git and to scan, then
+// the pack.
+func (o *objectStore) fold(packs []*packFile) error {
+	if len(packs) < 2 {
+		return nil
+	}
+	var b objectBatch
+	for _, p := range packs {
+		for i := 0; i < p.count; i++ {
+			v, err := o.readAt(p, p.offset(i), 0)
+			if err != nil {
+				return err
+			}
+			b.add(v.typ, v.data)
+		}
+	}
+	if err := o.write(&b); err != nil {
+		return err
+	}
+	gone := map[*packFile]bool{}
+	for _, p := range packs {
+		gone[p] = true
+		base := filepath.Join(p.dir, "pack", p.name)
+		os.Remove(base + ".idx")
+		os.Remove(base + ".pack")
+		o.dropCached(p)
+		p.close()
+	}
+	kept := o.packs[:0]
+	for _, p := range o.packs {
+		if !gone[p] {
+			kept = append(kept, p)
+		}
+	}
+	o.packs = kept
+	if gone[o.last] {
+		o.last = nil
+	}
+	return nil
 }
 
 // lockForGC takes the lock `git gc` takes, with git's protocol: create

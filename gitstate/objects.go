@@ -111,6 +111,7 @@ func (o *objectStore) scan() error {
 	type found struct {
 		dir, name string
 		mtime     time.Time
+		keep      bool
 	}
 	var list []found
 	for _, d := range dirs {
@@ -118,16 +119,23 @@ func (o *objectStore) scan() error {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("gitstate: list packs: %w", err)
 		}
+		files := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			files[e.Name()] = true
+		}
 		for _, e := range entries {
 			name, ok := strings.CutSuffix(e.Name(), ".idx")
-			if !ok || !strings.HasPrefix(name, "pack-") {
+			// like git, an index without its pack is not a pack (a
+			// deletion or a write cut short)
+			if !ok || !strings.HasPrefix(name, "pack-") || !files[name+".pack"] {
 				continue
 			}
 			var mtime time.Time
 			if fi, err := e.Info(); err == nil {
 				mtime = fi.ModTime()
 			}
-			list = append(list, found{d, name, mtime})
+			keep := d != o.dir || files[name+".keep"] || files[name+".promisor"]
+			list = append(list, found{d, name, mtime, keep})
 		}
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].mtime.After(list[j].mtime) })
@@ -146,7 +154,7 @@ func (o *objectStore) scan() error {
 		if err != nil {
 			continue // deleted since listed, or not ours to judge: git reports it
 		}
-		p.dir = f.dir
+		p.dir, p.keep = f.dir, f.keep
 		packs = append(packs, p)
 	}
 	for _, p := range old {

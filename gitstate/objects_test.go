@@ -71,9 +71,10 @@ func TestTransactionWritesOnePack(t *testing.T) {
 	assertHealthy(t, dir, 2)
 }
 
-// TestSmallPacksAreFolded: past 16 small packs the next writer folds them
-// with git repack --geometric, so the count stays bounded while every
-// record stays readable, by a fresh Store and by git.
+// TestSmallPacksAreFolded: at 16 small packs the next writer folds some
+// into one (as git repack --geometric=2 would choose them), so the count
+// stays bounded while every record stays readable, by a fresh Store and by
+// git, and fsck finds nothing wrong.
 func TestSmallPacksAreFolded(t *testing.T) {
 	s, dir := openInit(t)
 	const n = 60

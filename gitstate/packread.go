@@ -25,6 +25,9 @@ type packFile struct {
 	idx   []byte // the mapped .idx
 	count int
 	f     *os.File // nil until first read
+	// keep marks a pack folding must leave alone: one with a .keep or
+	// .promisor file, or in an alternate object directory.
+	keep bool
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
