@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Every transaction writes its objects as one small pack (see writePack).
@@ -97,19 +100,16 @@ func geometricSplit(packs []*packFile) []*packFile {
 
 // fold copies every object of packs into one new pack, then deletes them:
 // the index first, which makes a pack invisible to git and to scan, then
-// the pack.
+// the pack. Whole objects are copied as they are stored, compressed;
+// deltas are resolved and stored whole.
 func (o *objectStore) fold(packs []*packFile) error {
 	if len(packs) < 2 {
 		return nil
 	}
 	var b objectBatch
 	for _, p := range packs {
-		for i := 0; i < p.count; i++ {
-			v, err := o.readAt(p, p.offset(i), 0)
-			if err != nil {
-				return err
-			}
-			b.add(v.typ, v.data)
+		if err := o.copyPack(&b, p); err != nil {
+			return err
 		}
 	}
 	if err := o.write(&b); err != nil {
@@ -180,4 +180,51 @@ func lockForGC(commonDir string) (unlock func(), err error) {
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// copyPack adds every object of p to b: its entries in pack order, each
+// spanning up to the next entry's offset.
+func (o *objectStore) copyPack(b *objectBatch, p *packFile) error {
+	if err := o.openPack(p); err != nil {
+		return err
+	}
+	fi, err := p.f.Stat()
+	if err != nil {
+		return err
+	}
+	data := make([]byte, fi.Size())
+	if _, err := p.f.ReadAt(data, 0); err != nil {
+		return fmt.Errorf("gitstate: read %s.pack: %w", p.name, err)
+	}
+	type ent struct {
+		i   int
+		off int64
+	}
+	ents := make([]ent, p.count)
+	for i := range ents {
+		ents[i] = ent{i, p.offset(i)}
+	}
+	sort.Slice(ents, func(a, b int) bool { return ents[a].off < ents[b].off })
+	end := int64(len(data)) - 20
+	for k, e := range ents {
+		next := end
+		if k+1 < len(ents) {
+			next = ents[k+1].off
+		}
+		if e.off < 12 || next > end || e.off >= next {
+			return fmt.Errorf("gitstate: %s.pack: entry at %d out of bounds", p.name, e.off)
+		}
+		var h plumbing.Hash
+		copy(h[:], p.idx[idxFanout+20*e.i:])
+		if typ := plumbing.ObjectType((data[e.off] >> 4) & 7); !typ.IsDelta() {
+			b.addEntry(h, data[e.off:next])
+			continue
+		}
+		v, err := o.readAt(p, e.off, 0)
+		if err != nil {
+			return err
+		}
+		b.add(v.typ, v.data)
+	}
+	return nil
 }

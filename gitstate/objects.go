@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +19,8 @@ import (
 // objectStore reads and writes git objects in "<common dir>/objects":
 // loose objects, packs (through their mapped indexes) and the object
 // directories of objects/info/alternates. Transactions write their objects
-// as one pack each (see writePack); `git repack --geometric` folds the packs
-// (see Store.consolidate).
+// as one pack each (see writePack), and small packs are folded (see
+// Store.consolidate).
 //
 // The git CLI may repack at any moment (gc writes a new pack, deletes the old
 // ones and the loose objects now packed). A pack already open stays readable
@@ -33,6 +34,10 @@ type objectStore struct {
 	last    *packFile   // the pack of the last hit, tried first
 	cache   map[packKey]packed
 	cached  int
+	// zw and zr are reused: a new (de)compressor allocates tens of KB to
+	// 1 MB, more than the objects it handles here.
+	zw *zlib.Writer
+	zr io.ReadCloser
 }
 
 // readRetries bounds the re-reads of the pack list for one lookup: a repack
@@ -281,7 +286,10 @@ func (o *objectStore) write(b *objectBatch) error {
 	if len(b.objs) == 0 {
 		return nil
 	}
-	name, err := writePack(o.dir, b.objs)
+	if o.zw == nil {
+		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	}
+	name, err := writePack(o.zw, o.dir, b.objs)
 	if err != nil {
 		return err
 	}

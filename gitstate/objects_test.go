@@ -150,6 +150,21 @@ func TestReadsDeltifiedPacks(t *testing.T) {
 			if err != nil || n != 41 {
 				t.Fatalf("history: %d events, %v; want 41", n, err)
 			}
+			// more transactions fold the deltified pack with theirs: its
+			// deltas are resolved and stored whole.
+			for i := 0; i < 40; i++ {
+				if _, err := putOne(fresh, fmt.Sprintf("more/%d.json", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := os.Stat(packs[0]); err == nil {
+				t.Fatalf("the deltified pack is still there after 40 more transactions, want it folded")
+			}
+			got = tipRecords(t, dir)
+			if string(got["big/r.json"]) != string(want["big/r.json"]) || len(got) != len(want)+40 {
+				t.Fatalf("after folding the tip reads %d records, big/r.json %q", len(got), got["big/r.json"])
+			}
+			assertHealthy(t, dir, 81)
 		})
 	}
 }

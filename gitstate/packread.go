@@ -140,12 +140,8 @@ func (o *objectStore) readAt(p *packFile, off int64, depth int) (packed, error) 
 	if depth > maxDeltaDepth {
 		return packed{}, fmt.Errorf("gitstate: %s: delta chain too deep", p.name)
 	}
-	if p.f == nil {
-		f, err := os.Open(p.dir + "/pack/" + p.name + ".pack")
-		if err != nil {
-			return packed{}, err
-		}
-		p.f = f
+	if err := o.openPack(p); err != nil {
+		return packed{}, err
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(p.f, off, 1<<62), 4096)
 	c, err := r.ReadByte()
@@ -191,7 +187,7 @@ func (o *objectStore) readAt(p *packFile, off int64, depth int) (packed, error) 
 	default:
 		return packed{}, fmt.Errorf("gitstate: %s at %d: object type %d", p.name, off, typ)
 	}
-	data, err := inflate(r, size)
+	data, err := o.inflate(r, size)
 	if err != nil {
 		return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
 	}
@@ -206,18 +202,35 @@ func (o *objectStore) readAt(p *packFile, off int64, depth int) (packed, error) 
 	return v, nil
 }
 
+// openPack opens p's .pack file if it is not open yet.
+func (o *objectStore) openPack(p *packFile) error {
+	if p.f != nil {
+		return nil
+	}
+	f, err := os.Open(p.dir + "/pack/" + p.name + ".pack")
+	if err != nil {
+		return err
+	}
+	p.f = f
+	return nil
+}
+
 // inflate reads one zlib stream of size bytes once inflated.
-func inflate(r io.Reader, size uint64) ([]byte, error) {
+func (o *objectStore) inflate(r io.Reader, size uint64) ([]byte, error) {
 	if size > 1<<40 {
 		return nil, fmt.Errorf("object of %d bytes", size)
 	}
-	zr, err := zlib.NewReader(r)
-	if err != nil {
+	if o.zr == nil {
+		zr, err := zlib.NewReader(r)
+		if err != nil {
+			return nil, err
+		}
+		o.zr = zr
+	} else if err := o.zr.(zlib.Resetter).Reset(r, nil); err != nil {
 		return nil, err
 	}
-	defer zr.Close()
 	data := make([]byte, size)
-	if _, err := io.ReadFull(zr, data); err != nil {
+	if _, err := io.ReadFull(o.zr, data); err != nil {
 		return nil, err
 	}
 	return data, nil

@@ -25,11 +25,25 @@ type objectBatch struct {
 	seen map[plumbing.Hash]bool
 }
 
-// rawObject is a git object's type and content (without git's header).
+// rawObject is a git object's type and content (without git's header), or
+// its whole pack entry (header and compressed content) copied from another
+// pack.
 type rawObject struct {
-	hash plumbing.Hash
-	typ  plumbing.ObjectType
-	data []byte
+	hash  plumbing.Hash
+	typ   plumbing.ObjectType
+	data  []byte
+	entry []byte // when set, written as is
+}
+
+// addEntry records an object by its undeltified pack entry.
+func (b *objectBatch) addEntry(h plumbing.Hash, entry []byte) {
+	if b.seen == nil {
+		b.seen = map[plumbing.Hash]bool{}
+	}
+	if !b.seen[h] {
+		b.seen[h] = true
+		b.objs = append(b.objs, rawObject{hash: h, entry: entry})
+	}
 }
 
 // add records an object and returns its hash; adding the same object twice
@@ -49,7 +63,7 @@ func (b *objectBatch) add(typ plumbing.ObjectType, data []byte) plumbing.Hash {
 // encodePack serialises objs as a version 2 pack of whole (undeltified)
 // objects and its version 2 index, as git writes them. The pack's name is
 // its trailing checksum.
-func encodePack(objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err error) {
+func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err error) {
 	var p bytes.Buffer
 	p.WriteString("PACK")
 	binary.Write(&p, binary.BigEndian, uint32(2))
@@ -60,9 +74,13 @@ func encodePack(objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err erro
 		crc    uint32
 	}
 	entries := make([]entry, len(objs))
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	for i, o := range objs {
 		start := p.Len()
+		if o.entry != nil {
+			p.Write(o.entry)
+			entries[i] = entry{o.hash, uint64(start), crc32.ChecksumIEEE(o.entry)}
+			continue
+		}
 		size := uint64(len(o.data))
 		c := byte(o.typ)<<4 | byte(size&0x0f)
 		size >>= 4
@@ -124,9 +142,10 @@ func encodePack(objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err erro
 // pack without its index is ignored, and git's gc removes it). Like git's
 // loose objects, and as transactions did when they wrote loose objects, the
 // files are not fsynced: the ref that names the objects is, after them.
-// It returns the pack's name ("pack-<checksum>").
-func writePack(objectsDir string, objs []rawObject) (string, error) {
-	pack, idx, sum, err := encodePack(objs)
+// It returns the pack's name ("pack-<checksum>"). zw is reused for every
+// object: a new compressor allocates ~1 MB.
+func writePack(zw *zlib.Writer, objectsDir string, objs []rawObject) (string, error) {
+	pack, idx, sum, err := encodePack(zw, objs)
 	if err != nil {
 		return "", fmt.Errorf("gitstate: encode pack: %w", err)
 	}
