@@ -108,7 +108,10 @@ func (o *objectStore) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
 }
 
 // scan reads the list of packs, newest first as git orders them, keeping
-// the packs already mapped and dropping those gone from the directory.
+// the packs already mapped (in their order, after the new ones: a scan
+// runs when a lookup missed, which is mostly for what another process just
+// wrote) and dropping those gone from the directory. Only new packs are
+// stat'ed.
 func (o *objectStore) scan() error {
 	dirs := []string{o.dir}
 	o.alt = readAlternates(o.dir, 0)
@@ -117,6 +120,10 @@ func (o *objectStore) scan() error {
 		dir, name string
 		mtime     time.Time
 		keep      bool
+	}
+	old := map[string]*packFile{}
+	for _, p := range o.packs {
+		old[p.name] = p
 	}
 	var list []found
 	for _, d := range dirs {
@@ -135,6 +142,10 @@ func (o *objectStore) scan() error {
 			if !ok || !strings.HasPrefix(name, "pack-") || !files[name+".pack"] {
 				continue
 			}
+			if p, ok := old[name]; ok {
+				p.seen = true
+				continue
+			}
 			var mtime time.Time
 			if fi, err := e.Info(); err == nil {
 				mtime = fi.ModTime()
@@ -144,17 +155,8 @@ func (o *objectStore) scan() error {
 		}
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].mtime.After(list[j].mtime) })
-	old := map[string]*packFile{}
-	for _, p := range o.packs {
-		old[p.name] = p
-	}
-	packs := make([]*packFile, 0, len(list))
+	packs := make([]*packFile, 0, len(list)+len(o.packs))
 	for _, f := range list {
-		if p, ok := old[f.name]; ok {
-			delete(old, f.name)
-			packs = append(packs, p)
-			continue
-		}
 		p, err := openPackIndex(filepath.Join(f.dir, "pack"), f.name)
 		if err != nil {
 			continue // deleted since listed, or not ours to judge: git reports it
@@ -162,7 +164,12 @@ func (o *objectStore) scan() error {
 		p.dir, p.keep = f.dir, f.keep
 		packs = append(packs, p)
 	}
-	for _, p := range old {
+	for _, p := range o.packs {
+		if p.seen {
+			p.seen = false
+			packs = append(packs, p)
+			continue
+		}
 		if p == o.last {
 			o.last = nil
 		}

@@ -28,6 +28,7 @@ type packFile struct {
 	// keep marks a pack folding must leave alone: one with a .keep or
 	// .promisor file, or in an alternate object directory.
 	keep bool
+	seen bool // still listed, during a scan
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
