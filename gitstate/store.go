@@ -15,8 +15,9 @@ import (
 const RefState = "refs/codex/state"
 
 // DefaultPackEvery is how many commits pass between two `git gc --auto`
-// checks. Each transaction writes about five loose objects; gc --auto packs
-// them once git's own threshold is reached, so long-lived repos stay fast.
+// checks. Transactions write packs, and fold small ones themselves (see
+// consolidate); gc --auto still packs refs, expires reflogs and packs what
+// other programs left loose once git's own thresholds are reached.
 const DefaultPackEvery = 512
 
 // Options tune a Store. The zero value is what production uses.

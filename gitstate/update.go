@@ -217,8 +217,8 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 }
 
 // maybePack runs `git gc --auto` every PackEvery commits. gc --auto only
-// packs once git's own loose-object threshold is reached, and detaches
-// itself, so the writer that triggers it waits only for the check.
+// runs once git's own thresholds are reached, and detaches itself, so the
+// writer that triggers it waits only for the check.
 func (s *Store) maybePack(ctx context.Context, c Clock) {
 	every := s.opts.PackEvery
 	if every <= 0 || uint64(c)%uint64(every) != 0 {
