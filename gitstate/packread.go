@@ -89,6 +89,9 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool) {
 		lo = int(binary.BigEndian.Uint32(p.idx[idxHeader+4*(int(h[0])-1):]))
 	}
 	hi := int(binary.BigEndian.Uint32(p.idx[idxHeader+4*int(h[0]):]))
+	if hi > p.count || lo > hi {
+		return 0, false // a corrupt fan-out: git fsck reports it
+	}
 	names := p.idx[idxFanout:]
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
