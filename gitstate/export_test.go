@@ -39,9 +39,13 @@ func (s *Store) WriteTree(files map[string]string) (string, error) {
 		changes[p] = []byte(c)
 	}
 	sn := &Snapshot{s: s, trees: map[plumbing.Hash]*object.Tree{}}
-	h, _, err := s.buildTree(sn, "", plumbing.ZeroHash, changes)
+	var out objectBatch
+	h, _, err := buildTree(sn, &out, "", plumbing.ZeroHash, changes)
 	if err == nil && h.IsZero() {
-		h, err = s.writeObject(&object.Tree{})
+		h, err = out.encode(plumbing.TreeObject, &object.Tree{})
+	}
+	if err == nil {
+		err = s.writeObjects(&out)
 	}
 	return h.String(), err
 }

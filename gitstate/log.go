@@ -1,14 +1,16 @@
 package gitstate
 
 import (
+	"container/heap"
 	"context"
-	"errors"
 	"fmt"
-	"io"
+	"path"
+	"sort"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/utils/merkletrie"
 )
 
 // Event is one state commit read back as an audit record.
@@ -33,29 +35,47 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 	if err != nil {
 		return err
 	}
-	// The walk reads objects through go-git, so it holds objMu, but only
-	// while it steps: fn may use the store.
-	s.objMu.Lock()
-	it := object.NewCommitIterCTime(start, nil, nil)
-	s.objMu.Unlock()
-	defer it.Close()
-	for {
+	// A queue ordered by commit time: the newest commit not yet shown
+	// comes next, each commit once (git log's default order).
+	q := &commitQueue{start}
+	seen := map[plumbing.Hash]bool{start.Hash: true}
+	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.objMu.Lock()
-		c, err := it.Next()
-		s.objMu.Unlock()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("gitstate: walk history: %w", err)
+		c := heap.Pop(q).(*object.Commit)
+		for _, p := range c.ParentHashes {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			pc, err := s.readCommit(p)
+			if err != nil {
+				return fmt.Errorf("gitstate: walk history: %w", err)
+			}
+			heap.Push(q, pc)
 		}
 		if !fn(eventOf(c)) {
 			return nil
 		}
 	}
+	return nil
+}
+
+// commitQueue is a heap of commits, newest committer time first.
+type commitQueue []*object.Commit
+
+func (q commitQueue) Len() int { return len(q) }
+func (q commitQueue) Less(i, j int) bool {
+	return q[i].Committer.When.After(q[j].Committer.When)
+}
+func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*object.Commit)) }
+func (q *commitQueue) Pop() any {
+	old := *q
+	c := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return c
 }
 
 // Event reads one commit as an event.
@@ -97,44 +117,92 @@ func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
-	c, err := s.objects.commit(h)
+	c, err := s.readCommit(h)
 	if err != nil {
 		return nil, err
 	}
-	to, err := s.objects.tree(c.TreeHash)
-	if err != nil {
-		return nil, err
-	}
-	from := &object.Tree{}
+	var from plumbing.Hash
 	if len(c.ParentHashes) > 0 {
-		p, err := s.objects.commit(c.ParentHashes[0])
+		p, err := s.readCommit(c.ParentHashes[0])
 		if err != nil {
 			return nil, err
 		}
-		if from, err = s.objects.tree(p.TreeHash); err != nil {
-			return nil, err
-		}
+		from = p.TreeHash
 	}
-	diff, err := object.DiffTreeWithOptions(ctx, from, to, nil)
-	if err != nil {
+	out := []Change{}
+	if err := s.diffTrees(ctx, "", from, c.TreeHash, &out); err != nil {
 		return nil, fmt.Errorf("gitstate: diff %s: %w", h, err)
 	}
-	out := make([]Change, 0, len(diff))
-	for _, ch := range diff {
-		a, err := ch.Action()
-		if err != nil {
-			return nil, fmt.Errorf("gitstate: diff %s: %w", h, err)
+	return out, nil
+}
+
+// diffTrees appends the records that differ between the trees from and to
+// (zero: empty) under dir, in path order. Subtrees with equal hashes are not
+// read.
+func (s *Store) diffTrees(ctx context.Context, dir string, from, to plumbing.Hash, out *[]Change) error {
+	if from == to {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries := func(h plumbing.Hash) (map[string]object.TreeEntry, error) {
+		m := map[string]object.TreeEntry{}
+		if h.IsZero() {
+			return m, nil
 		}
-		switch a {
-		case merkletrie.Insert:
-			out = append(out, Change{Path: ch.To.Name, Action: "add"})
-		case merkletrie.Delete:
-			out = append(out, Change{Path: ch.From.Name, Action: "delete"})
-		default:
-			out = append(out, Change{Path: ch.To.Name, Action: "modify"})
+		t, err := s.readTree(h)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range t.Entries {
+			m[e.Name] = e
+		}
+		return m, nil
+	}
+	a, err := entries(from)
+	if err != nil {
+		return err
+	}
+	b, err := entries(to)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(a)+len(b))
+	for n := range a {
+		names = append(names, n)
+	}
+	for n := range b {
+		if _, ok := a[n]; !ok {
+			names = append(names, n)
 		}
 	}
-	return out, nil
+	sort.Strings(names)
+	for _, n := range names {
+		ea, inA := a[n]
+		eb, inB := b[n]
+		p := path.Join(dir, n)
+		dirA, dirB := inA && ea.Mode == filemode.Dir, inB && eb.Mode == filemode.Dir
+		switch {
+		case inA && inB && ea.Hash == eb.Hash && dirA == dirB:
+		case inA && inB && !dirA && !dirB:
+			*out = append(*out, Change{Path: p, Action: "modify"})
+		default:
+			var fromDir, toDir plumbing.Hash
+			if dirA {
+				fromDir = ea.Hash
+			} else if inA {
+				*out = append(*out, Change{Path: p, Action: "delete"})
+			}
+			if dirB {
+				toDir = eb.Hash
+			} else if inB {
+				*out = append(*out, Change{Path: p, Action: "add"})
+			}
+			if err := s.diffTrees(ctx, p, fromDir, toDir, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

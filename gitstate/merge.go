@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 	"slices"
 	"sort"
@@ -12,9 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // Resolver decides a record that both sides of a merge changed, each in its
@@ -51,7 +48,7 @@ type Sides struct {
 // hash without being read, so the cost follows the size of the two sides'
 // changes, not the size of the state.
 func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve, out: memory.NewStorage()}
+	m := &merger{s: s, resolve: resolve, out: &objectBatch{}}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
@@ -63,52 +60,12 @@ func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver) (
 		}
 		root = dirNode(h)
 	}
-	if err := s.storeObjects(m.out); err != nil {
+	if err := s.writeObjects(m.out); err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
 	}
 	sort.Strings(m.report.Resolved)
 	sort.Strings(m.report.Dropped)
 	return root.hash, m.report, nil
-}
-
-// packThreshold is the number of new objects from which a merge writes
-// them as one pack rather than as loose objects: a merge of long
-// histories rewrites thousands of trees, and a loose object costs a file
-// (create, write, rename) each, most of the merge's time.
-const packThreshold = 128
-
-// storeObjects writes the objects a merge made (held in memory until the
-// merge is done) to the repository.
-func (s *Store) storeObjects(objs *memory.Storage) error {
-	hashes := make([]plumbing.Hash, 0, len(objs.Objects))
-	for h := range objs.Objects {
-		hashes = append(hashes, h)
-	}
-	if len(hashes) == 0 {
-		return nil
-	}
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
-	if len(hashes) < packThreshold {
-		for _, h := range hashes {
-			if _, err := s.objects.store(objs.Objects[h]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	w, err := s.objects.st.PackfileWriter()
-	if err != nil {
-		return fmt.Errorf("gitstate: write merge pack: %w", err)
-	}
-	if _, err := packfile.NewEncoder(w, objs, false).Encode(hashes, 0); err != nil {
-		w.Close()
-		return fmt.Errorf("gitstate: write merge pack: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("gitstate: write merge pack: %w", err)
-	}
-	return nil
 }
 
 // node is one name in one of the three trees.
@@ -125,34 +82,17 @@ type merger struct {
 	s       *Store
 	resolve Resolver
 	report  MergeReport
-	out     *memory.Storage // the objects the merge writes, stored at the end
+	out     *objectBatch // the objects the merge writes, stored as one pack at the end
 }
 
 // write encodes a new object into the merge's output.
-func (m *merger) write(v encoder) (plumbing.Hash, error) {
-	obj := m.out.NewEncodedObject()
-	if err := v.Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
-	}
-	return m.out.SetEncodedObject(obj)
+func (m *merger) write(t *object.Tree) (plumbing.Hash, error) {
+	return m.out.encode(plumbing.TreeObject, t)
 }
 
 // writeBlob adds a record's content to the merge's output.
 func (m *merger) writeBlob(data []byte) (plumbing.Hash, error) {
-	obj := m.out.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err == nil {
-		_, err = w.Write(data)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
-	}
-	return m.out.SetEncodedObject(obj)
+	return m.out.add(plumbing.BlobObject, data), nil
 }
 
 // merge returns the merged node for path.

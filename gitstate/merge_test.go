@@ -734,8 +734,9 @@ func TestMergeHoldsWriterLock(t *testing.T) {
 }
 
 // TestMergeWritesManyObjectsAsOnePack: a merge that rewrites many trees
-// stores them as one pack (not hundreds of loose objects), which git reads
-// and fsck accepts, and which a fresh Store reads too.
+// stores them as one pack (not hundreds of loose objects), and its commit as
+// one more (every transaction writes one), which git reads and fsck
+// accepts, and which a fresh Store reads too.
 func TestMergeWritesManyObjectsAsOnePack(t *testing.T) {
 	ctx := context.Background()
 	s, dir := openInit(t)
@@ -755,8 +756,8 @@ func TestMergeWritesManyObjectsAsOnePack(t *testing.T) {
 	if err != nil || res.Status != gitstate.MergeMerged {
 		t.Fatalf("Merge = %+v, %v", res, err)
 	}
-	if got := packs(); got != before+1 {
-		t.Errorf("packs: %d before the merge, %d after; want one more", before, got)
+	if got := packs(); got != before+2 {
+		t.Errorf("packs: %d before the merge, %d after; want two more (the trees, the commit)", before, got)
 	}
 	if out, err := gitstatetest.GitErr(dir, "fsck", "--strict", "--no-dangling"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)

@@ -1,112 +1,272 @@
 package gitstate
 
 import (
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
-// objectStore reads and writes git objects through go-git's filesystem
-// storage. The git CLI may repack at any moment (gc writes a new pack,
-// deletes the old ones and the loose objects now packed), and go-git keeps
-// the pack indexes it loaded: a lookup that fails because an object or pack
-// moved is retried after go-git re-reads the list of packs. The Store's
-// mutex guards it.
+// objectStore reads and writes git objects in "<common dir>/objects":
+// loose objects, packs (through their mapped indexes) and the object
+// directories of objects/info/alternates. Transactions write their objects
+// as one pack each (see writePack), and small packs are folded (see
+// Store.consolidate).
+//
+// The git CLI may repack at any moment (gc writes a new pack, deletes the old
+// ones and the loose objects now packed). A pack already open stays readable
+// after it is deleted; a lookup that fails is retried after the list of packs
+// is read again. The Store's objMu guards it.
 type objectStore struct {
-	st *filesystem.Storage
+	dir     string      // "<common dir>/objects"
+	alt     []string    // alternate object directories, read at scan
+	packs   []*packFile // newest first
+	scanned bool        // packs reflects the directory
+	last    *packFile   // the pack of the last hit, tried first
+	cache   map[packKey]packed
+	cached  int
+	// zw and zr are reused: a new (de)compressor allocates tens of KB to
+	// 1 MB, more than the objects it handles here.
+	zw *zlib.Writer
+	zr io.ReadCloser
 }
 
 // readRetries bounds the re-reads of the pack list for one lookup: a repack
 // that finishes between two of them needs another.
 const readRetries = 4
 
-func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	obj, err := o.st.EncodedObject(t, h)
+func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (packed, error) {
+	v, err := o.lookup(h)
 	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
 		if i > 0 {
 			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
 		}
-		o.st.Reindex()
-		obj, err = o.st.EncodedObject(t, h)
+		o.scanned = false
+		v, err = o.lookup(h)
+	}
+	if err == nil && v.typ != t {
+		err = fmt.Errorf("%s is a %s: %w", h, v.typ, plumbing.ErrObjectNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gitstate: read %s %s: %w", t, h, err)
+		return packed{}, fmt.Errorf("gitstate: read %s %s: %w", t, h, err)
 	}
-	return obj, nil
+	return v, nil
 }
 
-// movedByRepack reports the errors go-git returns when its view of the
-// object directory is out of date: a pack it indexed was deleted
-// (ErrPackfileNotFound), or an object it expected loose was packed.
+// movedByRepack reports the errors of a lookup whose view of the object
+// directory may be out of date: the object is in a pack not yet listed, or a
+// listed pack was deleted before it was opened.
 func movedByRepack(err error) bool {
-	return errors.Is(err, plumbing.ErrObjectNotFound) ||
-		errors.Is(err, dotgit.ErrPackfileNotFound) ||
-		errors.Is(err, fs.ErrNotExist)
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)
+}
+
+// lookup finds h in the packs (the last hit's pack first), then loose, then
+// in the alternates' loose objects.
+func (o *objectStore) lookup(h plumbing.Hash) (packed, error) {
+	if !o.scanned {
+		if err := o.scan(); err != nil {
+			return packed{}, err
+		}
+	}
+	if p, off, ok := o.findPacked(h); ok {
+		return o.readAt(p, off, 0)
+	}
+	for _, d := range append([]string{o.dir}, o.alt...) {
+		v, err := readLoose(d, h)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return v, err
+		}
+	}
+	return packed{}, plumbing.ErrObjectNotFound
+}
+
+func (o *objectStore) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
+	if o.last != nil {
+		if off, ok := o.last.find(h); ok {
+			return o.last, off, true
+		}
+	}
+	for _, p := range o.packs {
+		if p == o.last {
+			continue
+		}
+		if off, ok := p.find(h); ok {
+			o.last = p
+			return p, off, true
+		}
+	}
+	return nil, 0, false
+}
+
+// scan reads the list of packs, newest first as git orders them, keeping
+// the packs already mapped (in their order, after the new ones: a scan
+// runs when a lookup missed, which is mostly for what another process just
+// wrote) and dropping those gone from the directory. Only new packs are
+// stat'ed.
+func (o *objectStore) scan() error {
+	dirs := []string{o.dir}
+	o.alt = readAlternates(o.dir, 0)
+	dirs = append(dirs, o.alt...)
+	type found struct {
+		dir, name string
+		mtime     time.Time
+		keep      bool
+	}
+	old := map[string]*packFile{}
+	for _, p := range o.packs {
+		old[p.name] = p
+	}
+	var list []found
+	for _, d := range dirs {
+		entries, err := os.ReadDir(filepath.Join(d, "pack"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("gitstate: list packs: %w", err)
+		}
+		files := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			files[e.Name()] = true
+		}
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), ".idx")
+			// like git, an index without its pack is not a pack (a
+			// deletion or a write cut short)
+			if !ok || !strings.HasPrefix(name, "pack-") || !files[name+".pack"] {
+				continue
+			}
+			if p, ok := old[name]; ok {
+				p.seen = true
+				continue
+			}
+			var mtime time.Time
+			if fi, err := e.Info(); err == nil {
+				mtime = fi.ModTime()
+			}
+			keep := d != o.dir || files[name+".keep"] || files[name+".promisor"]
+			list = append(list, found{d, name, mtime, keep})
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].mtime.After(list[j].mtime) })
+	packs := make([]*packFile, 0, len(list)+len(o.packs))
+	for _, f := range list {
+		p, err := openPackIndex(filepath.Join(f.dir, "pack"), f.name)
+		if err != nil {
+			continue // deleted since listed, or not ours to judge: git reports it
+		}
+		p.dir, p.keep = f.dir, f.keep
+		packs = append(packs, p)
+	}
+	for _, p := range o.packs {
+		if p.seen {
+			p.seen = false
+			packs = append(packs, p)
+			continue
+		}
+		if p == o.last {
+			o.last = nil
+		}
+		o.dropCached(p)
+		p.close()
+	}
+	o.packs, o.scanned = packs, true
+	return nil
+}
+
+// added makes a pack this process just wrote known without a scan.
+func (o *objectStore) added(name string) {
+	if !o.scanned {
+		return // the next lookup scans
+	}
+	p, err := openPackIndex(filepath.Join(o.dir, "pack"), name)
+	if err != nil {
+		o.scanned = false
+		return
+	}
+	p.dir = o.dir
+	o.packs = append([]*packFile{p}, o.packs...)
+}
+
+func (o *objectStore) dropCached(p *packFile) {
+	for k := range o.cache {
+		if k.p == p {
+			delete(o.cache, k)
+		}
+	}
+}
+
+// readAlternates lists the object directories named by
+// "<dir>/info/alternates", recursively as git does (to depth 5).
+func readAlternates(dir string, depth int) []string {
+	b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
+	if err != nil || depth > 5 {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == '"' {
+			continue
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(dir, line)
+		}
+		out = append(out, line)
+		out = append(out, readAlternates(line, depth+1)...)
+	}
+	return out
+}
+
+func (o *objectStore) close() {
+	for _, p := range o.packs {
+		p.close()
+	}
+	o.packs, o.last, o.cache, o.scanned = nil, nil, nil, false
 }
 
 func (o *objectStore) blob(h plumbing.Hash) ([]byte, error) {
-	obj, err := o.read(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, err
-	}
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("gitstate: open blob %s: %w", h, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("gitstate: read blob %s: %w", h, err)
-	}
-	return b, nil
+	v, err := o.read(plumbing.BlobObject, h)
+	return v.data, err
 }
 
 func (o *objectStore) tree(h plumbing.Hash) (*object.Tree, error) {
-	obj, err := o.read(plumbing.TreeObject, h)
+	v, err := o.read(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err
 	}
-	t, err := object.DecodeTree(o.st, obj)
-	if err != nil {
+	t := &object.Tree{}
+	if err := t.Decode(memObject(plumbing.TreeObject, v.data)); err != nil {
 		return nil, fmt.Errorf("gitstate: decode tree %s: %w", h, err)
 	}
+	t.Hash = h
 	return t, nil
 }
 
 func (o *objectStore) commit(h plumbing.Hash) (*object.Commit, error) {
-	obj, err := o.read(plumbing.CommitObject, h)
+	v, err := o.read(plumbing.CommitObject, h)
 	if err != nil {
 		return nil, err
 	}
-	c, err := object.DecodeCommit(o.st, obj)
-	if err != nil {
+	c := &object.Commit{}
+	if err := c.Decode(memObject(plumbing.CommitObject, v.data)); err != nil {
 		return nil, fmt.Errorf("gitstate: decode commit %s: %w", h, err)
 	}
+	c.Hash = h
 	return c, nil
 }
 
-func (o *objectStore) writeBlob(data []byte) (plumbing.Hash, error) {
-	obj := o.st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: write blob: %w", err)
-	}
-	return o.store(obj)
+func memObject(t plumbing.ObjectType, data []byte) *plumbing.MemoryObject {
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(t)
+	obj.Write(data)
+	return obj
 }
 
 // encoder is what go-git's object types implement to serialise themselves.
@@ -114,23 +274,32 @@ type encoder interface {
 	Encode(plumbing.EncodedObject) error
 }
 
-func (o *objectStore) writeObject(v encoder) (plumbing.Hash, error) {
-	obj := o.st.NewEncodedObject()
+// encode serialises a tree or commit into b and returns its hash.
+func (b *objectBatch) encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, error) {
+	obj := &plumbing.MemoryObject{}
 	if err := v.Encode(obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
 	}
-	return o.store(obj)
+	r, _ := obj.Reader()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
+	}
+	return b.add(t, data), nil
 }
 
-func (o *objectStore) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := o.st.SetEncodedObject(obj)
-	// go-git creates "objects/xx/" and then renames the object into it; a
-	// concurrent `git prune-packed` may remove the directory in between.
-	for i := 0; err != nil && errors.Is(err, fs.ErrNotExist) && i < 3; i++ {
-		h, err = o.st.SetEncodedObject(obj)
+// write stores the batch as one pack; an empty batch writes nothing.
+func (o *objectStore) write(b *objectBatch) error {
+	if len(b.objs) == 0 {
+		return nil
 	}
+	if o.zw == nil {
+		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	}
+	name, err := writePack(o.zw, o.dir, b.objs)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: store %s: %w", obj.Type(), err)
+		return err
 	}
-	return h, nil
+	o.added(name)
+	return nil
 }

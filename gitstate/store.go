@@ -9,18 +9,15 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // RefState is the ref whose tip commit holds the whole current state.
 const RefState = "refs/codex/state"
 
 // DefaultPackEvery is how many commits pass between two `git gc --auto`
-// checks. Each transaction writes about five loose objects; gc --auto packs
-// them once git's own threshold is reached, so long-lived repos stay fast.
+// checks. Transactions write packs, and fold small ones themselves (see
+// consolidate); gc --auto still packs refs, expires reflogs and packs what
+// other programs left loose once git's own thresholds are reached.
 const DefaultPackEvery = 512
 
 // Options tune a Store. The zero value is what production uses.
@@ -91,16 +88,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Committer.Name == "" {
 		opts.Committer = Signature{Name: "git codex", Email: "git-codex@localhost"}
 	}
-	// Pack files stay open between reads (an LRU of descriptors): reopening
-	// a pack for every object made walking 100 records ~10x slower. A pack
-	// that gc deletes stays readable through its open descriptor.
-	st := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(32*cache.MiByte),
-		filesystem.Options{MaxOpenDescriptors: 16})
 	return &Store{
 		workDir:   work,
 		commonDir: common,
 		opts:      opts,
-		objects:   &objectStore{st: st},
+		objects:   &objectStore{dir: filepath.Join(common, "objects")},
 		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
 	}, nil
 }
@@ -108,12 +100,9 @@ func Open(dir string, opts Options) (*Store, error) {
 // Close releases the writer lock's file descriptor.
 func (s *Store) Close() error {
 	s.objMu.Lock()
-	err := s.objects.st.Close()
+	s.objects.close()
 	s.objMu.Unlock()
-	if werr := s.writer.close(); err == nil {
-		err = werr
-	}
-	return err
+	return s.writer.close()
 }
 
 // WorkDir is the top of the working tree the store was opened from ("" for a

@@ -14,13 +14,13 @@ import (
 // build writes the transaction's new state and returns its root tree. Only
 // the trees along changed paths are rewritten; every other subtree keeps its
 // hash, so a transaction costs the depth of its paths, not the state's size.
-func (tx *Tx) build() (plumbing.Hash, error) {
-	h, _, err := tx.base.s.buildTree(tx.base, "", tx.base.root, tx.pending)
+func (tx *Tx) build(out *objectBatch) (plumbing.Hash, error) {
+	h, _, err := buildTree(tx.base, out, "", tx.base.root, tx.pending)
 	return h, err
 }
 
 // buildTree applies changes (paths relative to the tree at base, which is at
-// dir) and writes the resulting tree. empty reports that nothing is left, so
+// dir) and adds the resulting tree and blobs to out. empty reports that nothing is left, so
 // the parent drops the entry; the root is written even when empty.
 //
 // A name holds a record or a directory, never both: a change that would need
@@ -28,7 +28,7 @@ func (tx *Tx) build() (plumbing.Hash, error) {
 // name that stays a record) fails with ErrInvalidPath instead of silently
 // dropping one side. Deleting a name that is a directory changes nothing:
 // Delete removes records.
-func (s *Store) buildTree(sn *Snapshot, dir string, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
+func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
 	entries := map[string]object.TreeEntry{}
 	if !base.IsZero() {
 		t, err := sn.tree(base)
@@ -63,7 +63,7 @@ func (s *Store) buildTree(sn *Snapshot, dir string, base plumbing.Hash, changes 
 		if isTree {
 			childBase = e.Hash
 		}
-		ch, chEmpty, err := s.buildTree(sn, path.Join(dir, name), childBase, sub)
+		ch, chEmpty, err := buildTree(sn, out, path.Join(dir, name), childBase, sub)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
@@ -94,10 +94,7 @@ func (s *Store) buildTree(sn *Snapshot, dir string, base plumbing.Hash, changes 
 		if isTree {
 			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a directory of records, it cannot be a record: %w", path.Join(dir, name), ErrInvalidPath)
 		}
-		bh, err := s.writeBlob(b)
-		if err != nil {
-			return plumbing.ZeroHash, false, err
-		}
+		bh := out.add(plumbing.BlobObject, b)
 		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
 	}
 	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(entries))}
@@ -105,6 +102,6 @@ func (s *Store) buildTree(sn *Snapshot, dir string, base plumbing.Hash, changes 
 		t.Entries = append(t.Entries, e)
 	}
 	sort.Sort(object.TreeEntrySorter(t.Entries))
-	h, err = s.writeObject(t)
+	h, err = out.encode(plumbing.TreeObject, t)
 	return h, len(t.Entries) == 0, err
 }

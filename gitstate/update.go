@@ -137,6 +137,7 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 		c.UndoErrors = undoErrs
 	}
 	if err == nil {
+		s.consolidate(ctx)
 		s.maybePack(ctx, c.Clock)
 	}
 	return c, err
@@ -178,7 +179,8 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error)
 }
 
 func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
-	root, err := tx.build()
+	var objs objectBatch
+	root, err := tx.build(&objs)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -197,8 +199,11 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 		c.ParentHashes = []plumbing.Hash{tip}
 	}
 	c.ParentHashes = append(c.ParentHashes, tx.merged...)
-	h, err := s.writeObject(c)
+	h, err := objs.encode(plumbing.CommitObject, c)
 	if err != nil {
+		return Commit{}, err
+	}
+	if err := s.writeObjects(&objs); err != nil {
 		return Commit{}, err
 	}
 	if err := s.swapRef(RefState, tip, h); err != nil {
@@ -212,8 +217,8 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 }
 
 // maybePack runs `git gc --auto` every PackEvery commits. gc --auto only
-// packs once git's own loose-object threshold is reached, and detaches
-// itself, so the writer that triggers it waits only for the check.
+// runs once git's own thresholds are reached, and detaches itself, so the
+// writer that triggers it waits only for the check.
 func (s *Store) maybePack(ctx context.Context, c Clock) {
 	every := s.opts.PackEvery
 	if every <= 0 || uint64(c)%uint64(every) != 0 {
@@ -241,14 +246,9 @@ func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
 	return s.objects.commit(h)
 }
 
-func (s *Store) writeBlob(b []byte) (plumbing.Hash, error) {
+// writeObjects stores a transaction's or a merge's new objects as one pack.
+func (s *Store) writeObjects(b *objectBatch) error {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.writeBlob(b)
-}
-
-func (s *Store) writeObject(v encoder) (plumbing.Hash, error) {
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
-	return s.objects.writeObject(v)
+	return s.objects.write(b)
 }

@@ -23,7 +23,8 @@ import (
 // <= 20 ms, listing an inbox of 100 mails among 100k <= 5 ms.
 
 // buildBinary builds git-codex into a temporary directory and returns its
-// path; the benchmark is skipped without a go command.
+// path, with the build tags `make` uses (GIT_CODEX_BUILD_TAGS, set by
+// `make bench`); the benchmark is skipped without a go command.
 func buildBinary(b *testing.B) string {
 	b.Helper()
 	gobin, err := exec.LookPath("go")
@@ -31,7 +32,7 @@ func buildBinary(b *testing.B) string {
 		b.Skip("no go command to build git-codex with")
 	}
 	bin := filepath.Join(b.TempDir(), "git-codex")
-	cmd := exec.Command(gobin, "build", "-o", bin, "github.com/gitcodex/git-codex/cmd/git-codex")
+	cmd := exec.Command(gobin, "build", "-tags", os.Getenv("GIT_CODEX_BUILD_TAGS"), "-o", bin, "github.com/gitcodex/git-codex/cmd/git-codex")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}

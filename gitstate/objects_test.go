@@ -1,0 +1,254 @@
+package gitstate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+// objectFiles counts the loose objects and the packs (by their .idx) in a
+// repository's object directory.
+func objectFiles(t *testing.T, dir string) (loose, packs, smallPacks int) {
+	t.Helper()
+	objects := filepath.Join(commonDir(t, dir), "objects")
+	fanout, _ := filepath.Glob(filepath.Join(objects, "[0-9a-f][0-9a-f]", "*"))
+	idx, _ := filepath.Glob(filepath.Join(objects, "pack", "*.idx"))
+	for _, f := range idx {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := int(b[8+255*4])<<24 | int(b[8+255*4+1])<<16 | int(b[8+255*4+2])<<8 | int(b[8+255*4+3]); n < 1000 {
+			smallPacks++
+		}
+	}
+	return len(fanout), len(idx), smallPacks
+}
+
+// TestTransactionWritesOnePack: a transaction's objects (blob, trees,
+// commit) go into one new pack with its index, no loose object, and git
+// reads them: cat-file, fsck --full.
+func TestTransactionWritesOnePack(t *testing.T) {
+	s, dir := openInit(t)
+	loose0, packs0, _ := objectFiles(t, dir)
+	c, err := putOne(s, "a/b/c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, packs, _ := objectFiles(t, dir)
+	if loose != loose0 || packs != packs0+1 {
+		t.Fatalf("after one transaction: %d loose objects (was %d), %d packs (was %d); want no new loose object and one new pack", loose, loose0, packs, packs0)
+	}
+	tmp, _ := filepath.Glob(filepath.Join(commonDir(t, dir), "objects", "pack", "tmp_*"))
+	if len(tmp) != 0 {
+		t.Fatalf("temporary files left: %v", tmp)
+	}
+	if got, err := gitCatBlob(dir, c.Hash+":a/b/c.json"); err != nil || string(got) != "{\n  \"n\": 1\n}\n" {
+		t.Fatalf("git cat-file of the new record = %q, %v", got, err)
+	}
+	// the pack holds exactly the objects git expects: the new blob, the
+	// trees a/b, a and the root, and the commit.
+	pack, _ := filepath.Glob(filepath.Join(commonDir(t, dir), "objects", "pack", "*.idx"))
+	var newest string
+	var newestTime int64
+	for _, p := range pack {
+		fi, _ := os.Stat(p)
+		if fi.ModTime().UnixNano() >= newestTime {
+			newest, newestTime = p, fi.ModTime().UnixNano()
+		}
+	}
+	verify := gitstatetest.Git(t, dir, "verify-pack", "-v", strings.TrimSuffix(newest, ".idx")+".pack")
+	if !strings.Contains(verify, "non delta: 5 objects") {
+		t.Fatalf("git verify-pack of the transaction's pack:\n%s", verify)
+	}
+	assertHealthy(t, dir, 2)
+}
+
+// TestSmallPacksAreFolded: at 16 small packs the next writer folds some
+// into one (as git repack --geometric=2 would choose them), so the count
+// stays bounded while every record stays readable, by a fresh Store and by
+// git, and fsck finds nothing wrong.
+func TestSmallPacksAreFolded(t *testing.T) {
+	s, dir := openInit(t)
+	const n = 60
+	for i := 0; i < n; i++ {
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		if _, _, small := objectFiles(t, dir); small > 16 {
+			t.Fatalf("after %d transactions: %d small packs, want at most 16", i+1, small)
+		}
+	}
+	if got := len(tipRecords(t, dir)); got != n+1 {
+		t.Fatalf("a fresh Store reads %d records, want %d", got, n+1)
+	}
+	if got := len(gitTreePaths(t, dir, gitstate.RefState)); got != n+1 {
+		t.Fatalf("git lists %d records, want %d", got, n+1)
+	}
+	assertHealthy(t, dir, n+1)
+}
+
+// TestReadsDeltifiedPacks: after git repacks everything with deltas, as
+// offsets (git's default) or as base hashes (packs from older clients and
+// some transports), every record and every commit of the history reads
+// back the same.
+func TestReadsDeltifiedPacks(t *testing.T) {
+	ctx := context.Background()
+	for _, ofs := range []bool{true, false} {
+		t.Run("ofs-delta="+strconv.FormatBool(ofs), func(t *testing.T) {
+			s, dir := openInit(t)
+			for i := 0; i < 40; i++ {
+				// the same record rewritten: each version is a delta of another
+				if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+					tx.SetMeta(meta("put"))
+					return tx.PutRaw("big/r.json", []byte(strings.Repeat(fmt.Sprintf("line %d\n", i%3), 200)+strconv.Itoa(i)))
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := tipRecords(t, dir)
+			gitstatetest.Git(t, dir, "-c", "pack.useDeltaBaseOffset="+strconv.FormatBool(ofs), "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50")
+			packs, _ := filepath.Glob(filepath.Join(commonDir(t, dir), "objects", "pack", "*.pack"))
+			if len(packs) != 1 {
+				t.Fatalf("%d packs after repack -a, want 1", len(packs))
+			}
+			verify := gitstatetest.Git(t, dir, "verify-pack", "-v", packs[0])
+			if !strings.Contains(verify, "chain length = ") {
+				t.Fatalf("git repack made no deltas:\n%s", verify)
+			}
+			got := tipRecords(t, dir)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("after repack the tip reads\n%q\nwant\n%q", got, want)
+			}
+			fresh, err := gitstate.Open(dir, gitstate.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fresh.Close()
+			n := 0
+			err = fresh.Events(ctx, "", func(e gitstate.Event) bool {
+				n++
+				b, gerr := gitCatBlob(dir, e.Commit+":big/r.json")
+				var mine []byte
+				verr := fresh.ViewAt(ctx, e.Commit, func(sn *gitstate.Snapshot) error {
+					var err error
+					mine, err = sn.Read("big/r.json")
+					return err
+				})
+				if gerr == nil && (verr != nil || string(mine) != string(b)) {
+					t.Errorf("%s: read %q, %v; git reads %q", e.Commit, mine, verr, b)
+				}
+				return true
+			})
+			if err != nil || n != 41 {
+				t.Fatalf("history: %d events, %v; want 41", n, err)
+			}
+			// more transactions fold the deltified pack with theirs: its
+			// deltas are resolved and stored whole.
+			for i := 0; i < 40; i++ {
+				if _, err := putOne(fresh, fmt.Sprintf("more/%d.json", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := os.Stat(packs[0]); err == nil {
+				t.Fatalf("the deltified pack is still there after 40 more transactions, want it folded")
+			}
+			got = tipRecords(t, dir)
+			if string(got["big/r.json"]) != string(want["big/r.json"]) || len(got) != len(want)+40 {
+				t.Fatalf("after folding the tip reads %d records, big/r.json %q", len(got), got["big/r.json"])
+			}
+			assertHealthy(t, dir, 81)
+		})
+	}
+}
+
+// TestPackWriteKilledHalfwayLeavesGitHappy: what a writer killed while
+// writing its pack leaves (a temporary pack, a pack whose index was never
+// renamed into place) is ignored by readers and by git fsck, and the next
+// transaction commits.
+func TestPackWriteKilledHalfwayLeavesGitHappy(t *testing.T) {
+	s, dir := openInit(t)
+	packDir := filepath.Join(commonDir(t, dir), "objects", "pack")
+	// a half-written temporary pack and a complete pack without an index
+	if err := os.WriteFile(filepath.Join(packDir, "tmp_pack_0123456789abcdef"), []byte("PACK\x00\x00"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(packDir, "*.pack"))
+	if len(packs) == 0 {
+		t.Fatal("no pack after init")
+	}
+	b, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(packDir, "pack-"+strings.Repeat("ab", 20)+".pack"), b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putOne(s, "after/crash.json"); err != nil {
+		t.Fatalf("transaction after a killed pack write: %v", err)
+	}
+	if got := tipRecords(t, dir); len(got) != 2 {
+		t.Fatalf("records after the crash: %v", got)
+	}
+	assertHealthy(t, dir, 2)
+}
+
+// TestReadsThroughAlternates: a repository that borrows objects from
+// another (git clone --shared) reads the state objects it has only there.
+func TestReadsThroughAlternates(t *testing.T) {
+	s, dir := openInit(t)
+	if _, err := putOne(s, "shared/r.json"); err != nil {
+		t.Fatal(err)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitstatetest.Git(t, dir, "clone", "-q", "--shared", dir, clone)
+	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	gitstatetest.Git(t, clone, "update-ref", gitstate.RefState, tip)
+	loose, packs, _ := objectFiles(t, clone)
+	if loose != 0 || packs != 0 {
+		t.Fatalf("the clone has %d loose objects and %d packs of its own; want none", loose, packs)
+	}
+	if got := tipRecords(t, clone); string(got["shared/r.json"]) != "{\n  \"n\": 1\n}\n" {
+		t.Fatalf("the clone reads %q", got)
+	}
+}
+
+// TestFoldingWaitsForGitGC: while git gc holds its lock (gc.pid naming a
+// live process on this host) the small packs are not folded, so the two
+// never repack at once; once gc is done the next writer folds them.
+func TestFoldingWaitsForGitGC(t *testing.T) {
+	s, dir := openInit(t)
+	host, _ := os.Hostname()
+	pidFile := filepath.Join(commonDir(t, dir), "gc.pid")
+	if err := os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s", os.Getpid(), host)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, small := objectFiles(t, dir); small != 21 {
+		t.Fatalf("%d small packs while gc runs, want 21 (init and 20 transactions, none folded)", small)
+	}
+	if err := os.Remove(pidFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putOne(s, "r/last.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, small := objectFiles(t, dir); small > 2 {
+		t.Fatalf("%d small packs after gc ended and one more transaction, want them folded", small)
+	}
+	if _, err := os.Stat(pidFile); err == nil {
+		t.Fatal("gc.pid left behind by the folding")
+	}
+	assertHealthy(t, dir, 22)
+}

@@ -1,0 +1,282 @@
+package gitstate
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// packFile is one pack of the object directory. Its index is mapped into
+// memory, not read: a lookup is a binary search that touches a few pages, so
+// opening a repository costs the same with 100 objects or a million (go-git
+// read and decoded every index in full, ~1,000 reads and the whole file per
+// process). The pack itself is opened on first use.
+type packFile struct {
+	dir   string // the object directory holding it
+	name  string // "pack-<checksum>", without extension
+	idx   []byte // the mapped .idx
+	count int
+	f     *os.File // nil until first read
+	// keep marks a pack folding must leave alone: one with a .keep or
+	// .promisor file, or in an alternate object directory.
+	keep bool
+	seen bool // still listed, during a scan
+}
+
+// idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
+// names, their CRCs, their 31-bit offsets (or indexes into the table of
+// 64-bit offsets that follows), the pack's checksum and the index's own.
+const (
+	idxHeader = 8
+	idxFanout = idxHeader + 256*4
+)
+
+// openPackIndex maps "<dir>/<name>.idx" and checks its shape.
+func openPackIndex(dir, name string) (*packFile, error) {
+	f, err := os.Open(dir + "/" + name + ".idx")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if size < idxFanout+40 || size > 1<<40 {
+		return nil, fmt.Errorf("gitstate: %s.idx: %d bytes is not a pack index", name, size)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: map %s.idx: %w", name, err)
+	}
+	p := &packFile{name: name, idx: data}
+	if !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		p.close()
+		return nil, fmt.Errorf("gitstate: %s.idx is not a version 2 pack index", name)
+	}
+	p.count = int(binary.BigEndian.Uint32(data[idxFanout-4:]))
+	if int64(idxFanout+p.count*28+40) > size {
+		p.close()
+		return nil, fmt.Errorf("gitstate: %s.idx is truncated", name)
+	}
+	return p, nil
+}
+
+func (p *packFile) close() {
+	if p.idx != nil {
+		syscall.Munmap(p.idx)
+		p.idx = nil
+	}
+	if p.f != nil {
+		p.f.Close()
+		p.f = nil
+	}
+}
+
+// find returns the offset of h in the pack.
+func (p *packFile) find(h plumbing.Hash) (int64, bool) {
+	lo := 0
+	if h[0] > 0 {
+		lo = int(binary.BigEndian.Uint32(p.idx[idxHeader+4*(int(h[0])-1):]))
+	}
+	hi := int(binary.BigEndian.Uint32(p.idx[idxHeader+4*int(h[0]):]))
+	if hi > p.count || lo > hi {
+		return 0, false // a corrupt fan-out: git fsck reports it
+	}
+	names := p.idx[idxFanout:]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := bytes.Compare(names[m*20:m*20+20], h[:]); {
+		case c == 0:
+			return p.offset(m), true
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return 0, false
+}
+
+func (p *packFile) offset(i int) int64 {
+	offsets := idxFanout + p.count*24
+	o := binary.BigEndian.Uint32(p.idx[offsets+4*i:])
+	if o&(1<<31) == 0 {
+		return int64(o)
+	}
+	large := offsets + p.count*4 + 8*int(o&^(1<<31))
+	if large+8 > len(p.idx)-40 {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(p.idx[large:]))
+}
+
+// packed is an object read from a pack, cached by its place in the pack:
+// delta chains share bases, and a base is found by offset, not by hash.
+type packed struct {
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+type packKey struct {
+	p   *packFile
+	off int64
+}
+
+// maxDeltaDepth bounds a delta chain (git's default --depth is 50).
+const maxDeltaDepth = 10000
+
+// readAt returns the object at off in the pack, resolving deltas. base
+// looks up a REF_DELTA's base by hash anywhere in the repository.
+func (o *objectStore) readAt(p *packFile, off int64, depth int) (packed, error) {
+	if v, ok := o.cache[packKey{p, off}]; ok {
+		return v, nil
+	}
+	if depth > maxDeltaDepth {
+		return packed{}, fmt.Errorf("gitstate: %s: delta chain too deep", p.name)
+	}
+	if err := o.openPack(p); err != nil {
+		return packed{}, err
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(p.f, off, 1<<62), 4096)
+	c, err := r.ReadByte()
+	if err != nil {
+		return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
+	}
+	typ := plumbing.ObjectType((c >> 4) & 7)
+	size := uint64(c & 0x0f)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if c, err = r.ReadByte(); err != nil || shift > 60 {
+			return packed{}, fmt.Errorf("gitstate: %s at %d: bad object header", p.name, off)
+		}
+		size |= uint64(c&0x7f) << shift
+	}
+	var base packed
+	switch typ {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	case plumbing.OFSDeltaObject:
+		c, err := r.ReadByte()
+		rel := int64(c & 0x7f)
+		for err == nil && c&0x80 != 0 {
+			c, err = r.ReadByte()
+			rel = (rel+1)<<7 | int64(c&0x7f)
+		}
+		if err != nil || rel <= 0 || rel > off {
+			return packed{}, fmt.Errorf("gitstate: %s at %d: bad delta base offset", p.name, off)
+		}
+		if base, err = o.readAt(p, off-rel, depth+1); err != nil {
+			return packed{}, err
+		}
+	case plumbing.REFDeltaObject:
+		var h plumbing.Hash
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
+		}
+		bp, boff, ok := o.findPacked(h)
+		if !ok {
+			return packed{}, fmt.Errorf("gitstate: %s at %d: delta base %s: %w", p.name, off, h, plumbing.ErrObjectNotFound)
+		}
+		if base, err = o.readAt(bp, boff, depth+1); err != nil {
+			return packed{}, err
+		}
+	default:
+		return packed{}, fmt.Errorf("gitstate: %s at %d: object type %d", p.name, off, typ)
+	}
+	data, err := o.inflate(r, size)
+	if err != nil {
+		return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
+	}
+	v := packed{typ: typ, data: data}
+	if typ.IsDelta() {
+		if v.data, err = packfile.PatchDelta(base.data, data); err != nil {
+			return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
+		}
+		v.typ = base.typ
+	}
+	o.remember(packKey{p, off}, v)
+	return v, nil
+}
+
+// openPack opens p's .pack file if it is not open yet.
+func (o *objectStore) openPack(p *packFile) error {
+	if p.f != nil {
+		return nil
+	}
+	f, err := os.Open(p.dir + "/pack/" + p.name + ".pack")
+	if err != nil {
+		return err
+	}
+	p.f = f
+	return nil
+}
+
+// inflate reads one zlib stream of size bytes once inflated.
+func (o *objectStore) inflate(r io.Reader, size uint64) ([]byte, error) {
+	if size > 1<<40 {
+		return nil, fmt.Errorf("object of %d bytes", size)
+	}
+	if o.zr == nil {
+		zr, err := zlib.NewReader(r)
+		if err != nil {
+			return nil, err
+		}
+		o.zr = zr
+	} else if err := o.zr.(zlib.Resetter).Reset(r, nil); err != nil {
+		return nil, err
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(o.zr, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// cacheBytes bounds the bytes of pack objects kept for reuse; past it the
+// cache starts again empty.
+const cacheBytes = 32 << 20
+
+func (o *objectStore) remember(k packKey, v packed) {
+	if o.cache == nil || o.cached+len(v.data) > cacheBytes {
+		o.cache, o.cached = map[packKey]packed{}, 0
+	}
+	o.cache[k] = v
+	o.cached += len(v.data)
+}
+
+// readLoose reads "<objects>/xx/yyyy…". It returns an error matching
+// fs.ErrNotExist when the object is not loose.
+func readLoose(dir string, h plumbing.Hash) (packed, error) {
+	s := h.String()
+	b, err := os.ReadFile(dir + "/" + s[:2] + "/" + s[2:])
+	if err != nil {
+		return packed{}, err
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return packed{}, fmt.Errorf("gitstate: loose object %s: %w", s, err)
+	}
+	defer zr.Close()
+	all, err := io.ReadAll(zr)
+	if err != nil {
+		return packed{}, fmt.Errorf("gitstate: loose object %s: %w", s, err)
+	}
+	head, data, ok := bytes.Cut(all, []byte{0})
+	typName, _, ok2 := bytes.Cut(head, []byte{' '})
+	if !ok || !ok2 {
+		return packed{}, fmt.Errorf("gitstate: loose object %s: bad header", s)
+	}
+	typ, err := plumbing.ParseObjectType(string(typName))
+	if err != nil {
+		return packed{}, fmt.Errorf("gitstate: loose object %s: %w", s, err)
+	}
+	return packed{typ: typ, data: data}, nil
+}

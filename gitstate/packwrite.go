@@ -1,0 +1,193 @@
+package gitstate
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// objectBatch holds the objects a transaction or a merge creates until they
+// are written, all at once, as one pack.
+type objectBatch struct {
+	objs []rawObject
+	seen map[plumbing.Hash]bool
+}
+
+// rawObject is a git object's type and content (without git's header), or
+// its whole pack entry (header and compressed content) copied from another
+// pack.
+type rawObject struct {
+	hash  plumbing.Hash
+	typ   plumbing.ObjectType
+	data  []byte
+	entry []byte // when set, written as is
+}
+
+// addEntry records an object by its undeltified pack entry.
+func (b *objectBatch) addEntry(h plumbing.Hash, entry []byte) {
+	if b.seen == nil {
+		b.seen = map[plumbing.Hash]bool{}
+	}
+	if !b.seen[h] {
+		b.seen[h] = true
+		b.objs = append(b.objs, rawObject{hash: h, entry: entry})
+	}
+}
+
+// add records an object and returns its hash; adding the same object twice
+// stores it once.
+func (b *objectBatch) add(typ plumbing.ObjectType, data []byte) plumbing.Hash {
+	h := plumbing.ComputeHash(typ, data)
+	if b.seen == nil {
+		b.seen = map[plumbing.Hash]bool{}
+	}
+	if !b.seen[h] {
+		b.seen[h] = true
+		b.objs = append(b.objs, rawObject{hash: h, typ: typ, data: data})
+	}
+	return h
+}
+
+// encodePack serialises objs as a version 2 pack of whole (undeltified)
+// objects and its version 2 index, as git writes them. The pack's name is
+// its trailing checksum.
+func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err error) {
+	var p bytes.Buffer
+	p.WriteString("PACK")
+	binary.Write(&p, binary.BigEndian, uint32(2))
+	binary.Write(&p, binary.BigEndian, uint32(len(objs)))
+	type entry struct {
+		hash   plumbing.Hash
+		offset uint64
+		crc    uint32
+	}
+	entries := make([]entry, len(objs))
+	for i, o := range objs {
+		start := p.Len()
+		if o.entry != nil {
+			p.Write(o.entry)
+			entries[i] = entry{o.hash, uint64(start), crc32.ChecksumIEEE(o.entry)}
+			continue
+		}
+		size := uint64(len(o.data))
+		c := byte(o.typ)<<4 | byte(size&0x0f)
+		size >>= 4
+		for size != 0 {
+			p.WriteByte(c | 0x80)
+			c = byte(size & 0x7f)
+			size >>= 7
+		}
+		p.WriteByte(c)
+		zw.Reset(&p)
+		if _, err := zw.Write(o.data); err != nil {
+			return nil, nil, plumbing.ZeroHash, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, nil, plumbing.ZeroHash, err
+		}
+		entries[i] = entry{o.hash, uint64(start), crc32.ChecksumIEEE(p.Bytes()[start:])}
+	}
+	packSum := sha1.Sum(p.Bytes())
+	p.Write(packSum[:])
+
+	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].hash[:], entries[j].hash[:]) < 0 })
+	var x bytes.Buffer
+	x.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	var fanout [256]uint32
+	for _, e := range entries {
+		for b := int(e.hash[0]); b < 256; b++ {
+			fanout[b]++
+		}
+	}
+	binary.Write(&x, binary.BigEndian, fanout)
+	for _, e := range entries {
+		x.Write(e.hash[:])
+	}
+	for _, e := range entries {
+		binary.Write(&x, binary.BigEndian, e.crc)
+	}
+	var large []uint64
+	for _, e := range entries {
+		if e.offset < 1<<31 {
+			binary.Write(&x, binary.BigEndian, uint32(e.offset))
+			continue
+		}
+		binary.Write(&x, binary.BigEndian, uint32(len(large))|1<<31)
+		large = append(large, e.offset)
+	}
+	for _, o := range large {
+		binary.Write(&x, binary.BigEndian, o)
+	}
+	x.Write(packSum[:])
+	idxSum := sha1.Sum(x.Bytes())
+	x.Write(idxSum[:])
+	return p.Bytes(), x.Bytes(), plumbing.Hash(packSum), nil
+}
+
+// writePack writes objs into "<objects>/pack" the way git does: each file is
+// written under a temporary name and renamed into place, the pack before its
+// index, so git and other readers see either no pack or a complete one (a
+// pack without its index is ignored, and git's gc removes it). Like git's
+// loose objects, and as transactions did when they wrote loose objects, the
+// files are not fsynced: the ref that names the objects is, after them.
+// It returns the pack's name ("pack-<checksum>"). zw is reused for every
+// object: a new compressor allocates ~1 MB.
+func writePack(zw *zlib.Writer, objectsDir string, objs []rawObject) (string, error) {
+	pack, idx, sum, err := encodePack(zw, objs)
+	if err != nil {
+		return "", fmt.Errorf("gitstate: encode pack: %w", err)
+	}
+	dir := filepath.Join(objectsDir, "pack")
+	name := "pack-" + sum.String()
+	for _, f := range []struct {
+		tmp, ext string
+		data     []byte
+	}{{"tmp_pack_", ".pack", pack}, {"tmp_idx_", ".idx", idx}} {
+		if err := writeRename(dir, f.tmp, filepath.Join(dir, name+f.ext), f.data); err != nil {
+			return "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
+		}
+	}
+	return name, nil
+}
+
+// writeRename writes data to a new read-only file in dir named prefix plus a
+// random suffix, then renames it to target. A missing dir is created (a new
+// repository may have no objects/pack yet).
+func writeRename(dir, prefix, target string, data []byte) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
