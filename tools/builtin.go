@@ -18,6 +18,7 @@ func Builtin() *Registry {
 		ConflictListTool,
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap,
 		RequestReview, SendFeedback,
+		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 	)
 }
 

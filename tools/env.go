@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools/prompts"
 
 	"github.com/gitcodex/git-codex/tmux"
 )
@@ -17,6 +18,10 @@ type Env struct {
 	// Tmux runs the agents' sessions. The zero value is the tmux server
 	// of the calling environment (TMUX_TMPDIR isolates it).
 	Tmux tmux.Runner
+	// Prompts keeps the prompt registry's catalogs between calls (a
+	// long-running server sets one, so a search index is built once per
+	// load); nil means each call loads what it reads.
+	Prompts *prompts.Cache
 }
 
 // Repo is what handlers may read of the code repository, quickly and

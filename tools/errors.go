@@ -32,6 +32,9 @@ const (
 	AgentStartFailed     Code = "AGENT_START_FAILED"     // the agent's worktree or session could not be made, or the agent exited at once
 	ReviewLimitExceeded  Code = "REVIEW_LIMIT_EXCEEDED"  // the coder has had review.max_iterations reviews
 	FeedbackNotDelivered Code = "FEEDBACK_NOT_DELIVERED" // the feedback commit could not be made in the coder's worktree
+	CommandNotFound      Code = "COMMAND_NOT_FOUND"      // no prompt command has that C3L name (seed 004)
+	RegistryLoadFailed   Code = "REGISTRY_LOAD_FAILED"   // registry.json or a template could not be read (seed 004)
+	ExecutionFailed      Code = "EXECUTION_FAILED"       // a prompt command's template could not be rendered (seed 004)
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -63,6 +66,9 @@ func Codes() []CodeInfo {
 		{ReviewLimitExceeded, "the coding agent has had review.max_iterations reviews (details: current_iteration, max_iterations, suggestions): open a pull request, abandon, or fix it by hand"},
 		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},
 		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
+		{CommandNotFound, "no prompt command has that C3L name (c1 c2 c3) in the agent's registry (details name them); find one with `git codex prompt search <words>`"},
+		{RegistryLoadFailed, "the prompt registry (.agent/<agent>/registry.json) or a template could not be read: details name the file, the line when known, and the cause; the built-in prompts are still served"},
+		{ExecutionFailed, "a prompt command's template could not be rendered (no file for the edition asked for, an unreadable file, a broken front matter); details name the file and the cause"},
 	}
 }
 

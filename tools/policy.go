@@ -10,33 +10,34 @@ import "path"
 // matches any run of characters. Deny wins over allow. The policy lives in
 // the state's config (keys policy.<type>.allow and policy.<type>.deny), so
 // `git codex config set` changes it and the change is audited like any call.
+// Every type may use the prompt registry ("prompt.*"): it only reads.
 func defaultPolicy() map[AgentType]rule {
 	return map[AgentType]rule{
 		TypeSupervisor: {allow: []string{"*"}},
 		TypeHuman:      {allow: []string{"*"}},
 		TypeOrchestrator: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
 			allow: []string{"mail.*", "agent.get_status", "agent.get_task", "agent.get_epic",
 				"system.log_decision", "task.update_status", "task.add_comment",
-				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list"},
+				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
-				"github.create_issues", "github.create_pull_request"},
+				"github.create_issues", "github.create_pull_request", "prompt.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeCoding: {
 			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.request", "github.*",
-				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list"},
+				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
 			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.send_feedback", "github.create_pull_request",
-				"task.list", "task.show", "lock.*", "conflict.list"},
+				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 	}

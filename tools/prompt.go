@@ -1,0 +1,288 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/gitcodex/git-codex/tools/prompts"
+)
+
+// The prompt tools serve seed 004's registry (search → describe →
+// execute, and reload) from the working tree of the store's repository:
+// .agent/<agent>/registry.json and its templates, plus git codex's own
+// built-in prompts. They change no state; their audit commit is their only
+// write. See docs/PROMPTS.md.
+
+// maxPromptResults bounds prompt_search's limit.
+const maxPromptResults = 100
+
+// PromptSearchIn is prompt_search's input.
+type PromptSearchIn struct {
+	Query string `json:"query" jsonschema:"what you want to do, in plain words, e.g. group changes and commit"`
+	Agent string `json:"agent,omitempty" jsonschema:"whose registry: .agent/<agent>/registry.json (default climpt)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many results (default 10, at most 100)"`
+}
+
+// PromptSearchResult is what prompt_search returns: the best matches,
+// highest score first.
+type PromptSearchResult struct {
+	Agent    string            `json:"agent"`
+	Results  []prompts.Result  `json:"results"`
+	Warnings []prompts.Problem `json:"warnings,omitempty" jsonschema:"parts of the registry that could not be read and are left out (REGISTRY_LOAD_FAILED in prompt_reload)"`
+}
+
+// PromptSearch ranks the registry's commands against a request.
+var PromptSearch = Define("prompt_search", "prompt.search",
+	"Find prompt commands (instructions for a job) by meaning: TF-IDF cosine similarity of your words with each command's description and usage, scores 0-1 (0.8+ very high, 0.5-0.8 moderate, 0.2-0.5 low), highest first. Then prompt_describe the one you pick and prompt_execute it.",
+	CLI{Path: "prompt search", Args: []string{"query"}},
+	func(ctx context.Context, c *Call, in PromptSearchIn) (PromptSearchResult, error) {
+		agent, err := promptAgent(in.Agent)
+		if err != nil {
+			return PromptSearchResult{}, err
+		}
+		if !prompts.HasTerms(in.Query) {
+			return PromptSearchResult{}, Errorf(InvalidInput, "query %q has no words to search for; describe the job, e.g. \"group changes and commit\"", in.Query).With("field", "query")
+		}
+		if in.Limit < 0 || in.Limit > maxPromptResults {
+			return PromptSearchResult{}, Errorf(InvalidInput, "limit must be between 1 and %d (0 or none: %d)", maxPromptResults, prompts.DefaultLimit).With("field", "limit")
+		}
+		limit := in.Limit
+		if limit == 0 {
+			limit = prompts.DefaultLimit
+		}
+		cat := promptCache(c).Get(workDir(c), agent)
+		res := cat.Search(in.Query, limit)
+		c.Summarize("%s searched %s's prompts for %q (%d found)", c.Caller.ID, agent, clip(in.Query, 60), len(res))
+		return PromptSearchResult{Agent: agent, Results: res, Warnings: cat.Problems}, nil
+	})
+
+// PromptCommandIn names one command: its agent and C3L name.
+type PromptCommandIn struct {
+	Agent string `json:"agent,omitempty" jsonschema:"whose registry: .agent/<agent>/registry.json (default climpt)"`
+	C1    string `json:"c1" jsonschema:"domain, e.g. git"`
+	C2    string `json:"c2" jsonschema:"action, e.g. group-commit"`
+	C3    string `json:"c3" jsonschema:"target, e.g. unstaged-changes"`
+}
+
+// PromptDescription is what prompt_describe returns: the command as its
+// registry entry (or its template's front matter) describes it.
+type PromptDescription struct {
+	Agent       string            `json:"agent"`
+	C1          string            `json:"c1"`
+	C2          string            `json:"c2"`
+	C3          string            `json:"c3"`
+	Title       string            `json:"title,omitempty"`
+	Description string            `json:"description"`
+	Usage       string            `json:"usage,omitempty"`
+	Options     prompts.Options   `json:"options"`
+	UV          []prompts.UserVar `json:"uv,omitempty" jsonschema:"custom variables: pass uv-<name> in prompt_execute's options"`
+	Accepts     []string          `json:"accepts" jsonschema:"the option names prompt_execute takes for this command"`
+	Source      string            `json:"source" jsonschema:"registry (registry.json only), template (a file in the working tree) or builtin (shipped with git codex)"`
+	Templates   []string          `json:"templates,omitempty"`
+	Warnings    []prompts.Problem `json:"warnings,omitempty"`
+}
+
+// PromptDescribe returns one command's full description.
+var PromptDescribe = Define("prompt_describe", "prompt.describe",
+	"Describe one prompt command by its C3L name (c1 c2 c3, as prompt_search returns them): description, usage, options (edition, adaptation, file, stdin, destination), custom uv variables, and the option names prompt_execute accepts for it.",
+	CLI{Path: "prompt describe", Args: []string{"c1", "c2", "c3"}},
+	func(ctx context.Context, c *Call, in PromptCommandIn) (PromptDescription, error) {
+		cat, cmd, err := promptCommand(c, in)
+		if err != nil {
+			return PromptDescription{}, err
+		}
+		c.Summarize("%s described %s", c.Caller.ID, cmd.Key())
+		return PromptDescription{
+			Agent: cat.Agent, C1: cmd.C1, C2: cmd.C2, C3: cmd.C3, Title: cmd.Title, Description: cmd.Description,
+			Usage: cmd.Usage, Options: cmd.Options, UV: cmd.UV, Accepts: cmd.AcceptedOptions(), Source: cmd.Source,
+			Templates: cmd.Templates, Warnings: cat.Problems,
+		}, nil
+	})
+
+// PromptExecuteIn is prompt_execute's input.
+type PromptExecuteIn struct {
+	Agent   string            `json:"agent,omitempty" jsonschema:"whose registry: .agent/<agent>/registry.json (default climpt)"`
+	C1      string            `json:"c1" jsonschema:"domain, e.g. git"`
+	C2      string            `json:"c2" jsonschema:"action, e.g. group-commit"`
+	C3      string            `json:"c3" jsonschema:"target, e.g. unstaged-changes"`
+	Options map[string]string `json:"options,omitempty" jsonschema:"edition, adaptation, input_text, input_text_file, destination_path and uv-<name>, as the command declares them (see prompt_describe's accepts)"`
+	Task    string            `json:"task,omitempty" jsonschema:"a task id: fills {codex_task_id}, {codex_task_title} and {codex_task_description}"`
+}
+
+// PromptExecuted is what prompt_execute returns: the instruction text.
+type PromptExecuted struct {
+	Agent      string            `json:"agent"`
+	C1         string            `json:"c1"`
+	C2         string            `json:"c2"`
+	C3         string            `json:"c3"`
+	Edition    string            `json:"edition"`
+	Adaptation string            `json:"adaptation,omitempty"`
+	Template   string            `json:"template" jsonschema:"the template used: its path in the working tree, or builtin:<c1>/<c2>/<c3>/<file>"`
+	Prompt     string            `json:"prompt" jsonschema:"the instructions: the template with its variables filled"`
+	Warnings   []prompts.Problem `json:"warnings,omitempty"`
+}
+
+// PromptExecute renders a command's template.
+var PromptExecute = Define("prompt_execute", "prompt.execute",
+	"Get a prompt command's instructions: its template (chosen by edition and adaptation as Climpt does) with {input_text}, {input_text_file}, {destination_path}, {uv-<name>} filled from options, and git codex's context ({codex_caller}, {codex_caller_type}, {codex_branch}, {codex_worktree}, and {codex_task_id}, {codex_task_title}, {codex_task_description} when task is given). Follow the instructions it returns.",
+	CLI{Path: "prompt execute", Args: []string{"c1", "c2", "c3"}},
+	func(ctx context.Context, c *Call, in PromptExecuteIn) (PromptExecuted, error) {
+		cat, cmd, err := promptCommand(c, PromptCommandIn{Agent: in.Agent, C1: in.C1, C2: in.C2, C3: in.C3})
+		if err != nil {
+			return PromptExecuted{}, err
+		}
+		vars := map[string]string{
+			"codex_caller":      c.Caller.ID,
+			"codex_caller_type": string(c.Caller.Type),
+			"codex_worktree":    workDir(c),
+			"codex_branch":      "",
+		}
+		if c.Agent != nil {
+			vars["codex_branch"] = c.Agent.Branch
+			if c.Agent.Worktree != "" {
+				vars["codex_worktree"] = c.Agent.Worktree
+			}
+		}
+		vars["codex_task_id"], vars["codex_task_title"], vars["codex_task_description"] = "", "", ""
+		if in.Task != "" {
+			t, err := getTask(c.Tx, in.Task)
+			if err != nil {
+				return PromptExecuted{}, err
+			}
+			vars["codex_task_id"], vars["codex_task_title"], vars["codex_task_description"] = t.ID, t.Title, t.Description
+		}
+		r, err := cat.Execute(cmd, in.Options, vars)
+		var oe *prompts.OptionError
+		var ee *prompts.ExecError
+		switch {
+		case errors.As(err, &oe):
+			return PromptExecuted{}, Errorf(InvalidInput, "%s; see `git codex prompt describe %s`", oe.Reason, cmd.Key()).
+				With("field", "options").With("option", oe.Option).With("accepts", cmd.AcceptedOptions())
+		case errors.As(err, &ee):
+			return PromptExecuted{}, Errorf(ExecutionFailed, "%s %s could not be rendered: %s: %s", cat.Agent, cmd.Key(), ee.Path, ee.Cause).
+				With("command", cmd.Key()).With("path", ee.Path).With("cause", ee.Cause)
+		case err != nil:
+			return PromptExecuted{}, err
+		}
+		c.Summarize("%s executed %s (%s)", c.Caller.ID, cmd.Key(), r.Template)
+		return PromptExecuted{Agent: cat.Agent, C1: cmd.C1, C2: cmd.C2, C3: cmd.C3, Edition: r.Edition, Adaptation: r.Adaptation,
+			Template: r.Template, Prompt: r.Prompt, Warnings: cat.Problems}, nil
+	})
+
+// PromptReloadIn is prompt_reload's input.
+type PromptReloadIn struct {
+	Agent string `json:"agent,omitempty" jsonschema:"whose registry: .agent/<agent>/registry.json (default climpt)"`
+}
+
+// PromptReloaded is what prompt_reload returns.
+type PromptReloaded struct {
+	Agent       string `json:"agent"`
+	Count       int    `json:"count" jsonschema:"how many commands the registry serves now, built-ins included"`
+	Version     string `json:"version,omitempty" jsonschema:"registry.json's version"`
+	Description string `json:"description,omitempty"`
+}
+
+// PromptReload reads the registry again.
+var PromptReload = Define("prompt_reload", "prompt.reload",
+	"Read the prompt registry again (registry.json and the templates) after changing it, and say how many commands it holds. Fails with REGISTRY_LOAD_FAILED (file, line, cause) when part of it cannot be read; the rest, and the built-ins, are still served.",
+	CLI{Path: "prompt reload"},
+	func(ctx context.Context, c *Call, in PromptReloadIn) (PromptReloaded, error) {
+		agent, err := promptAgent(in.Agent)
+		if err != nil {
+			return PromptReloaded{}, err
+		}
+		cat := promptCache(c).Reload(workDir(c), agent)
+		if len(cat.Problems) > 0 {
+			return PromptReloaded{}, loadFailed(cat, cat.Problems[0]).With("count", len(cat.Commands()))
+		}
+		c.Summarize("%s reloaded %s's prompts (%d commands)", c.Caller.ID, agent, len(cat.Commands()))
+		return PromptReloaded{Agent: agent, Count: len(cat.Commands()), Version: cat.Version, Description: cat.Description}, nil
+	})
+
+// promptCache is the environment's cache of catalogs, or a fresh one.
+func promptCache(c *Call) *prompts.Cache {
+	if c.Env.Prompts != nil {
+		return c.Env.Prompts
+	}
+	return prompts.NewCache()
+}
+
+// workDir is the working tree the registry is read from: the store's
+// repository's ("" for a bare one).
+func workDir(c *Call) string {
+	if c.Repo == nil {
+		return ""
+	}
+	return c.Repo.WorkDir()
+}
+
+// promptAgent checks an agent name; "" is the default.
+func promptAgent(agent string) (string, error) {
+	if agent == "" {
+		return prompts.DefaultAgent, nil
+	}
+	if err := prompts.ValidName("agent", agent); err != nil {
+		return "", Errorf(InvalidInput, "%v", err).With("field", "agent")
+	}
+	return agent, nil
+}
+
+// promptCommand finds the command in named, loading its agent's catalog.
+// A name that could not be a folder is INVALID_INPUT; a template left out
+// for a broken front matter, or a name missing while registry.json could
+// not be read, is REGISTRY_LOAD_FAILED; otherwise COMMAND_NOT_FOUND.
+func promptCommand(c *Call, in PromptCommandIn) (*prompts.Catalog, *prompts.Command, error) {
+	agent, err := promptAgent(in.Agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range [][2]string{{"c1", in.C1}, {"c2", in.C2}, {"c3", in.C3}} {
+		if err := prompts.ValidName(f[0], f[1]); err != nil {
+			return nil, nil, Errorf(InvalidInput, "%v", err).With("field", f[0])
+		}
+	}
+	cat := promptCache(c).Get(workDir(c), agent)
+	cmd, ok := cat.Lookup(in.C1, in.C2, in.C3)
+	if ok {
+		return cat, cmd, nil
+	}
+	if p, broken := cat.Broken(in.C1, in.C2, in.C3); broken {
+		return nil, nil, loadFailed(cat, p).With("c1", in.C1).With("c2", in.C2).With("c3", in.C3)
+	}
+	for _, p := range cat.Problems {
+		if p.Path == prompts.RegistryPath(agent) {
+			return nil, nil, loadFailed(cat, p).With("c1", in.C1).With("c2", in.C2).With("c3", in.C3)
+		}
+	}
+	return nil, nil, Errorf(CommandNotFound, "no command %q in %s's registry; find one with `git codex prompt search <words>`", prompts.Key(in.C1, in.C2, in.C3), agent).
+		With("agent", agent).With("c1", in.C1).With("c2", in.C2).With("c3", in.C3)
+}
+
+// loadFailed is REGISTRY_LOAD_FAILED for a problem of cat.
+func loadFailed(cat *prompts.Catalog, p prompts.Problem) *Error {
+	e := Errorf(RegistryLoadFailed, "failed to load %s's prompt registry: %s; fix it and run `git codex prompt reload`", cat.Agent, p).
+		With("agent", cat.Agent).With("path", p.Path).With("cause", p.Cause)
+	if p.Line > 0 {
+		e = e.With("line", p.Line)
+	}
+	if len(cat.Problems) > 1 {
+		all := make([]string, len(cat.Problems))
+		for i, q := range cat.Problems {
+			all[i] = q.String()
+		}
+		sort.Strings(all)
+		e = e.With("problems", all)
+	}
+	return e
+}
+
+// clip shortens s to n bytes for a summary line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
