@@ -195,6 +195,9 @@ func (e *env) render(tool string, data any) error {
 		}
 		return tp.Render()
 	default:
+		if ok, err := e.renderPrompt(data); ok {
+			return err
+		}
 		return writeJSON(w, data)
 	}
 	return nil

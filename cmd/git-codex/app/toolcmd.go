@@ -29,6 +29,8 @@ func groupUsage(group string) string {
 		return "the review loop: request a review of your branch, send a reviewer's feedback"
 	case "conflict":
 		return "list the conflicts sync settled: a lock, task or review granted twice"
+	case "prompt":
+		return "search, describe and execute the prompt registry's commands (.agent/<agent>/registry.json)"
 	}
 	return ""
 }
@@ -139,6 +141,8 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 			flags = append(flags, &cli.BoolFlag{Name: flagName(f.json), Usage: f.doc})
 		case reflect.Int, reflect.Int64:
 			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: f.doc})
+		case reflect.Map:
+			flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: f.doc + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
 		default:
 			flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: f.doc})
 		}
@@ -169,6 +173,8 @@ func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 			m[f.json] = c.Bool(name)
 		case reflect.Int, reflect.Int64:
 			m[f.json] = c.Int64(name)
+		case reflect.Map:
+			m[f.json] = c.Generic(name).(*keyValues).m
 		default:
 			m[f.json] = c.String(name)
 		}
