@@ -17,7 +17,7 @@ import (
 type Cache struct {
 	mu       sync.Mutex
 	catalogs map[cacheKey]*Catalog
-	watchers map[int]func(root, agent string)
+	watchers map[int]func(root string, cat *Catalog)
 	nextID   int
 }
 
@@ -25,7 +25,7 @@ type cacheKey struct{ root, agent string }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{catalogs: map[cacheKey]*Catalog{}, watchers: map[int]func(string, string){}}
+	return &Cache{catalogs: map[cacheKey]*Catalog{}, watchers: map[int]func(string, *Catalog){}}
 }
 
 // Get returns agent's catalog for the working tree root, loading it on
@@ -45,15 +45,23 @@ func (c *Cache) Reload(root, agent string) *Catalog {
 	cat := Load(root, agent)
 	c.mu.Lock()
 	c.catalogs[cacheKey{root, agent}] = cat
-	fns := make([]func(string, string), 0, len(c.watchers))
+	fns := make([]func(string, *Catalog), 0, len(c.watchers))
 	for _, fn := range c.watchers {
 		fns = append(fns, fn)
 	}
 	c.mu.Unlock()
 	for _, fn := range fns {
-		fn(root, agent)
+		fn(root, cat)
 	}
 	return cat
+}
+
+// Loaded returns agent's catalog if one is loaded, without loading.
+func (c *Cache) Loaded(root, agent string) (*Catalog, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cat, ok := c.catalogs[cacheKey{root, agent}]
+	return cat, ok
 }
 
 // Refresh reloads agent's catalog if anything in its folder (registry.json,
@@ -71,10 +79,10 @@ func (c *Cache) Refresh(root, agent string) bool {
 	return true
 }
 
-// Watch calls fn after every load, with the working tree and the agent
+// Watch calls fn after every load, with the working tree and the catalog
 // loaded, until the returned function is called. fn runs on the loading
-// goroutine and must not block.
-func (c *Cache) Watch(fn func(root, agent string)) (stop func()) {
+// goroutine (possibly inside a tool call) and must not block or load.
+func (c *Cache) Watch(fn func(root string, cat *Catalog)) (stop func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.nextID

@@ -62,6 +62,30 @@ func (cat *Catalog) Broken(c1, c2, c3 string) (Problem, bool) {
 	return p, ok
 }
 
+// Agents lists the agents whose folders under root's .agent hold a
+// registry.json or a prompts folder, sorted, always with the default agent.
+func Agents(root string) []string {
+	out := []string{DefaultAgent}
+	if root == "" {
+		return out
+	}
+	des, _ := os.ReadDir(filepath.Join(root, ".agent"))
+	for _, de := range des {
+		n := de.Name()
+		if n == DefaultAgent || ValidName("agent", n) != nil {
+			continue
+		}
+		for _, f := range []string{"registry.json", "prompts"} {
+			if _, err := os.Stat(filepath.Join(root, ".agent", n, f)); err == nil {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // RegistryPath is registry.json's path relative to the working tree.
 func RegistryPath(agent string) string { return ".agent/" + agent + "/registry.json" }
 

@@ -89,6 +89,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
 	}
 	errSchema.Description = "why the call was refused; branch on code"
+	reg = withPromptCache(reg)
 	s := &mcpServer{reg: reg, st: st, caller: caller, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
@@ -111,6 +112,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 			return next(ctx, method, req)
 		}
 	})
+	servePrompts(s.srv, reg, st, caller, logger) // the prompt registry as MCP prompts (mcp_prompts.go)
 	s.refresh(context.Background())
 	return s
 }
