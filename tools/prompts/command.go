@@ -74,9 +74,6 @@ func ValidName(field, s string) error {
 	return nil
 }
 
-// validVarName is what an option or uv variable name may be.
-var varPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,99}$`)
-
 // hasUV reports whether the command declares the custom variable name.
 func (c *Command) hasUV(name string) bool {
 	for _, v := range c.UV {
