@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -137,10 +139,12 @@ var PromptExecute = Define("prompt_execute", "prompt.execute",
 			"codex_caller":      c.Caller.ID,
 			"codex_caller_type": string(c.Caller.Type),
 			"codex_worktree":    workDir(c),
-			"codex_branch":      "",
+			"codex_branch":      headBranch(workDir(c)),
 		}
 		if c.Agent != nil {
-			vars["codex_branch"] = c.Agent.Branch
+			if c.Agent.Branch != "" {
+				vars["codex_branch"] = c.Agent.Branch
+			}
 			if c.Agent.Worktree != "" {
 				vars["codex_worktree"] = c.Agent.Worktree
 			}
@@ -276,6 +280,33 @@ func loadFailed(cat *prompts.Catalog, p prompts.Problem) *Error {
 		e = e.With("problems", all)
 	}
 	return e
+}
+
+// headBranch is the branch checked out in the working tree workDir ("" when
+// detached or unknown), read from its HEAD file: .git/HEAD, or the HEAD of
+// the git dir a linked worktree's .git file points at.
+func headBranch(workDir string) string {
+	if workDir == "" {
+		return ""
+	}
+	gitDir := filepath.Join(workDir, ".git")
+	if b, err := os.ReadFile(gitDir); err == nil { // a linked worktree: "gitdir: <path>"
+		if d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(workDir, d)
+			}
+			gitDir = d
+		}
+	}
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	branch, _ := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
+	if branch == strings.TrimSpace(string(head)) {
+		return "" // detached
+	}
+	return branch
 }
 
 // clip shortens s to n bytes for a summary line.

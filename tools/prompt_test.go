@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -136,13 +137,26 @@ func TestPromptExecuteContext(t *testing.T) {
 	id := task["id"].(string)
 	x := decode[tools.PromptExecuted](t, e.call("c1", "prompt_execute",
 		`{"c1":"codex","c2":"work","c3":"task","task":"`+id+`","options":{"input_text":"Be quick."}}`))
-	for _, s := range []string{"You are c1, a coding agent", id + ": Fix the parser", "It drops the last line.", "Be quick.", "the worktree " + e.dir} {
+	for _, s := range []string{"You are c1, a coding agent", id + ": Fix the parser", "It drops the last line.", "Be quick.", "the worktree " + e.dir + " on the branch main;"} {
 		if !strings.Contains(x.Prompt, s) {
 			t.Errorf("work prompt lacks %q:\n%s", s, x.Prompt)
 		}
 	}
 	if strings.Contains(x.Prompt, "{codex_") || strings.Contains(x.Prompt, "{input_text}") || x.Template != "builtin:codex/work/task/f_default.md" {
 		t.Errorf("unfilled variables or wrong template %s:\n%s", x.Template, x.Prompt)
+	}
+	// in a linked worktree, the branch checked out there
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitstatetest.Git(t, e.dir, "commit", "-q", "--allow-empty", "-m", "first")
+	gitstatetest.Git(t, e.dir, "worktree", "add", "-q", "-b", "feature/x", wt)
+	st, err := gitstate.Open(wt, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x = decode[tools.PromptExecuted](t, e.reg.Call(context.Background(), st, "c1", "prompt_execute", json.RawMessage(`{"c1":"codex","c2":"work","c3":"task"}`)))
+	if !strings.Contains(x.Prompt, "the worktree "+wt+" on the branch feature/x;") {
+		t.Errorf("work prompt in a linked worktree:\n%s", x.Prompt)
 	}
 	r := decode[tools.PromptExecuted](t, e.call("c1", "prompt_execute",
 		`{"c1":"codex","c2":"review","c3":"changes","options":{"uv-coder":"c7","uv-base":"main"}}`))
