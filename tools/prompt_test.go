@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/prompts"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -251,6 +253,7 @@ func TestPromptRefusals(t *testing.T) {
 
 func TestPromptReloadSeesChanges(t *testing.T) {
 	e := newEnv(t).withClimpt()
+	e.reg = e.reg.WithEnv(tools.Env{Prompts: prompts.NewCache()}) // as `git codex mcp` runs it
 	r := decode[tools.PromptReloaded](t, e.call(human, "prompt_reload", `{}`))
 	if r.Count != 11 || r.Version != "1.0.0" {
 		t.Fatalf("reload = %+v", r)
@@ -258,8 +261,9 @@ func TestPromptReloadSeesChanges(t *testing.T) {
 	// a new template-only command, and a changed template
 	e.writeFile(".agent/climpt/prompts/docs/write/changelog/f_default.md", "---\ndescription: Write the changelog entry for a release\n---\nChangelog for {input_text}")
 	e.writeFile(".agent/climpt/prompts/git/decide-branch/working-branch/f_default.md", "---\ntitle: t\n---\nNEW {input_text}")
-	// the catalog (and its index) is kept between calls: a new template
-	// shows after a reload (or, under `git codex mcp`, the watcher's)
+	// with a cache, the catalog (and its index) is kept between calls: a
+	// new template shows after a reload (or, under `git codex mcp`, the
+	// watcher's)
 	if s := decode[tools.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"changelog for a release"}`)); len(s.Results) != 0 && s.Results[0].C1 == "docs" {
 		t.Errorf("a template added after the load was found before a reload: %+v", s)
 	}
@@ -276,6 +280,7 @@ func TestPromptReloadSeesChanges(t *testing.T) {
 		t.Errorf("execute after the template changed: %q", x.Prompt)
 	}
 	// registry.json changing is seen without a reload (one stat per call)
+	time.Sleep(10 * time.Millisecond) // a distinct mtime on coarse clocks
 	e.writeFile(".agent/climpt/registry.json", `{"version":"2.0.0","tools":{"commands":[{"c1":"only","c2":"one","c3":"left","description":"the last command standing"}]}}`)
 	s = decode[tools.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"last command standing"}`))
 	if len(s.Results) == 0 || s.Results[0].C1 != "only" {
