@@ -229,11 +229,19 @@ func (s *mcpServer) refresh(ctx context.Context) {
 		slices.Sort(gone)
 		s.srv.RemoveTools(gone...)
 	}
+	// Build every new tool (schemas are inferred on first use, slowly)
+	// before adding any: each AddTool restarts go-sdk's short debounce of
+	// list_changed, so adds spread out in time let a client list a half
+	// added set.
+	var add []*mcp.Tool
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if !s.listed[name] {
-			s.srv.AddTool(s.mcpTool(want[name]), s.call)
+			add = append(add, s.mcpTool(want[name]))
 			s.listed[name] = true
 		}
+	}
+	for _, t := range add {
+		s.srv.AddTool(t, s.call)
 	}
 }
 

@@ -96,6 +96,14 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		{"instance_abandon", `{"id":"inst2"}`, true, ""},
 		{"instance_reap", `{"dry_run":true}`, true, ""},
 		{"instance_cleanup", `{}`, true, ""},
+		{"prompt_search", `{"query":"review a coder's changes"}`, true, ""},
+		{"prompt_search", `{"query":" "}`, false, ""},
+		{"prompt_describe", `{"c1":"codex","c2":"review","c3":"changes"}`, true, ""},
+		{"prompt_describe", `{"c1":"codex","c2":"no","c3":"such"}`, false, ""},
+		{"prompt_execute", `{"c1":"codex","c2":"work","c3":"task","task":"$TASK","options":{"input_text":"go"}}`, true, ""},
+		{"prompt_execute", `{"c1":"codex","c2":"work","c3":"task","options":{"uv-nope":"x"}}`, false, ""},
+		{"prompt_reload", `{}`, true, ""},
+		{"prompt_reload", `{"agent":"nobody"}`, false, ""},
 		{"no_such_tool", `{}`, false, ""},
 	}
 	called := map[string]bool{}
