@@ -41,6 +41,21 @@ func listed(t *testing.T, cs *mcp.ClientSession) []string {
 	return toolNames(res.Tools)
 }
 
+// listedSettles lists the tools until ok holds (go-sdk sends list_changed
+// 10 ms after the last of a run of adds: on a loaded machine the run can
+// pause longer than that, and a client lists a set still being added).
+func listedSettles(t *testing.T, cs *mcp.ClientSession, ok func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := listed(t, cs)
+		if ok(got) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func waitChange(t *testing.T, changed chan struct{}, why string) {
 	t.Helper()
 	select {
@@ -145,7 +160,7 @@ func TestMCPUnregisteredCallerListsNothing(t *testing.T) {
 		t.Fatal(r.Error)
 	}
 	waitChange(t, changed, "dana was registered")
-	if got := listed(t, cs); !slices.Equal(got, workerTools) {
+	if got := listedSettles(t, cs, func(got []string) bool { return slices.Equal(got, workerTools) }); !slices.Equal(got, workerTools) {
 		t.Fatalf("dana, now a worker, is shown %v", got)
 	}
 }
