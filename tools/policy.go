@@ -28,7 +28,7 @@ func defaultPolicy() map[AgentType]rule {
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
 				"github.create_issues", "github.create_pull_request", "prompt.*"},
-			deny:  []string{"supervisor.*"},
+			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
 			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.request", "github.*",
