@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tmux"
+	"github.com/gitcodex/git-codex/tools/prompts"
 )
 
 // An instance is an agent git codex runs: an agent record with a status,
@@ -197,7 +198,7 @@ var Spawn = Define("spawn", "instance.spawn",
 		c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
 		c.After(func(ctx context.Context, f *Followup) error {
 			defer release()
-			return startInstance(ctx, f, a, l, workPrompt(a), StatusActive, out, nil)
+			return startInstance(ctx, f, a, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, out, nil)
 		})
 		return out, nil
 	})
@@ -350,6 +351,43 @@ func lastLines(screen string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// registryPrompt renders a prompt command of the repository's registry
+// (the team's own template of that C3L name, else git codex's built-in),
+// for an instance's first prompt; ok is false if it cannot be rendered,
+// and the caller falls back to the prompt built in Go.
+func registryPrompt(root string, c1, c2, c3 string, a Agent, vars map[string]string) (string, bool) {
+	if root == "" {
+		return "", false
+	}
+	cat := prompts.Load(root, "climpt")
+	cmd, ok := cat.Lookup(c1, c2, c3)
+	if !ok {
+		return "", false
+	}
+	all := map[string]string{"codex_caller": a.ID, "codex_caller_type": string(a.Type), "codex_worktree": a.Worktree, "codex_branch": a.Branch}
+	for k, v := range vars {
+		all[k] = v
+	}
+	r, err := cat.Execute(cmd, nil, all)
+	if err != nil {
+		return "", false
+	}
+	return r.Prompt, true
+}
+
+// firstPrompt is a spawned instance's first prompt: the registry's
+// `codex work task` (a team can override it in .agent/climpt/prompts/),
+// else workPrompt.
+func firstPrompt(root string, a Agent) string {
+	title, rest, _ := strings.Cut(strings.TrimSpace(a.Prompt), "\n")
+	vars := map[string]string{"codex_task_id": a.ID, "codex_task_title": title, "codex_task_description": strings.TrimSpace(rest),
+		"input_text": "Use git codex's tools (its MCP server, git-codex) to mail, log decisions and ask for a review (request_review) when your work is committed."}
+	if p, ok := registryPrompt(root, "codex", "work", "task", a, vars); ok {
+		return p
+	}
+	return workPrompt(a)
 }
 
 // workPrompt is the first prompt of a spawned instance: its task and how

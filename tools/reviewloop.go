@@ -208,7 +208,7 @@ var RequestReview = Define("request_review", "review.request",
 				out.Warning = fmt.Sprintf("%d uncommitted change(s) in %s are not in the reviewed commit; the reviewer cannot see them", len(w.Dirty), cw.Worktree)
 			}
 			stat, _ := f.Store.DiffStat(ctx, cw.BaseCommit, reviewed)
-			prompt := reviewPrompt(r, cw, iteration, in.CompletionMessage, stat)
+			prompt := reviewPrompt(f.Store.WorkDir(), r, cw, iteration, in.CompletionMessage, stat)
 			spawned := &Spawned{}
 			return startInstance(ctx, f, r, l, prompt, StatusReviewing, spawned, func(c *Call) error {
 				// the reviewer never started: the coder is no longer waiting
@@ -262,10 +262,19 @@ func endReview(c *Call, coderID, reviewer, coderStatus string) error {
 	return c.Tx.Put(agentPath(coderID), coder)
 }
 
-// reviewPrompt is the first prompt of a reviewer.
-func reviewPrompt(r, coder Agent, iteration int, completion, diffstat string) string {
+// reviewPrompt is the first prompt of a reviewer: the reviewer_prompt
+// given, else the registry's `codex review changes` (a team can override
+// it), else the one built here.
+func reviewPrompt(root string, r, coder Agent, iteration int, completion, diffstat string) string {
 	if r.Prompt != "" {
 		return r.Prompt
+	}
+	input := fmt.Sprintf("Review iteration %d; the commit under review is %.12s.\n\n%s\n\nWhen you are done, call send_feedback once with feedback_type needs_work, suggestions, clarification or approved, your feedback and actionable_items; your session ends when it is delivered.",
+		iteration, r.BaseCommit, strings.TrimSpace(diffstat))
+	vars := map[string]string{"uv-coder": coder.ID, "uv-base": shortHash(coder.BaseCommit), "codex_task_id": coder.ID,
+		"codex_task_title": completion, "codex_task_description": coder.Prompt, "input_text": input}
+	if p, ok := registryPrompt(root, "codex", "review", "changes", r, vars); ok {
+		return p
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s, a review agent run by git codex. Review iteration %d of the work of %s.\n\n", r.ID, iteration, coder.ID)
