@@ -27,4 +27,8 @@ var (
 	// ErrNoMeta means a transaction ended without SetMeta: every commit must
 	// say what produced it.
 	ErrNoMeta = errors.New("transaction has no audit metadata")
+	// ErrUnsupportedRepository means the repository's format (SHA-256
+	// object names, a reftable) is one git codex cannot write without
+	// corrupting it; Open refuses before anything is written.
+	ErrUnsupportedRepository = errors.New("repository format not supported")
 )

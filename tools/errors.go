@@ -33,6 +33,7 @@ const (
 	ReviewLimitExceeded  Code = "REVIEW_LIMIT_EXCEEDED"  // the coder has had review.max_iterations reviews
 	FeedbackNotDelivered Code = "FEEDBACK_NOT_DELIVERED" // the feedback commit could not be made in the coder's worktree
 	SecretDetected       Code = "SECRET_DETECTED"        // an argument holds what looks like a credential; nothing stored
+	UnsupportedRepo      Code = "UNSUPPORTED_REPOSITORY" // the repository's format (SHA-256, reftable) cannot be written safely
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -64,6 +65,7 @@ func Codes() []CodeInfo {
 		{ReviewLimitExceeded, "the coding agent has had review.max_iterations reviews (details: current_iteration, max_iterations, suggestions): open a pull request, abandon, or fix it by hand"},
 		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},
 		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
+		{UnsupportedRepo, "the repository uses a format git codex cannot write without corrupting it (SHA-256 object names, reftable refs); nothing was written"},
 		{SecretDetected, "an argument holds what looks like a credential (details name the field and the kind, never the value); nothing of it was stored. See docs/SECURITY.md"},
 	}
 }

@@ -244,6 +244,8 @@ func StoreError(err error) *Error {
 		return Errorf(NotInitialized, "this repository has no git codex state; run `git codex init` first")
 	case errors.Is(err, gitstate.ErrNotRepository):
 		return Errorf(NotRepository, "not inside a git repository; cd into one (or run `git init`) and try again")
+	case errors.Is(err, gitstate.ErrUnsupportedRepository):
+		return Errorf(UnsupportedRepo, "%v; nothing was written. Use git codex in a repository made with the default format (`git init --object-format=sha1`)", err)
 	}
 	return Errorf(InternalError, "%v", err)
 }

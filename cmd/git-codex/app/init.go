@@ -17,16 +17,18 @@ func (e *env) initCommand() *cli.Command {
 			"Running it again changes nothing.",
 		Flags: []cli.Flag{&cli.StringSliceFlag{Name: "remote", Usage: "also configure `REMOTE` to carry the state (as `git codex remote add`)"}},
 		Action: func(c *cli.Context) error {
-			for _, r := range c.StringSlice("remote") {
-				if err := e.configureRemote(c, r); err != nil {
-					return err
-				}
-			}
+			// open first: a repository git codex cannot write is refused
+			// before anything, its config included, is changed
 			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			for _, r := range c.StringSlice("remote") {
+				if err := e.configureRemote(c, r); err != nil {
+					return err
+				}
+			}
 			commit, err := tools.Init(c.Context, st, caller)
 			if errors.Is(err, gitstate.ErrAlreadyInitialized) {
 				fmt.Fprintf(e.stderr, "git codex is already initialised in %s\n", st.GitDir())
