@@ -12,7 +12,7 @@ func Builtin() *Registry {
 		MailSend, MailListInbox, MailRead, MailReply,
 		LogDecision,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
-		ConfigGet, ConfigSet,
+		ConfigGet, ConfigSet, ConfigReset,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,

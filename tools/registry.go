@@ -283,7 +283,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 	c.Config = cfg
 	// Permission first: a caller who may not use the tool learns that, not
 	// what was wrong with arguments it should not have sent.
-	if !cfg.rule(c.Caller.Type).permits(t.Permission) {
+	if !permitted(cfg, c.Caller.Type, t.Permission) {
 		return fail(Errorf(PermissionDenied, "tool %q (permission %s) is not allowed for agent type %q; see `git codex config get policy.%s.allow`",
 			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type))), c
 	}
