@@ -31,4 +31,9 @@ var (
 	// object names, a reftable) is one git codex cannot write without
 	// corrupting it; Open refuses before anything is written.
 	ErrUnsupportedRepository = errors.New("repository format not supported")
+	// ErrObjectMissing means an object the state names is not in the
+	// object store (pruned by `git gc --prune=now` beside a writer, or lost
+	// on a disk). Transactions that meet one refuse to commit: see
+	// UnreadableError.
+	ErrObjectMissing = errors.New("object missing from the repository")
 )

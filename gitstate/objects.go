@@ -36,6 +36,9 @@ func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Enc
 		o.st.Reindex()
 		obj, err = o.st.EncodedObject(t, h)
 	}
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, fmt.Errorf("gitstate: read %s %s: %w", t, h, ErrObjectMissing)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gitstate: read %s %s: %w", t, h, err)
 	}

@@ -34,6 +34,9 @@ const (
 	FeedbackNotDelivered Code = "FEEDBACK_NOT_DELIVERED" // the feedback commit could not be made in the coder's worktree
 	SecretDetected       Code = "SECRET_DETECTED"        // an argument holds what looks like a credential; nothing stored
 	UnsupportedRepo      Code = "UNSUPPORTED_REPOSITORY" // the repository's format (SHA-256, reftable) cannot be written safely
+	StateUnreadable      Code = "STATE_UNREADABLE"       // an object of the state is missing; nothing written; restore an earlier state
+	PreviousState        Code = "PREVIOUS_STATE_FOUND"   // init found the state of a deleted refs/codex/state; restore it or start afresh
+	ReadOnly             Code = "READ_ONLY"              // the repository cannot be written; the call needed to write
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -66,6 +69,9 @@ func Codes() []CodeInfo {
 		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},
 		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
 		{UnsupportedRepo, "the repository uses a format git codex cannot write without corrupting it (SHA-256 object names, reftable refs); nothing was written"},
+		{StateUnreadable, "an object of the state is missing (e.g. pruned by `git gc --prune=now` beside a writer); nothing was written; the message names the last readable state to restore with `git codex init --restore <commit>`"},
+		{PreviousState, "`git codex init` found the state of a deleted refs/codex/state in the object store; restore it with `git codex init --restore <commit>`, or start afresh with `git codex init --fresh`"},
+		{ReadOnly, "the repository cannot be written (read-only .git, or a full disk) and the call needed to write; reads still answer, unrecorded"},
 		{SecretDetected, "an argument holds what looks like a credential (details name the field and the kind, never the value); nothing of it was stored. See docs/SECURITY.md"},
 	}
 }

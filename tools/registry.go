@@ -237,6 +237,7 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 // use it too.
 func StoreError(err error) *Error {
 	var te *Error
+	var unreadable *gitstate.UnreadableError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -244,6 +245,12 @@ func StoreError(err error) *Error {
 		return Errorf(NotInitialized, "this repository has no git codex state; run `git codex init` first")
 	case errors.Is(err, gitstate.ErrNotRepository):
 		return Errorf(NotRepository, "not inside a git repository; cd into one (or run `git init`) and try again")
+	case errors.As(err, &unreadable):
+		e := Errorf(StateUnreadable, "%v", err).With("tip", unreadable.Tip)
+		if unreadable.LastReadable != "" {
+			e = e.With("last_readable", unreadable.LastReadable)
+		}
+		return e
 	case errors.Is(err, gitstate.ErrUnsupportedRepository):
 		return Errorf(UnsupportedRepo, "%v; nothing was written. Use git codex in a repository made with the default format (`git init --object-format=sha1`)", err)
 	}
