@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
@@ -20,7 +23,8 @@ import (
 // moved is retried after go-git re-reads the list of packs. The Store's
 // mutex guards it.
 type objectStore struct {
-	st *filesystem.Storage
+	st  *filesystem.Storage
+	dir string // <common dir>/objects, where writeLoose puts new objects
 }
 
 // readRetries bounds the re-reads of the pack list for one lookup: a repack
@@ -126,14 +130,66 @@ func (o *objectStore) writeObject(v encoder) (plumbing.Hash, error) {
 }
 
 func (o *objectStore) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := o.st.SetEncodedObject(obj)
-	// go-git creates "objects/xx/" and then renames the object into it; a
-	// concurrent `git prune-packed` may remove the directory in between.
+	h := obj.Hash()
+	err := o.writeLoose(h, obj)
+	// the object's "objects/xx/" directory is made before the rename; a
+	// concurrent `git prune-packed` may remove it in between.
 	for i := 0; err != nil && errors.Is(err, fs.ErrNotExist) && i < 3; i++ {
-		h, err = o.st.SetEncodedObject(obj)
+		err = o.writeLoose(h, obj)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("gitstate: store %s: %w", obj.Type(), err)
 	}
 	return h, nil
+}
+
+// writeLoose writes obj as a loose object the way git does: compressed into
+// a temporary file in the object directory, then renamed to its name. It
+// writes objects itself rather than through go-git's SetEncodedObject,
+// which leaves its temporary file (and descriptor) behind when a write
+// fails, as on a full disk (issue 16 item 12): here every failure removes
+// it.
+func (o *objectStore) writeLoose(h plumbing.Hash, obj plumbing.EncodedObject) (err error) {
+	hex := h.String()
+	dir := filepath.Join(o.dir, hex[:2])
+	final := filepath.Join(dir, hex[2:])
+	if _, err := os.Lstat(final); err == nil {
+		return nil // content-addressed: already there
+	}
+	f, err := os.CreateTemp(o.dir, "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	w := objfile.NewWriter(f)
+	if err := w.WriteHeader(obj.Type(), obj.Size()); err != nil {
+		return err
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, r)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o444); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), final)
 }

@@ -105,7 +105,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		workDir:   work,
 		commonDir: common,
 		opts:      opts,
-		objects:   &objectStore{st: st},
+		objects:   &objectStore{st: st, dir: filepath.Join(common, "objects")},
 		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
 	}, nil
 }
