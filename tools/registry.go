@@ -204,6 +204,9 @@ type Result struct {
 	// Commit is the audit commit the call wrote ("" if it could not write
 	// one, e.g. before init).
 	Commit string `json:"-"`
+	// Notice says what the caller should know besides the answer, e.g.
+	// that a read was answered without its audit record.
+	Notice string `json:"notice,omitempty"`
 }
 
 // Call runs the named tool for the caller with raw JSON arguments, as one
@@ -219,6 +222,9 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 		res, c = r.run(ctx, tx, callerID, name, args, st)
 		return nil
 	})
+	if gitstate.Unwritable(err) {
+		return r.unrecorded(ctx, st, callerID, name, args, err)
+	}
 	if err != nil {
 		return Result{Error: StoreError(err)}
 	}
@@ -229,6 +235,25 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 	if res.OK && len(c.after) > 0 {
 		res = r.runAfter(ctx, st, c, res)
 	}
+	return res
+}
+
+// unrecorded answers a call when the repository cannot be written (werr):
+// a read is answered from the tip without its audit commit, and says so; a
+// call that changes the state is refused with READ_ONLY.
+func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage, werr error) Result {
+	var res Result
+	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
+		res = r.run(ctx, tx, callerID, name, args)
+		return nil
+	})
+	switch {
+	case errors.Is(err, gitstate.ErrWouldWrite):
+		return Result{Error: Errorf(ReadOnly, "the repository cannot be written (%v), and %s changes the state; nothing was done. Make .git writable (or free disk space) and call again", werr, name).With("tool", name)}
+	case err != nil:
+		return Result{Error: StoreError(err)}
+	}
+	res.Notice = fmt.Sprintf("answered without its audit record: the repository cannot be written (%v)", werr)
 	return res
 }
 
