@@ -41,6 +41,9 @@ func (s *Store) Unrecorded(ctx context.Context, fn func(*Tx) error) error {
 	err = fn(tx)
 	wrote := len(tx.pending) > 0
 	tx.abort()
+	if undoErrs := tx.runUndo(ctx); len(undoErrs) > 0 {
+		err = errors.Join(append([]error{err}, undoErrs...)...)
+	}
 	if err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error)
 		err = s.topLevelReads(base)
 	}
 	if errors.Is(err, ErrObjectMissing) {
-		return Commit{}, s.unreadable(tip, err)
+		return Commit{}, nil, s.unreadable(tip, err)
 	}
 	if err != nil {
 		return Commit{}, nil, err
@@ -172,7 +172,7 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error)
 	// hole: never commit on top of it, not even a refusal.
 	if base.missing != nil {
 		tx.abort()
-		return Commit{}, s.unreadable(tip, base.missing)
+		return Commit{}, tx, s.unreadable(tip, base.missing)
 	}
 	if err != nil {
 		tx.abort()

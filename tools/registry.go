@@ -243,8 +243,12 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 // call that changes the state is refused with READ_ONLY.
 func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage, werr error) Result {
 	var res Result
+	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res = r.run(ctx, tx, callerID, name, args)
+		res, c = r.run(ctx, tx, callerID, name, args)
+		if len(c.after) > 0 { // work outside git is never done unrecorded
+			return gitstate.ErrWouldWrite
+		}
 		return nil
 	})
 	switch {
