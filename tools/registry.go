@@ -245,7 +245,7 @@ func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, callerID,
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, callerID, name, args)
+		res, c = r.run(ctx, tx, callerID, name, args, st)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
