@@ -172,11 +172,6 @@ func (s *Store) FindLostState(ctx context.Context) (LostState, bool, error) {
 	return best, best.Commit != "", nil
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
 // Restore makes the state of commit rev current again: a new commit with
 // its tree, whose parent is rev, at a clock above both rev's and the tip's.
 // It is for a state ref that was deleted (then it is recreated) or whose tip
