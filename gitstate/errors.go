@@ -27,4 +27,13 @@ var (
 	// ErrNoMeta means a transaction ended without SetMeta: every commit must
 	// say what produced it.
 	ErrNoMeta = errors.New("transaction has no audit metadata")
+	// ErrUnsupportedRepository means the repository's format (SHA-256
+	// object names, a reftable) is one git codex cannot write without
+	// corrupting it; Open refuses before anything is written.
+	ErrUnsupportedRepository = errors.New("repository format not supported")
+	// ErrObjectMissing means an object the state names is not in the
+	// object store (pruned by `git gc --prune=now` beside a writer, or lost
+	// on a disk). Transactions that meet one refuse to commit: see
+	// UnreadableError.
+	ErrObjectMissing = errors.New("object missing from the repository")
 )

@@ -7,21 +7,34 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
 // words is what flattening a line must preserve: the whitespace-separated
-// words, with \r and \n counted as whitespace.
+// words, with control characters (\r and \n among them) counted as
+// whitespace and bytes that are not UTF-8 dropped.
 func words(s string) []string {
-	return strings.Fields(strings.NewReplacer("\r", " ", "\n", " ").Replace(s))
+	return strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "")))
 }
 
-// validTrailerKey is a key a trailer line can carry: non-empty, no
+// plain reports text that must come back exactly: valid UTF-8 without
+// control characters.
+func plain(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
+// validTrailerKey is a key a trailer line can carry: non-empty, plain, no
 // whitespace, no ": " (which ends the key), and not the store's own clock.
 func validTrailerKey(k string) bool {
-	if k == "" || k == gitstate.TrailerClock || strings.Contains(k, ": ") {
+	if k == "" || k == gitstate.TrailerClock || strings.Contains(k, ": ") || !plain(k) {
 		return false
 	}
 	return strings.IndexFunc(k, unicode.IsSpace) < 0
@@ -53,7 +66,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		if strings.ContainsAny(got.Summary, "\r\n") {
 			t.Fatalf("summary %q not on one line", got.Summary)
 		}
-		if !strings.ContainsAny(summary, "\r\n") && got.Summary != summary {
+		if plain(summary) && got.Summary != summary {
 			t.Fatalf("summary %q came back %q", summary, got.Summary)
 		}
 		if w, g := words(summary), words(got.Summary); strings.Join(w, " ") != strings.Join(g, " ") {
@@ -70,7 +83,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 			if strings.ContainsAny(g.Value, "\r\n") {
 				t.Fatalf("trailer %s value %q not on one line", g.Key, g.Value)
 			}
-			if !strings.ContainsAny(tr.Value, "\r\n") && g.Value != tr.Value {
+			if plain(tr.Value) && g.Value != tr.Value {
 				t.Fatalf("trailer %s value %q came back %q", tr.Key, tr.Value, g.Value)
 			}
 			if w, gw := words(tr.Value), words(g.Value); strings.Join(w, " ") != strings.Join(gw, " ") {
@@ -89,6 +102,9 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		}
 		if !strings.HasSuffix(msg, "\n") || strings.Count(msg, "\n\n") != 1 {
 			t.Fatalf("message is not summary, blank line, trailers:\n%q", msg)
+		}
+		if strings.ContainsRune(msg, 0) || !utf8.ValidString(msg) {
+			t.Fatalf("message holds a NUL or bytes that are not UTF-8:\n%q", msg)
 		}
 	})
 }

@@ -56,10 +56,29 @@ func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (packed, erro
 	if err == nil && v.typ != t {
 		err = fmt.Errorf("%s is a %s: %w", h, v.typ, plumbing.ErrObjectNotFound)
 	}
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// gone for good (pruned beside a writer): a transaction over it
+		// refuses to commit (see Snapshot.missing)
+		return packed{}, fmt.Errorf("gitstate: read %s %s: %w", t, h, ErrObjectMissing)
+	}
 	if err != nil {
 		return packed{}, fmt.Errorf("gitstate: read %s %s: %w", t, h, err)
 	}
 	return v, nil
+}
+
+// has reports whether h is in the repository (retrying after a repack as
+// read does): ErrObjectMissing if not.
+func (o *objectStore) has(h plumbing.Hash) error {
+	_, err := o.lookup(h)
+	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
+		o.scanned = false
+		_, err = o.lookup(h)
+	}
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return fmt.Errorf("gitstate: object %s: %w", h, ErrObjectMissing)
+	}
+	return err
 }
 
 // movedByRepack reports the errors of a lookup whose view of the object

@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +25,9 @@ type Snapshot struct {
 	clock  Clock
 	when   time.Time
 	trees  map[plumbing.Hash]*object.Tree
+	// missing is the first read that found an object of this state gone
+	// (ErrObjectMissing); a transaction over it refuses to commit.
+	missing error
 }
 
 // Entry is one name in a directory listing.
@@ -65,7 +69,17 @@ func (sn *Snapshot) Read(path string) ([]byte, error) {
 	if e == nil || e.Mode == filemode.Dir {
 		return nil, fmt.Errorf("gitstate: %s: %w", path, ErrNotFound)
 	}
-	return sn.s.readBlob(e.Hash)
+	b, err := sn.s.readBlob(e.Hash)
+	return b, sn.note(err)
+}
+
+// note remembers the first error that says an object of the state is gone,
+// and returns err.
+func (sn *Snapshot) note(err error) error {
+	if sn.missing == nil && errors.Is(err, ErrObjectMissing) {
+		sn.missing = err
+	}
+	return err
 }
 
 // List returns the names directly under dir in byte order (which is time
@@ -98,7 +112,7 @@ func (sn *Snapshot) Walk(dir string, fn func(path string, data []byte) error) er
 	for _, p := range paths {
 		b, err := sn.s.readBlob(p.hash)
 		if err != nil {
-			return err
+			return sn.note(err)
 		}
 		if err := fn(p.path, b); err != nil {
 			return err
@@ -215,7 +229,7 @@ func (sn *Snapshot) tree(h plumbing.Hash) (*object.Tree, error) {
 	}
 	t, err := sn.s.readTree(h)
 	if err != nil {
-		return nil, err
+		return nil, sn.note(err)
 	}
 	sn.trees[h] = t
 	return t, nil

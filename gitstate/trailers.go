@@ -3,6 +3,8 @@ package gitstate
 import (
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Trailer keys of state commits. Every key a machine reads from a commit
@@ -45,8 +47,11 @@ func (m Meta) Get(key string) string {
 	return ""
 }
 
-// message renders the commit message: summary, blank line, trailers. Newlines
-// inside values would end a trailer early, so they are flattened.
+// message renders the commit message: summary, blank line, trailers. The
+// summary and the values come from callers' text, so they are cut down to
+// one line of printable text: a newline would end a trailer early (or start
+// a forged one), a NUL would cut the message short, other control
+// characters would make `git log` lie on a terminal.
 func (m Meta) message(clock Clock) string {
 	var b strings.Builder
 	b.WriteString(oneLine(m.Summary))
@@ -55,7 +60,7 @@ func (m Meta) message(clock Clock) string {
 		if t.Key == TrailerClock {
 			continue
 		}
-		b.WriteString(t.Key)
+		b.WriteString(oneLine(t.Key))
 		b.WriteString(": ")
 		b.WriteString(oneLine(t.Value))
 		b.WriteByte('\n')
@@ -64,11 +69,27 @@ func (m Meta) message(clock Clock) string {
 	return b.String()
 }
 
+// oneLine turns every run of whitespace and control characters into one
+// space, and drops bytes that are not UTF-8.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
 		return s
 	}
-	return strings.Join(strings.Fields(strings.NewReplacer("\r", " ", "\n", " ").Replace(s)), " ")
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // parseMessage splits a commit message into its summary and its trailers

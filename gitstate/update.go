@@ -158,11 +158,24 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error)
 		return Commit{}, nil, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 	}
 	base, err := s.snapshotAt(tip)
+	if err == nil {
+		err = s.topLevelReads(base)
+	}
+	if errors.Is(err, ErrObjectMissing) {
+		return Commit{}, nil, s.unreadable(tip, err)
+	}
 	if err != nil {
 		return Commit{}, nil, err
 	}
 	tx := &Tx{base: base, pending: map[string][]byte{}, clock: base.clock.Next(), now: s.now()}
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	// A read that found an object of the tip gone means the state has a
+	// hole: never commit on top of it, not even a refusal.
+	if base.missing != nil {
+		tx.abort()
+		return Commit{}, tx, s.unreadable(tip, base.missing)
+	}
+	if err != nil {
 		tx.abort()
 		return Commit{}, tx, err
 	}
@@ -171,11 +184,34 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error)
 		return Commit{}, tx, ErrNoMeta
 	}
 	c, err := s.commit(tx, tip)
+	if errors.Is(err, ErrObjectMissing) {
+		err = s.unreadable(tip, err)
+	}
 	if err != nil {
 		tx.abort()
 		return Commit{}, tx, err
 	}
 	return c, tx, nil
+}
+
+// topLevelReads checks, cheaply, that the tip's root tree and the objects it
+// names directly are there; deeper holes are found when a read meets them
+// (Snapshot.missing). A full check would cost the state's size on every
+// call.
+func (s *Store) topLevelReads(sn *Snapshot) error {
+	if sn.root.IsZero() {
+		return nil
+	}
+	t, err := sn.tree(sn.root)
+	if err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		if err := s.hasObject(e.Hash); err != nil {
+			return sn.note(err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {

@@ -22,6 +22,9 @@ type audit struct {
 
 // meta renders the commit summary and trailers; e is nil on success.
 func (a audit) meta(c *Call, e *Error) gitstate.Meta {
+	// The tool's name and the caller's id are the caller's bytes too (an
+	// unknown tool, an unregistered id): never echo a credential.
+	a.tool, a.actor = redactName(a.tool), redactName(a.actor)
 	m := gitstate.Meta{Author: authorOf(a.actor)}
 	add := func(k, v string) {
 		if v != "" {
@@ -47,6 +50,14 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 	return m
 }
 
+// redactName replaces a name shaped like a credential.
+func redactName(s string) string {
+	if kind := secretIn(s); kind != "" {
+		return "[redacted: " + kind + "]"
+	}
+	return s
+}
+
 // authorOf attributes a commit to its caller: a person by their e-mail, an
 // agent by its id.
 func authorOf(id string) gitstate.Signature {
@@ -62,7 +73,9 @@ func authorOf(id string) gitstate.Signature {
 	return gitstate.Signature{Name: id, Email: id + "@agents.git-codex.invalid"}
 }
 
-// secretKey matches argument names whose values must never enter a ref.
+// secretKey matches argument names whose values must never enter a ref,
+// whatever they hold; values of any name are also checked for the shapes of
+// credentials (secretIn), so a token under "note" is redacted too.
 var secretKey = regexp.MustCompile(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key)`)
 
 // maxAuditString is how much of one string argument (or key) the trailer
@@ -74,8 +87,10 @@ const (
 )
 
 // redactArgs renders arguments for the Codex-Args trailer: compact JSON with
-// secret-looking fields replaced and long strings cut. Arguments that are
-// not valid JSON are not echoed at all (they may hold a secret).
+// secret-looking fields and every string shaped like a credential replaced
+// (at any depth, keys too), and long strings cut. Arguments that are not
+// valid JSON are not echoed at all (they may hold a secret). A call refused
+// with SECRET_DETECTED is recorded this way too: the value is nowhere.
 func redactArgs(args json.RawMessage) string {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 {
@@ -99,6 +114,9 @@ func redact(v any) any {
 		out := make(map[string]any, len(x))
 		for k, val := range x {
 			key := truncate(k, maxAuditString)
+			if kind := secretIn(k); kind != "" {
+				key = fmt.Sprintf("[redacted %s #%d]", kind, len(out))
+			}
 			if secretKey.MatchString(k) {
 				out[key] = "[redacted]"
 				continue
@@ -112,6 +130,9 @@ func redact(v any) any {
 		}
 		return x
 	case string:
+		if kind := secretIn(x); kind != "" {
+			return "[redacted: " + kind + "]"
+		}
 		return truncate(x, maxAuditString)
 	}
 	return v

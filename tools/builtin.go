@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
@@ -12,7 +13,7 @@ func Builtin() *Registry {
 		MailSend, MailListInbox, MailRead, MailReply,
 		LogDecision,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
-		ConfigGet, ConfigSet,
+		ConfigGet, ConfigSet, ConfigReset,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,
@@ -36,4 +37,20 @@ func Init(ctx context.Context, st *gitstate.Store, callerID string) (gitstate.Co
 		tx.SetMeta(a.meta(c, nil))
 		return tx.Put(pathConfig, Config{Entries: map[string]ConfigEntry{}})
 	})
+}
+
+// Restore makes the state of an earlier commit current again, for a
+// repository whose refs/codex/state was deleted or whose tip no longer
+// reads whole (gitstate.Store.Restore). It is recorded like a call, as the
+// tool "restore".
+func Restore(ctx context.Context, st *gitstate.Store, callerID, rev string) (gitstate.Commit, error) {
+	args, _ := json.Marshal(map[string]string{"commit": rev})
+	a := audit{tool: "restore", actor: callerID, args: redactArgs(args)}
+	if IsHuman(callerID) {
+		a.actorType = TypeHuman
+	}
+	c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}}
+	c.Summarize("%s restored the state of %s", callerID, rev)
+	c.Target(rev)
+	return st.Restore(ctx, rev, a.meta(c, nil))
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 )
 
@@ -59,7 +60,7 @@ type ConfigSetIn struct {
 }
 
 // ConfigSet changes one setting.
-var ConfigSet = Define("config_set", "config.set",
+var ConfigSet = Define("config_set", permSetConfig,
 	"Change one setting, e.g. the permission globs of an agent type (policy.<type>.allow / .deny) or mail size limits.",
 	CLI{Path: "config set", Args: []string{"key", "value"}},
 	func(ctx context.Context, c *Call, in ConfigSetIn) (ConfigValue, error) {
@@ -72,10 +73,55 @@ var ConfigSet = Define("config_set", "config.set",
 			return ConfigValue{}, err
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: v, SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
+		if why := lockedOut(c.Config); why != "" {
+			return ConfigValue{}, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, truncate(string(v), 80), why).
+				With("key", k.Name).With("reason", "lockout")
+		}
 		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
 			return ConfigValue{}, err
 		}
 		c.Target(k.Name)
 		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, truncate(string(v), 80))
 		return ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
+	}).Hint(Hints{Idempotent: true})
+
+// ConfigResetIn is config_reset's input.
+type ConfigResetIn struct {
+	What string `json:"what" jsonschema:"policy (every policy key) or one setting's key"`
+}
+
+// ConfigReset sets settings back to their defaults. People may always call
+// it, whatever the policy says (see permitted): it is the way back from a
+// policy that shuts everyone out, set here or arrived by sync.
+var ConfigReset = Define("config_reset", permResetConfig,
+	"Set settings back to their defaults: `policy` (every policy key) or one key. People may always reset, even when the policy denies them everything; the reset is recorded like any call.",
+	CLI{Path: "config reset", Args: []string{"what"}},
+	func(ctx context.Context, c *Call, in ConfigResetIn) (ConfigValues, error) {
+		var keys []configKey
+		for _, k := range configKeys() {
+			if k.Name == in.What || (in.What == "policy" && strings.HasPrefix(k.Name, "policy.")) {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			return ConfigValues{}, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(keyNames(), ", ")).With("what", in.What)
+		}
+		out := ConfigValues{Settings: []ConfigValue{}}
+		for _, k := range keys {
+			// The default is written with this call's clock rather than
+			// the key removed, so the reset outranks the older value a
+			// peer still holds when the two are merged.
+			v, _ := json.Marshal(k.Default)
+			c.Config.Entries[k.Name] = ConfigEntry{Value: v, SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
+			out.Settings = append(out.Settings, ConfigValue{Key: k.Name, Value: json.RawMessage(v), Default: true, Doc: k.Doc, SetBy: c.Caller.ID})
+		}
+		if why := lockedOut(c.Config); why != "" {
+			return ConfigValues{}, Errorf(InvalidInput, "resetting %s is refused: %s; reset `policy`", in.What, why).With("what", in.What).With("reason", "lockout")
+		}
+		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+			return ConfigValues{}, err
+		}
+		c.Target(in.What)
+		c.Summarize("%s reset %s to the defaults", c.Caller.ID, in.What)
+		return out, nil
 	}).Hint(Hints{Idempotent: true})

@@ -39,7 +39,7 @@ type Decision struct {
 // LogDecisionIn is log_decision's input.
 type LogDecisionIn struct {
 	Title string `json:"title" jsonschema:"the decision in one line"`
-	Body  string `json:"body" jsonschema:"why: the reasoning and the alternatives rejected"`
+	Body  string `text:"multiline" json:"body" jsonschema:"why: the reasoning and the alternatives rejected"`
 }
 
 // DecisionLogged is what log_decision returns.

@@ -35,6 +35,11 @@ const (
 	CommandNotFound      Code = "COMMAND_NOT_FOUND"      // no prompt command has that C3L name (seed 004)
 	RegistryLoadFailed   Code = "REGISTRY_LOAD_FAILED"   // registry.json or a template could not be read (seed 004)
 	ExecutionFailed      Code = "EXECUTION_FAILED"       // a prompt command's template could not be rendered (seed 004)
+	SecretDetected       Code = "SECRET_DETECTED"        // an argument holds what looks like a credential; nothing stored
+	UnsupportedRepo      Code = "UNSUPPORTED_REPOSITORY" // the repository's format (SHA-256, reftable) cannot be written safely
+	StateUnreadable      Code = "STATE_UNREADABLE"       // an object of the state is missing; nothing written; restore an earlier state
+	PreviousState        Code = "PREVIOUS_STATE_FOUND"   // init found the state of a deleted refs/codex/state; restore it or start afresh
+	ReadOnly             Code = "READ_ONLY"              // the repository cannot be written; the call needed to write
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -69,6 +74,11 @@ func Codes() []CodeInfo {
 		{CommandNotFound, "no prompt command has that C3L name (c1 c2 c3) in the agent's registry (details name them); find one with `git codex prompt search <words>`"},
 		{RegistryLoadFailed, "the prompt registry (.agent/<agent>/registry.json) or a template could not be read: details name the file, the line when known, and the cause; the built-in prompts are still served"},
 		{ExecutionFailed, "a prompt command's template could not be rendered (no file for the edition asked for, an unreadable file, a broken front matter); details name the file and the cause"},
+		{UnsupportedRepo, "the repository uses a format git codex cannot write without corrupting it (SHA-256 object names, reftable refs); nothing was written"},
+		{StateUnreadable, "an object of the state is missing (e.g. pruned by `git gc --prune=now` beside a writer); nothing was written; the message names the last readable state to restore with `git codex init --restore <commit>`"},
+		{PreviousState, "`git codex init` found the state of a deleted refs/codex/state in the object store; restore it with `git codex init --restore <commit>`, or start afresh with `git codex init --fresh`"},
+		{ReadOnly, "the repository cannot be written (read-only .git, or a full disk) and the call needed to write; reads still answer, unrecorded"},
+		{SecretDetected, "an argument holds what looks like a credential (details name the field and the kind, never the value); nothing of it was stored. See docs/SECURITY.md"},
 	}
 }
 

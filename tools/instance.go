@@ -102,7 +102,7 @@ func tmuxFor(c *Config, env Env) tmux.Runner {
 // SpawnIn is spawn's input.
 type SpawnIn struct {
 	Type   string `json:"type" jsonschema:"the instance's agent type: planning, coding, review, worker, supervisor or orchestrator"`
-	Prompt string `json:"prompt" jsonschema:"the task: what the agent is to do"`
+	Prompt string `text:"multiline" json:"prompt" jsonschema:"the task: what the agent is to do"`
 	Agent  string `json:"agent,omitempty" jsonschema:"launcher: claude, codex, gemini or one set with agent.<name>.command (default agent.default)"`
 	From   string `json:"from,omitempty" jsonschema:"revision the instance's branch starts at (default HEAD)"`
 	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7)"`

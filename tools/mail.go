@@ -52,7 +52,7 @@ type MailSendIn struct {
 	To      string `json:"to,omitempty" jsonschema:"id of the agent to mail; give this or to_human, not both"`
 	ToHuman bool   `json:"to_human,omitempty" jsonschema:"true to mail the humans' shared inbox instead of an agent"`
 	Subject string `json:"subject" jsonschema:"one-line subject"`
-	Body    string `json:"body" jsonschema:"message text"`
+	Body    string `text:"multiline" json:"body" jsonschema:"message text"`
 }
 
 // MailSent is what mail_send and mail_reply return.
@@ -214,7 +214,7 @@ var MailRead = Define("mail_read", "mail.read",
 // MailReplyIn is mail_reply's input.
 type MailReplyIn struct {
 	OriginalMailID string `json:"original_mail_id" jsonschema:"id of the mail you are answering"`
-	Body           string `json:"body" jsonschema:"reply text"`
+	Body           string `text:"multiline" json:"body" jsonschema:"reply text"`
 }
 
 // MailReply answers a mail to its sender.

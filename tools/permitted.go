@@ -33,10 +33,9 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 	if err != nil {
 		return nil, err
 	}
-	rule := cfg.rule(typ)
 	var out []*Tool
 	for _, t := range r.All() {
-		if rule.permits(t.Permission) {
+		if permitted(cfg, typ, t.Permission) {
 			out = append(out, t)
 		}
 	}

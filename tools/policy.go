@@ -1,6 +1,9 @@
 package tools
 
-import "path"
+import (
+	"fmt"
+	"path"
+)
 
 // defaultPolicy is seed 003's permission table, carried over to git codex's
 // permission keys ("mail.send", "agent.list", ...) and extended to seed
@@ -41,6 +44,32 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 	}
+}
+
+// permResetConfig is the permission of config_reset: people hold it
+// whatever the policy says, so a policy that shuts everyone out (set by
+// hand, or arrived by sync from a peer) always has a way back.
+const permResetConfig = "config.reset"
+
+// permSetConfig is config_set's permission, the one people must keep.
+const permSetConfig = "config.set"
+
+// permitted is the registry's permission check: the caller's type passes
+// the policy in force, or the caller is a person resetting config.
+func permitted(cfg *Config, t AgentType, permission string) bool {
+	if t == TypeHuman && permission == permResetConfig {
+		return true
+	}
+	return cfg.rule(t).permits(permission)
+}
+
+// lockedOut says why a config would leave no person able to change config
+// (as config_set does), or "" if people still can.
+func lockedOut(cfg *Config) string {
+	if cfg.rule(TypeHuman).permits(permSetConfig) {
+		return ""
+	}
+	return fmt.Sprintf("no person could change config any more (policy.human.allow must match %s and policy.human.deny must not)", permSetConfig)
 }
 
 type rule struct {

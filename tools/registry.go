@@ -204,6 +204,9 @@ type Result struct {
 	// Commit is the audit commit the call wrote ("" if it could not write
 	// one, e.g. before init).
 	Commit string `json:"-"`
+	// Notice says what the caller should know besides the answer, e.g.
+	// that a read was answered without its audit record.
+	Notice string `json:"notice,omitempty"`
 }
 
 // Call runs the named tool for the caller with raw JSON arguments, as one
@@ -219,6 +222,9 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 		res, c = r.run(ctx, tx, callerID, name, args, st)
 		return nil
 	})
+	if gitstate.Unwritable(err) {
+		return r.unrecorded(ctx, st, callerID, name, args, err)
+	}
 	if err != nil {
 		return Result{Error: StoreError(err)}
 	}
@@ -232,11 +238,35 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 	return res
 }
 
+// unrecorded answers a call when the repository cannot be written (werr):
+// a read is answered from the tip without its audit commit, and says so; a
+// call that changes the state is refused with READ_ONLY.
+func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage, werr error) Result {
+	var res Result
+	var c *Call
+	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
+		res, c = r.run(ctx, tx, callerID, name, args, st)
+		if len(c.after) > 0 { // work outside git is never done unrecorded
+			return gitstate.ErrWouldWrite
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, gitstate.ErrWouldWrite):
+		return Result{Error: Errorf(ReadOnly, "the repository cannot be written (%v), and %s changes the state; nothing was done. Make .git writable (or free disk space) and call again", werr, name).With("tool", name)}
+	case err != nil:
+		return Result{Error: StoreError(err)}
+	}
+	res.Notice = fmt.Sprintf("answered without its audit record: the repository cannot be written (%v)", werr)
+	return res
+}
+
 // StoreError is the structured form of an error from opening, reading or
 // writing the store, with a hint; adapters that touch the store directly
 // use it too.
 func StoreError(err error) *Error {
 	var te *Error
+	var unreadable *gitstate.UnreadableError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -244,6 +274,14 @@ func StoreError(err error) *Error {
 		return Errorf(NotInitialized, "this repository has no git codex state; run `git codex init` first")
 	case errors.Is(err, gitstate.ErrNotRepository):
 		return Errorf(NotRepository, "not inside a git repository; cd into one (or run `git init`) and try again")
+	case errors.As(err, &unreadable):
+		e := Errorf(StateUnreadable, "%v", err).With("tip", unreadable.Tip)
+		if unreadable.LastReadable != "" {
+			e = e.With("last_readable", unreadable.LastReadable)
+		}
+		return e
+	case errors.Is(err, gitstate.ErrUnsupportedRepository):
+		return Errorf(UnsupportedRepo, "%v; nothing was written. Use git codex in a repository made with the default format (`git init --object-format=sha1`)", err)
 	}
 	return Errorf(InternalError, "%v", err)
 }
@@ -281,7 +319,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 	c.Config = cfg
 	// Permission first: a caller who may not use the tool learns that, not
 	// what was wrong with arguments it should not have sent.
-	if !cfg.rule(c.Caller.Type).permits(t.Permission) {
+	if !permitted(cfg, c.Caller.Type, t.Permission) {
 		return fail(Errorf(PermissionDenied, "tool %q (permission %s) is not allowed for agent type %q; see `git codex config get policy.%s.allow`",
 			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type))), c
 	}

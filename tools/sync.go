@@ -24,7 +24,7 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 	args, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
 	var conflicts []Conflict // settled by every round's merge
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
-		a := audit{tool: "sync", actor: callerID, args: string(args)}
+		a := audit{tool: "sync", actor: callerID, args: redactArgs(args)} // a remote may be a URL with a token in it
 		if IsHuman(callerID) {
 			a.actorType = TypeHuman
 		}
@@ -35,7 +35,7 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		}
 		conflicts = append(conflicts, settled...)
 		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped)",
-			callerID, remote, len(report.Resolved), len(settled), len(report.Dropped))
+			callerID, redactName(remote), len(report.Resolved), len(settled), len(report.Dropped))
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}

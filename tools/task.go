@@ -135,7 +135,7 @@ func grantTask(c *Call, t *Task, holder string) (changed bool, err error) {
 // TaskCreateIn is task_create's input.
 type TaskCreateIn struct {
 	Title       string `json:"title" jsonschema:"one-line summary of the work"`
-	Description string `json:"description" jsonschema:"what to do and how to tell it is done"`
+	Description string `text:"multiline" json:"description" jsonschema:"what to do and how to tell it is done"`
 }
 
 // TaskCreate adds a task for someone to claim.

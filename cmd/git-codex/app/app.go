@@ -208,5 +208,9 @@ func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte
 		return tools.Result{Error: tools.AsError(err)}
 	}
 	defer st.Close()
-	return e.reg.Call(ctx, st, caller, name, args)
+	res := e.reg.Call(ctx, st, caller, name, args)
+	if res.Notice != "" {
+		fmt.Fprintf(e.stderr, "git codex: note: %s\n", res.Notice)
+	}
+	return res
 }

@@ -14,19 +14,41 @@ func (e *env) initCommand() *cli.Command {
 		Name:  "init",
 		Usage: "start git codex in this repository (creates refs/codex/state)",
 		Description: "Writes the first state commit: an empty config, so the default permission policy applies.\n" +
-			"Running it again changes nothing.",
-		Flags: []cli.Flag{&cli.StringSliceFlag{Name: "remote", Usage: "also configure `REMOTE` to carry the state (as `git codex remote add`)"}},
+			"Running it again changes nothing. If refs/codex/state was deleted but its state is still in the\n" +
+			"object store, init says so and names it: --restore <commit> brings it back, --fresh starts afresh.\n" +
+			"--restore also recovers from a tip whose objects are gone (STATE_UNREADABLE names the commit).",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "remote", Usage: "also configure `REMOTE` to carry the state (as `git codex remote add`)"},
+			&cli.StringFlag{Name: "restore", Usage: "make the state of `COMMIT` current again (after refs/codex/state was deleted, or its tip lost objects)"},
+			&cli.BoolFlag{Name: "fresh", Usage: "start an empty state even though an earlier one is still in the object store"},
+		},
 		Action: func(c *cli.Context) error {
-			for _, r := range c.StringSlice("remote") {
-				if err := e.configureRemote(c, r); err != nil {
-					return err
-				}
-			}
+			// open first: a repository git codex cannot write is refused
+			// before anything, its config included, is changed
 			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			for _, r := range c.StringSlice("remote") {
+				if err := e.configureRemote(c, r); err != nil {
+					return err
+				}
+			}
+			if rev := c.String("restore"); rev != "" {
+				return e.restore(c, st, caller, rev)
+			}
+			if !c.Bool("fresh") {
+				lost, ok, err := st.FindLostState(c.Context)
+				if err != nil {
+					return tools.StoreError(err)
+				}
+				if ok {
+					return tools.Errorf(tools.PreviousState, "%s is gone, but the state it named is still in the object store: %s (clock %d, %s: %q); restore it with `git codex init --restore %s`, or start an empty state with `git codex init --fresh`",
+						gitstate.RefState, lost.Commit[:12], lost.Clock, lost.Time.UTC().Format("2006-01-02 15:04:05Z"), lost.Summary, lost.Commit).
+						With("commit", lost.Commit).With("clock", uint64(lost.Clock))
+				}
+			}
 			commit, err := tools.Init(c.Context, st, caller)
 			if errors.Is(err, gitstate.ErrAlreadyInitialized) {
 				fmt.Fprintf(e.stderr, "git codex is already initialised in %s\n", st.GitDir())
@@ -39,4 +61,19 @@ func (e *env) initCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// restore runs `init --restore <commit>`.
+func (e *env) restore(c *cli.Context, st *gitstate.Store, caller, rev string) error {
+	commit, err := tools.Restore(c.Context, st, caller, rev)
+	switch {
+	case errors.Is(err, gitstate.ErrAlreadyInitialized):
+		return tools.Errorf(tools.AlreadyExists, "%v; see `git codex log`", err)
+	case errors.Is(err, gitstate.ErrNotFound):
+		return tools.Errorf(tools.ResourceNotFound, "%v; name a commit of the state (see the STATE_UNREADABLE or PREVIOUS_STATE_FOUND message)", err)
+	case err != nil:
+		return tools.StoreError(err)
+	}
+	fmt.Fprintf(e.stdout, "Restored the state of %s in %s (%s at %s)\n", rev, st.GitDir(), gitstate.RefState, commit.Hash[:12])
+	return nil
 }

@@ -60,10 +60,14 @@ func (e *env) logCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
+			viewer, err := asFlag(c)
+			if err != nil {
+				return err
+			}
 			var entries []logEntry
 			limit := c.Int("limit")
 			err = st.Events(c.Context, c.Args().First(), func(ev gitstate.Event) bool {
-				en := entryOf(ev)
+				en := entryOf(forViewer(ev, viewer))
 				if !matches(c, en) {
 					return true
 				}

@@ -63,6 +63,7 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		{"config_set", `{"key":"mail.max_subject_bytes","value":"600"}`, true, ""},
 		{"config_set", `{"key":"policy.review.deny","value":"supervisor.*,orchestrator.*"}`, true, ""},
 		{"config_get", `{"key":"policy.review.deny"}`, true, ""},
+		{"config_reset", `{"what":"policy.review.deny"}`, true, ""},
 		{"config_set", `{"key":"no.such.key","value":"1"}`, false, ""},
 		{"conflict_list", `{}`, true, ""},
 		{"lock_acquire", `{"name":"db","reason":"migrating","ttl_seconds":60}`, true, ""},

@@ -36,6 +36,11 @@ func (e *env) showCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			viewer, err := asFlag(c)
+			if err != nil {
+				return err
+			}
+			ev = forViewer(ev, viewer)
 			changes, err := st.Changes(c.Context, ev.Commit)
 			if err != nil {
 				return tools.StoreError(err)

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
@@ -160,7 +162,7 @@ func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 	m := map[string]any{}
 	for i, a := range t.CLI.Args {
 		if i < c.NArg() {
-			m[a] = c.Args().Get(i)
+			m[a] = rawText(c.Args().Get(i))
 		}
 	}
 	for _, f := range inputFields(t) {
@@ -176,10 +178,37 @@ func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 		case reflect.Map:
 			m[f.json] = c.Generic(name).(*keyValues).m
 		default:
-			m[f.json] = c.String(name)
+			m[f.json] = rawText(c.String(name))
 		}
 	}
 	return json.Marshal(m)
+}
+
+// rawText is a string argument as the JSON the registry checks. Text that
+// is not UTF-8 is sent with its bad bytes as they are: json.Marshal would
+// replace them with U+FFFD, and the registry could not refuse what it never
+// saw (it names the field, as it does for `call` and MCP).
+type rawText string
+
+func (s rawText) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(string(s)) {
+		return json.Marshal(string(s))
+	}
+	var b bytes.Buffer
+	b.WriteByte('"')
+	rest := string(s)
+	for rest != "" {
+		r, size := utf8.DecodeRuneInString(rest)
+		if r == utf8.RuneError && size == 1 {
+			b.WriteByte(rest[0])
+		} else {
+			q, _ := json.Marshal(rest[:size])
+			b.Write(q[1 : len(q)-1])
+		}
+		rest = rest[size:]
+	}
+	b.WriteByte('"')
+	return b.Bytes(), nil
 }
 
 func firstSentence(s string) string {

@@ -1,0 +1,103 @@
+package tools
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// secretShape is one kind of credential recognised by the form of its value,
+// whatever the field it arrives in: the shapes GitHub's push protection and
+// similar scanners look for. docs/SECURITY.md lists them; keep the two in step.
+//
+// A value is searched for the shape's markers (fixed prefixes) and the
+// pattern is matched only where one starts, anchored: scanning a 64 KiB
+// body with one unanchored expression per shape took tens of milliseconds.
+type secretShape struct {
+	kind    string
+	markers []string // where a match can start; searched case-blind if fold
+	fold    bool
+	re      *regexp.Regexp // anchored at the marker
+	// word: the match must not continue a word (a letter, digit or '_'
+	// just before it): "risk-..." holds no "sk-" key.
+	word bool
+	// ok, when set, rejects matches that only look like the shape.
+	ok func(match string) bool
+}
+
+// secretWindow is how far past a marker a match is looked for; every shape
+// is recognisable within it.
+const secretWindow = 256
+
+// secretShapes are compiled on first use: compiling them at package init
+// would cost every short CLI run a few hundred microseconds.
+var secretShapes = sync.OnceValue(func() []secretShape {
+	return []secretShape{
+		{kind: "GitHub token", markers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{30,}`), word: true},
+		{kind: "GitHub fine-grained token", markers: []string{"github_pat_"}, re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,}`), word: true},
+		{kind: "GitLab token", markers: []string{"glpat-"}, re: regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), word: true},
+		{kind: "Anthropic API key", markers: []string{"sk-ant-"}, re: regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`), word: true},
+		{kind: "OpenAI API key", markers: []string{"sk-"}, re: regexp.MustCompile(`^sk-[A-Za-z0-9_-]{20,}`), word: true, ok: hasDigit},
+		{kind: "Stripe secret key", markers: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: regexp.MustCompile(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), word: true},
+		{kind: "Slack token", markers: []string{"xox"}, re: regexp.MustCompile(`^xox[abprs]-[A-Za-z0-9-]{10,}`), word: true},
+		{kind: "Slack app token", markers: []string{"xapp-"}, re: regexp.MustCompile(`^xapp-[0-9]+-[A-Za-z0-9-]{10,}`), word: true},
+		{kind: "AWS access key id", markers: []string{"AKIA", "ASIA"}, re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}(?:[^A-Za-z0-9_]|$)`), word: true},
+		{kind: "Google API key", markers: []string{"AIza"}, re: regexp.MustCompile(`^AIza[A-Za-z0-9_-]{35}`), word: true},
+		{kind: "npm token", markers: []string{"npm_"}, re: regexp.MustCompile(`^npm_[A-Za-z0-9]{36}`), word: true},
+		{kind: "private key", markers: []string{"-----BEGIN"}, re: regexp.MustCompile(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)},
+		{kind: "bearer token", markers: []string{"bearer"}, fold: true, re: regexp.MustCompile(`^(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`), word: true, ok: hasDigit},
+	}
+})
+
+// secretIn names the kind of the first credential found in s (in the order
+// of secretShapes), or "".
+func secretIn(s string) string {
+	var lower string // s with ASCII letters lowered (same length), if needed
+	for _, sh := range secretShapes() {
+		hay := s
+		if sh.fold {
+			if lower == "" {
+				lower = asciiLower(s)
+			}
+			hay = lower
+		}
+		for _, m := range sh.markers {
+			for from := 0; ; {
+				i := strings.Index(hay[from:], m)
+				if i < 0 {
+					break
+				}
+				i += from
+				from = i + len(m)
+				if sh.word && i > 0 && isWordByte(s[i-1]) {
+					continue
+				}
+				end := min(len(s), i+secretWindow)
+				if match := sh.re.FindString(s[i:end]); match != "" && (sh.ok == nil || sh.ok(match)) {
+					return sh.kind
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+// asciiLower lowers ASCII letters only, so byte offsets stay those of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// hasDigit tells a key ("sk-4f9aQ...") from a hyphenated phrase
+// ("sk-lightweight-approach-for-the-cache"), and a bearer token from prose:
+// generated credentials mix in digits, and the prefixes have none.
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
