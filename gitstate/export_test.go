@@ -70,7 +70,7 @@ func (s *Store) MergeTrees(base, ours, theirs string, resolve Resolver) (string,
 		}
 		return plumbing.NewHash(h)
 	}
-	h, r, err := s.mergeTrees(hash(base), hash(ours), hash(theirs), resolve)
+	h, r, err := s.mergeTrees(hash(base), hash(ours), hash(theirs), resolve, nil)
 	return h.String(), r, err
 }
 

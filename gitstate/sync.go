@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"time"
@@ -127,6 +128,9 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			continue
 		}
 		specs = append(specs, "+"+f[1]+":"+dst)
+	}
+	if err := s.pruneNotes(ctx, remote, adv); err != nil {
+		return nil, err
 	}
 	if len(specs) == 0 {
 		return adv, nil
@@ -337,14 +341,24 @@ type SyncOptions struct {
 	Resolve  Resolver
 	Validate Validator
 	Finish   MergeFunc
+	// Layout is what the remote's state tree may hold, and which records
+	// a merge keeps (MergeValidated's Check); nil: git's rules only.
+	Layout *Layout
 	// Push publishes the merged state; false makes Sync a pull.
 	Push bool
-	// Progress, if not nil, receives git's progress output.
+	// Progress, if not nil, receives git's progress output, and a line
+	// each time Sync tries again because the remote moved.
 	Progress io.Writer
-	// Attempts bounds fetch-merge-push rounds when the remote keeps moving;
-	// 0 means 5.
+	// Budget bounds the time spent on rounds after the first when the
+	// remote keeps moving (0: DefaultSyncBudget); Attempts, if more than
+	// 0, bounds the number of rounds too.
+	Budget   time.Duration
 	Attempts int
 }
+
+// DefaultSyncBudget is how long Sync keeps trying while the remote's
+// state keeps moving (another clone writing and syncing in a loop).
+const DefaultSyncBudget = time.Minute
 
 // SyncResult is what Sync did.
 type SyncResult struct {
@@ -357,14 +371,17 @@ type SyncResult struct {
 // Sync fetches the remote's state, merges it into the local state, merges
 // notes, and (with Push) publishes the result. Refs the remote advertises at
 // the commits we already have are neither fetched nor pushed again, so a
-// sync with nothing new costs one `git ls-remote`. A push the remote rejects
-// because its state moved meanwhile starts another round. A remote that
+// sync with nothing new costs one `git ls-remote`. Everything fetched is
+// checked before any of it becomes local: the state by MergeValidated, the
+// notes by checkNotes. A push the remote rejects because its state moved
+// meanwhile starts another round after a randomised, growing pause (so two
+// busy clones fall out of step), until opts.Budget runs out. A remote that
 // cannot be reached fails with ErrRemote before anything local changes.
 // Syncs of one repository take turns (lockSync).
 func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (SyncResult, error) {
-	attempts := opts.Attempts
-	if attempts <= 0 {
-		attempts = 5
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultSyncBudget
 	}
 	var res SyncResult
 	unlock, err := s.lockSync(ctx)
@@ -372,15 +389,20 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		return res, err
 	}
 	defer unlock()
-	for res.Attempts < attempts {
+	start := time.Now()
+	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
 		if err != nil {
 			return res, err
 		}
+		if err := s.checkNotes(ctx, remote, adv); err != nil {
+			return res, err
+		}
 		res.Found = adv.found()
 		if res.Found {
-			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, opts.Validate, opts.Finish)
+			check := Check{Validate: opts.Validate, Layout: opts.Layout}
+			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
 			if err != nil {
 				return res, err
 			}
@@ -409,8 +431,31 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if !errors.Is(err, ErrPushRejected) {
 			return res, err
 		}
+		wait := retryPause(res.Attempts)
+		spent := time.Since(start)
+		if spent+wait > budget || (opts.Attempts > 0 && res.Attempts >= opts.Attempts) {
+			return res, fmt.Errorf("gitstate: sync %s: %s kept moving: gave up after %d attempts in %s: %w",
+				remote, remote, res.Attempts, spent.Round(time.Second), ErrPushRejected)
+		}
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "git codex: %s moved while we synced; trying again in %s (attempt %d)\n",
+				remote, wait.Round(10*time.Millisecond), res.Attempts+1)
+		}
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("gitstate: sync %s: %w", remote, ctx.Err())
+		case <-time.After(wait):
+		}
 	}
-	return res, fmt.Errorf("gitstate: sync %s: gave up after %d attempts: %w", remote, attempts, ErrPushRejected)
+}
+
+// retryPause is the pause before round attempt+1 of a sync whose push the
+// remote rejected: exponential backoff (100 ms doubling, at most 3.2 s)
+// with full jitter, so clones that keep colliding fall out of step and a
+// quick round fits between a busy peer's pushes.
+func retryPause(attempt int) time.Duration {
+	ceil := 100 * time.Millisecond << min(attempt-1, 5)
+	return ceil/4 + rand.N(ceil*3/4)
 }
 
 // ConfigureRemote adds git codex's refspecs to the remote's fetch and push
@@ -455,4 +500,70 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// checkNotes checks every notes ref the remote advertised, as fetched,
+// before any is merged: it must be a commit whose tree holds notes only
+// (named by hashes, git's fan-out, bounded sizes) and follows git's rules
+// (checkShape, reading only what differs from the local notes). A blob or
+// a malformed tree there fails with ErrInvalidState naming the ref.
+func (s *Store) checkNotes(ctx context.Context, remote string, adv advertised) error {
+	for ref := range adv {
+		if !strings.HasPrefix(ref, NotesPrefix) {
+			continue
+		}
+		h, ok, err := readRef(s.commonDir, trackingRef(remote, ref))
+		if err != nil || !ok {
+			return errors.Join(err, fmt.Errorf("gitstate: %s was not fetched", ref))
+		}
+		cur, ok, err := readRef(s.commonDir, ref)
+		if err != nil {
+			return err
+		}
+		if ok && cur == h {
+			continue
+		}
+		if err := s.checkType(ctx, h, "commit"); err != nil {
+			return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, ref, err)
+		}
+		var from plumbing.Hash
+		if ok {
+			c, err := s.readCommit(cur)
+			if err != nil {
+				return err
+			}
+			from = c.TreeHash
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, ref, err)
+		}
+		if err := s.checkShape(from, c.TreeHash, notesSlot); err != nil {
+			return fmt.Errorf("%w (in the remote's %s)", err, ref)
+		}
+	}
+	return nil
+}
+
+// pruneNotes deletes the remote-tracking notes refs of notes refs the
+// remote no longer has, so a notes ref removed there (say one that was
+// refused) is not merged again from a stale copy.
+func (s *Store) pruneNotes(ctx context.Context, remote string, adv advertised) error {
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname)", remoteDir(remote)+"notes/"); err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for ref := range adv {
+		have[trackingRef(remote, ref)] = true
+	}
+	for _, ref := range strings.Fields(out.String()) {
+		if have[ref] {
+			continue
+		}
+		if err := s.git(ctx, nil, "update-ref", "-d", ref); err != nil {
+			return fmt.Errorf("gitstate: prune %s: %w", ref, err)
+		}
+	}
+	return nil
 }

@@ -252,3 +252,15 @@ func (s *Store) writeObjects(b *objectBatch) error {
 	defer s.objMu.Unlock()
 	return s.objects.write(b)
 }
+
+func (s *Store) readRaw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.raw(t, h)
+}
+
+func (s *Store) objectSize(h plumbing.Hash) (int64, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.size(h)
+}

@@ -1,8 +1,11 @@
 package gitstate
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -107,4 +110,128 @@ func (s *Store) validateCommits(from, to plumbing.Hash, validate Validator) erro
 		trees[i] = c.TreeHash
 	}
 	return s.validateChange(trees[0], trees[1], validate)
+}
+
+// checkType checks that h names an object of type want (a ref a remote
+// advertises can point at anything: a blob, a tree).
+func (s *Store) checkType(ctx context.Context, h plumbing.Hash, want string) error {
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, "cat-file", "-t", h.String()); err != nil {
+		return fmt.Errorf("object %s cannot be read: %v", h, err)
+	}
+	if got := strings.TrimSpace(out.String()); got != want {
+		return fmt.Errorf("%s is a %s, not a %s", h, got, want)
+	}
+	return nil
+}
+
+// checkIncoming checks what a merge of the commit theirs into ours (zero:
+// no local state yet) would bring in, before anything of it is used: its
+// clock (checkClock) and its tree's shape (checkShape against layout).
+func (s *Store) checkIncoming(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout) error {
+	if err := s.checkClock(ctx, ours, theirs); err != nil {
+		return err
+	}
+	var from plumbing.Hash
+	if !ours.IsZero() {
+		c, err := s.readCommit(ours)
+		if err != nil {
+			return err
+		}
+		from = c.TreeHash
+	}
+	c, err := s.readCommit(theirs)
+	if err != nil {
+		return fmt.Errorf("gitstate: %w: %v", ErrInvalidState, err)
+	}
+	return s.checkShape(from, c.TreeHash, layout.slotAt)
+}
+
+// checkClock refuses an incoming commit whose clock is further ahead of
+// ours than its history can explain. Every commit git codex writes has a
+// clock one more than the largest of its parents', so a commit n commits
+// ahead of everything we have is at most our clock plus n. A peer that
+// writes a larger one (say the largest uint64) would pin the clock of every
+// later commit on every clone, and ordering would fall back to tie-breaks.
+// Clocks inside the incoming history are not read: merges witness only the
+// two tips (mergeCommit), so no buried clock reaches a later commit.
+func (s *Store) checkClock(ctx context.Context, ours, theirs plumbing.Hash) error {
+	tc, err := s.readCommit(theirs)
+	if err != nil {
+		return fmt.Errorf("gitstate: %w: %v", ErrInvalidState, err)
+	}
+	clock := clockOf(tc.Message)
+	var local Clock
+	args := []string{"rev-list", "--count", theirs.String()}
+	if !ours.IsZero() {
+		oc, err := s.readCommit(ours)
+		if err != nil {
+			return err
+		}
+		local = clockOf(oc.Message)
+		args = append(args, "^"+ours.String())
+	}
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, args...); err != nil {
+		return err
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(out.String()), 10, 64)
+	if err != nil {
+		return fmt.Errorf("gitstate: count incoming commits: %w", err)
+	}
+	bound := local + Clock(n)
+	if bound < local { // saturate
+		bound = ^Clock(0)
+	}
+	if clock > bound {
+		return fmt.Errorf("gitstate: %w: commit %s has clock %d, but it is %d commit(s) ahead of the local clock %d, so at most %d",
+			ErrInvalidState, theirs, clock, n, local, bound)
+	}
+	return nil
+}
+
+// dropsKept reports whether moving from the commit ours to the commit
+// theirs would delete records of a directory the layout keeps: then a
+// fast-forward would lose what no tool can delete, and the sync merges
+// instead (mergeKept). It reads only subtrees that differ.
+func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, error) {
+	var trees [2]plumbing.Hash
+	for i, h := range []plumbing.Hash{ours, theirs} {
+		c, err := s.readCommit(h)
+		if err != nil {
+			return false, err
+		}
+		trees[i] = c.TreeHash
+	}
+	var walk func(parts []string, o, t plumbing.Hash) (bool, error)
+	walk = func(parts []string, o, t plumbing.Hash) (bool, error) {
+		if o == t || !layout.keeps(parts) {
+			return false, nil
+		}
+		ot, err := s.readTree(o)
+		if err != nil {
+			return false, err
+		}
+		tt, err := s.readTree(t)
+		if err != nil {
+			return false, err
+		}
+		theirs := map[string]object.TreeEntry{}
+		for _, e := range tt.Entries {
+			theirs[e.Name] = e
+		}
+		for _, e := range ot.Entries {
+			te, ok := theirs[e.Name]
+			switch {
+			case !ok, (e.Mode == filemode.Dir) != (te.Mode == filemode.Dir):
+				return true, nil
+			case e.Mode == filemode.Dir && te.Hash != e.Hash:
+				if drops, err := walk(append(parts[:len(parts):len(parts)], e.Name), e.Hash, te.Hash); err != nil || drops {
+					return drops, err
+				}
+			}
+		}
+		return false, nil
+	}
+	return walk(nil, trees[0], trees[1])
 }
