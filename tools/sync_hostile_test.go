@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,12 +342,16 @@ func TestSyncBusyPeer(t *testing.T) {
 	p := newPeer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	var pushes atomic.Int64
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
 			p.a.call("alice", "mail_send", fmt.Sprintf(`{"to":"bob","subject":"busy %d","body":"b"}`, i))
-			tools.Sync(ctx, p.a.st, human, "origin", true, nil)
+			if _, err := tools.Sync(ctx, p.a.st, human, "origin", true, nil); err != nil && ctx.Err() == nil {
+				t.Errorf("the busy peer's sync: %v", err)
+			}
+			pushes.Add(1)
 		}
 	}()
 	defer func() { cancel(); wg.Wait() }()
@@ -367,6 +372,7 @@ func TestSyncBusyPeer(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("the busy peer synced %d times", pushes.Load())
 	if !retried {
 		t.Log("no sync of B had to retry: the peer was not busy enough to test the backoff")
 	}
