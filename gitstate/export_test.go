@@ -79,3 +79,42 @@ func (s *Store) MergeBase(ctx context.Context, a, b string) (string, error) {
 	h, err := s.mergeBase(ctx, plumbing.NewHash(a), plumbing.NewHash(b))
 	return h.String(), err
 }
+
+// WriteRawObject stores data as an object of type typ ("blob", "tree",
+// "commit") exactly as given, unchecked, and returns its hash.
+func (s *Store) WriteRawObject(typ string, data []byte) (string, error) {
+	t, err := plumbing.ParseObjectType(typ)
+	if err != nil {
+		return "", err
+	}
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	obj := s.objects.st.NewEncodedObject()
+	obj.SetType(t)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return "", err
+	}
+	w.Write(data)
+	w.Close()
+	h, err := s.objects.store(obj)
+	return h.String(), err
+}
+
+// CheckShape is checkShape of the tree with nothing to compare it with
+// (as a fresh clone adopts a state), against layout.
+func (s *Store) CheckShape(tree string, layout *Layout) error {
+	return s.checkShape(plumbing.ZeroHash, plumbing.NewHash(tree), layout.slotAt)
+}
+
+// CanonicalTree reports whether the tree decodes and encodes back to the
+// same object, as a tree git itself wrote does.
+func (s *Store) CanonicalTree(tree string) (bool, error) {
+	t, err := s.readTree(plumbing.NewHash(tree))
+	if err != nil {
+		return false, err
+	}
+	h, err := s.writeObject(&object.Tree{Entries: t.Entries})
+	return h == plumbing.NewHash(tree), err
+}
