@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -382,25 +383,24 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	if ok && ours == theirs {
 		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
 	}
-	if ok {
-		if anc, err := s.isAncestor(ctx, theirs, ours); err != nil || anc {
-			return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, err
-		}
+	// one git process tells both ancestries and how far theirs is ahead
+	ahead, behind, err := s.aheadBehind(ctx, ours, theirs)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	if ok && behind == 0 {
+		// theirs is in our history
+		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
 	}
 	var validate Validator
 	var layout *Layout
 	if check != nil {
 		validate, layout = check.Validate, check.Layout
-		if err := s.checkIncoming(ctx, ours, theirs, layout); err != nil {
+		if err := s.checkIncoming(ours, theirs, behind, layout); err != nil {
 			return MergeResult{}, err
 		}
 	}
-	ff := !ok
-	if ok {
-		if ff, err = s.isAncestor(ctx, ours, theirs); err != nil {
-			return MergeResult{}, err
-		}
-	}
+	ff := !ok || ahead == 0
 	if ff && ok && layout != nil {
 		drops, err := s.dropsKept(ours, theirs, layout)
 		if err != nil {
@@ -468,14 +468,28 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	return c, report, err
 }
 
-// isAncestor reports whether a is in b's history.
-func (s *Store) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
-	err := s.git(ctx, nil, "merge-base", "--is-ancestor", a.String(), b.String())
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
-		return false, nil
+// aheadBehind counts the commits only ours has and only theirs has (ours
+// zero: no local state, every commit of theirs is new).
+func (s *Store) aheadBehind(ctx context.Context, ours, theirs plumbing.Hash) (ahead, behind uint64, err error) {
+	var out bytes.Buffer
+	if ours.IsZero() {
+		err = s.git(ctx, &out, "rev-list", "--count", theirs.String())
+		if err == nil {
+			behind, err = strconv.ParseUint(strings.TrimSpace(out.String()), 10, 64)
+		}
+		return 0, behind, err
 	}
-	return err == nil, err
+	if err := s.git(ctx, &out, "rev-list", "--left-right", "--count", ours.String()+"..."+theirs.String()); err != nil {
+		return 0, 0, err
+	}
+	f := strings.Fields(out.String())
+	if len(f) != 2 {
+		return 0, 0, fmt.Errorf("gitstate: rev-list --left-right --count: %q", out.String())
+	}
+	if ahead, err = strconv.ParseUint(f[0], 10, 64); err == nil {
+		behind, err = strconv.ParseUint(f[1], 10, 64)
+	}
+	return ahead, behind, err
 }
 
 // mergeBase returns a best common ancestor of a and b, the same one in

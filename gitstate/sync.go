@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -170,11 +171,7 @@ const fetchAttempts = 15
 // upToDate reports whether the remote, as advertised, already holds our
 // state and every notes ref we would push, at the same commits: then a
 // push would change nothing.
-func (s *Store) upToDate(ctx context.Context, adv advertised) (bool, error) {
-	notes, err := s.localNotes(ctx)
-	if err != nil {
-		return false, err
-	}
+func (s *Store) upToDate(adv advertised, notes []string) (bool, error) {
 	for _, ref := range append([]string{RefState}, notes...) {
 		h, ok, err := readRef(s.commonDir, ref)
 		if err != nil {
@@ -197,18 +194,19 @@ func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) err
 		return err
 	}
 	defer unlock()
-	return s.push(ctx, remote, progress)
-}
-
-func (s *Store) push(ctx context.Context, remote string, progress io.Writer) error {
-	if err := checkRemote(remote); err != nil {
-		return err
-	}
-	specs := []string{RefState + ":" + RefState}
 	notes, err := s.localNotes(ctx)
 	if err != nil {
 		return err
 	}
+	return s.push(ctx, remote, progress, notes)
+}
+
+// push publishes the state and the local notes refs notes.
+func (s *Store) push(ctx context.Context, remote string, progress io.Writer, notes []string) error {
+	if err := checkRemote(remote); err != nil {
+		return err
+	}
+	specs := []string{RefState + ":" + RefState}
 	for _, n := range notes {
 		specs = append(specs, n+":"+n)
 	}
@@ -219,7 +217,7 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer) err
 		args = append(args, "--quiet")
 	}
 	var out bytes.Buffer
-	err = s.gitTo(ctx, &out, progress, append(append(args, remote), specs...)...)
+	err := s.gitTo(ctx, &out, progress, append(append(args, remote), specs...)...)
 	if err == nil {
 		return nil
 	}
@@ -289,22 +287,43 @@ func (s *Store) localNotes(ctx context.Context) ([]string, error) {
 // It holds the writer lock, like a transaction, so two syncs of one
 // repository take turns instead of racing on the notes refs.
 func (s *Store) MergeNotes(ctx context.Context, remote string) error {
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", remoteDir(remote)+"notes/"); err != nil {
+		return err
+	}
+	var fetched [][2]string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			fetched = append(fetched, [2]string{f[0], f[1]})
+		}
+	}
+	return s.mergeNotes(ctx, remote, fetched)
+}
+
+// fetchedNotes are the remote-tracking notes refs of the notes refs the
+// remote advertised, and their commits (where fetch put them).
+func fetchedNotes(remote string, adv advertised) [][2]string {
+	var out [][2]string
+	for ref, h := range adv {
+		if strings.HasPrefix(ref, NotesPrefix) {
+			out = append(out, [2]string{trackingRef(remote, ref), h})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// mergeNotes is MergeNotes of the given remote-tracking notes refs (name,
+// commit).
+func (s *Store) mergeNotes(ctx context.Context, remote string, fetched [][2]string) error {
 	s.txMu.Lock()
 	defer s.txMu.Unlock()
 	if err := s.writer.lock(); err != nil {
 		return err
 	}
 	defer s.writer.unlock()
-	var out bytes.Buffer
 	prefix := remoteDir(remote) + "notes/"
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
-		return err
-	}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
+	for _, f := range fetched {
 		local := "refs/notes/" + strings.TrimPrefix(f[0], prefix)
 		cur, ok, err := readRef(s.commonDir, local)
 		if err != nil {
@@ -407,7 +426,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 				return res, err
 			}
 		}
-		if err := s.MergeNotes(ctx, remote); err != nil {
+		if err := s.mergeNotes(ctx, remote, fetchedNotes(remote, adv)); err != nil {
 			return res, err
 		}
 		if !opts.Push {
@@ -416,14 +435,18 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("gitstate: nothing to push: %w", ErrNotInitialized))
 		}
-		if same, err := s.upToDate(ctx, adv); err != nil {
+		notes, err := s.localNotes(ctx)
+		if err != nil {
+			return res, err
+		}
+		if same, err := s.upToDate(adv, notes); err != nil {
 			return res, err
 		} else if same {
 			// the remote already has exactly what we would push
 			res.Pushed = true
 			return res, nil
 		}
-		err = s.push(ctx, remote, opts.Progress)
+		err = s.push(ctx, remote, opts.Progress, notes)
 		if err == nil {
 			res.Pushed = true
 			return res, nil

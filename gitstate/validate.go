@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -125,11 +124,11 @@ func (s *Store) checkType(ctx context.Context, h plumbing.Hash, want string) err
 	return nil
 }
 
-// checkIncoming checks what a merge of the commit theirs into ours (zero:
-// no local state yet) would bring in, before anything of it is used: its
+// checkIncoming checks what a merge of the commit theirs, n commits ahead
+// of ours (zero: no local state yet), would bring in, before anything of it is used: its
 // clock (checkClock) and its tree's shape (checkShape against layout).
-func (s *Store) checkIncoming(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout) error {
-	if err := s.checkClock(ctx, ours, theirs); err != nil {
+func (s *Store) checkIncoming(ours, theirs plumbing.Hash, n uint64, layout *Layout) error {
+	if err := s.checkClock(ours, theirs, n); err != nil {
 		return err
 	}
 	var from plumbing.Hash
@@ -148,36 +147,27 @@ func (s *Store) checkIncoming(ctx context.Context, ours, theirs plumbing.Hash, l
 }
 
 // checkClock refuses an incoming commit whose clock is further ahead of
-// ours than its history can explain. Every commit git codex writes has a
+// ours than its history can explain (n is the number of its commits we do
+// not have). Every commit git codex writes has a
 // clock one more than the largest of its parents', so a commit n commits
 // ahead of everything we have is at most our clock plus n. A peer that
 // writes a larger one (say the largest uint64) would pin the clock of every
 // later commit on every clone, and ordering would fall back to tie-breaks.
 // Clocks inside the incoming history are not read: merges witness only the
 // two tips (mergeCommit), so no buried clock reaches a later commit.
-func (s *Store) checkClock(ctx context.Context, ours, theirs plumbing.Hash) error {
+func (s *Store) checkClock(ours, theirs plumbing.Hash, n uint64) error {
 	tc, err := s.readCommit(theirs)
 	if err != nil {
 		return fmt.Errorf("gitstate: %w: %v", ErrInvalidState, err)
 	}
 	clock := clockOf(tc.Message)
 	var local Clock
-	args := []string{"rev-list", "--count", theirs.String()}
 	if !ours.IsZero() {
 		oc, err := s.readCommit(ours)
 		if err != nil {
 			return err
 		}
 		local = clockOf(oc.Message)
-		args = append(args, "^"+ours.String())
-	}
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, args...); err != nil {
-		return err
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(out.String()), 10, 64)
-	if err != nil {
-		return fmt.Errorf("gitstate: count incoming commits: %w", err)
 	}
 	bound := local + Clock(n)
 	if bound < local { // saturate
