@@ -113,13 +113,17 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*"); err != nil {
+	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*", waitingPrefix+"*"); err != nil {
 		return nil, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
 	}
 	adv := advertised{}
 	var specs []string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)
+		if len(f) == 2 && strings.HasPrefix(f[1], waitingPrefix) {
+			adv[f[1]] = f[0] // listed, never fetched
+			continue
+		}
 		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix)) {
 			continue
 		}
@@ -409,11 +413,17 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	}
 	defer unlock()
 	start := time.Now()
+	var w waiter
+	defer w.leave(s, remote)
 	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
 		if err != nil {
 			return res, err
+		}
+		if opts.Push && w.yield(ctx, adv, remote, opts.Progress) {
+			res.Attempts--
+			continue
 		}
 		if err := s.checkNotes(ctx, remote, adv); err != nil {
 			return res, err
@@ -464,6 +474,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			fmt.Fprintf(opts.Progress, "git codex: %s moved while we synced; trying again in %s (attempt %d)\n",
 				remote, wait.Round(10*time.Millisecond), res.Attempts+1)
 		}
+		w.announce(ctx, s, remote, adv[RefState])
 		select {
 		case <-ctx.Done():
 			return res, fmt.Errorf("gitstate: sync %s: %w", remote, ctx.Err())

@@ -333,8 +333,11 @@ func TestSyncRefusesPinnedClock(t *testing.T) {
 
 // TestSyncBusyPeer: issue 16, item 5. While clone A writes and syncs in a
 // loop, every sync of clone B succeeds: B retries with backoff and jitter
-// within its time budget instead of giving up after a few rounds that all
-// lose the race, and says on its progress stream that it is retrying.
+// within its time budget, says on its progress stream that it is retrying,
+// and once rejected it says on the remote that it is waiting, so A lets it
+// go first (before, 8 of 8 syncs gave up; backoff alone still lost 12 of
+// 12 rounds to a peer whose cycle is shorter than a merge round). No
+// waiting ref is left behind.
 func TestSyncBusyPeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a busy peer for several seconds")
@@ -355,9 +358,13 @@ func TestSyncBusyPeer(t *testing.T) {
 		}
 	}()
 	defer func() { cancel(); wg.Wait() }()
+	for pushes.Load() < 2 { // the peer is busy: it has synced, and goes on
+		time.Sleep(50 * time.Millisecond)
+	}
+	before := pushes.Load()
 	var progress bytes.Buffer
 	retried := false
-	for i := 0; i < 6; i++ {
+	for i := 0; i < 4; i++ {
 		p.b.ok("alice", "mail_send", fmt.Sprintf(`{"to":"bob","subject":"from B %d","body":"b"}`, i))
 		start := time.Now()
 		progress.Reset()
@@ -372,7 +379,12 @@ func TestSyncBusyPeer(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("the busy peer synced %d times", pushes.Load())
+	t.Logf("the busy peer synced %d times meanwhile", pushes.Load()-before)
+	cancel()
+	wg.Wait()
+	if left := gitstatetest.Git(t, p.remote, "for-each-ref", "refs/codex/waiting/"); left != "" {
+		t.Errorf("waiting refs left on the remote:\n%s", left)
+	}
 	if !retried {
 		t.Log("no sync of B had to retry: the peer was not busy enough to test the backoff")
 	}
