@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -34,8 +35,12 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			return err
 		}
 		conflicts = append(conflicts, settled...)
-		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped, %d kept that one side deleted)",
-			callerID, remote, len(report.Resolved), len(settled), len(report.Dropped), len(report.Kept))
+		kept := ""
+		if len(report.Kept) > 0 {
+			kept = fmt.Sprintf(", %d kept that one side deleted", len(report.Kept))
+		}
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped%s)",
+			callerID, remote, len(report.Resolved), len(settled), len(report.Dropped), kept)
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}

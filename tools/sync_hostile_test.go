@@ -236,6 +236,9 @@ func TestSyncKeepsRecordsAPeerDeleted(t *testing.T) {
 			if got := p.b.records(); !equalStrings(keys(got), keys(want)) {
 				t.Fatalf("B's records after the sync:\n%v\nwant\n%v", keys(got), keys(want))
 			}
+			if s := p.b.git("log", "-1", "--format=%s", gitstate.RefState); !strings.Contains(s, "kept that one side deleted") {
+				t.Errorf("the merge's summary does not count the kept records: %q", s)
+			}
 			if parents := p.b.git("log", "-1", "--format=%P", gitstate.RefState); !strings.Contains(parents, forged) {
 				t.Fatalf("the merge's parents %s do not include the peer's commit %s", parents, forged)
 			}
