@@ -363,7 +363,7 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 		return MergeResult{}, err
 	}
 	if check != nil {
-		if err := s.checkType(ctx, theirs, "commit"); err != nil {
+		if err := s.checkType(theirs, plumbing.CommitObject); err != nil {
 			return MergeResult{}, fmt.Errorf("gitstate: %w: %s: %v", ErrInvalidState, rev, err)
 		}
 	}

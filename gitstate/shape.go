@@ -326,7 +326,7 @@ func (s *Store) checkShape(from, to plumbing.Hash, slotAt func(parts []string) s
 				if size > sl.max {
 					return shapeError(p, "%d bytes, more than the %d a file there may have", size, sl.max)
 				}
-				if _, err := s.readRaw(plumbing.BlobObject, e.hash); err != nil {
+				if err := s.isBlob(e.hash); err != nil {
 					return shapeError(p, "not a readable file: %v", err)
 				}
 			}

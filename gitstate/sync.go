@@ -557,7 +557,7 @@ func (s *Store) checkNotes(ctx context.Context, remote string, adv advertised) e
 		if ok && cur == h {
 			continue
 		}
-		if err := s.checkType(ctx, h, "commit"); err != nil {
+		if err := s.checkType(h, plumbing.CommitObject); err != nil {
 			return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, ref, err)
 		}
 		var from plumbing.Hash
@@ -583,15 +583,15 @@ func (s *Store) checkNotes(ctx context.Context, remote string, adv advertised) e
 // remote no longer has, so a notes ref removed there (say one that was
 // refused) is not merged again from a stale copy.
 func (s *Store) pruneNotes(ctx context.Context, remote string, adv advertised) error {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname)", remoteDir(remote)+"notes/"); err != nil {
+	fetched, err := listRefNames(s.commonDir, remoteDir(remote)+"notes/")
+	if err != nil {
 		return err
 	}
 	have := map[string]bool{}
 	for ref := range adv {
 		have[trackingRef(remote, ref)] = true
 	}
-	for _, ref := range strings.Fields(out.String()) {
+	for _, ref := range fetched {
 		if have[ref] {
 			continue
 		}

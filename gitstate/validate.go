@@ -1,8 +1,6 @@
 package gitstate
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -113,16 +111,30 @@ func (s *Store) validateCommits(from, to plumbing.Hash, validate Validator) erro
 
 // checkType checks that h names an object of type want (a ref a remote
 // advertises can point at anything: a blob, a tree).
-func (s *Store) checkType(ctx context.Context, h plumbing.Hash, want string) error {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "cat-file", "-t", h.String()); err != nil {
+// Its size is read first, so a huge object there is refused unread.
+func (s *Store) checkType(h plumbing.Hash, want plumbing.ObjectType) error {
+	size, err := s.objectSize(h)
+	if err != nil {
 		return fmt.Errorf("object %s cannot be read: %v", h, err)
 	}
-	if got := strings.TrimSpace(out.String()); got != want {
-		return fmt.Errorf("%s is a %s, not a %s", h, got, want)
+	if size > maxRefTarget {
+		return fmt.Errorf("object %s has %d bytes, not a %s git codex wrote", h, size, want)
+	}
+	s.objMu.Lock()
+	obj, err := s.objects.st.EncodedObject(plumbing.AnyObject, h)
+	s.objMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("object %s cannot be read: %v", h, err)
+	}
+	if obj.Type() != want {
+		return fmt.Errorf("%s is a %s, not a %s", h, obj.Type(), want)
 	}
 	return nil
 }
+
+// maxRefTarget bounds the size of what a fetched ref may point at: a
+// commit is a few kilobytes.
+const maxRefTarget = 1 << 20
 
 // checkIncoming checks what a merge of the commit theirs, n commits ahead
 // of ours (zero: no local state yet), would bring in, before anything of it is used: its
