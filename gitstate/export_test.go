@@ -87,19 +87,9 @@ func (s *Store) WriteRawObject(typ string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
-	obj := s.objects.st.NewEncodedObject()
-	obj.SetType(t)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return "", err
-	}
-	w.Write(data)
-	w.Close()
-	h, err := s.objects.store(obj)
-	return h.String(), err
+	b := &objectBatch{}
+	h := b.add(t, data)
+	return h.String(), s.writeObjects(b)
 }
 
 // CheckShape is checkShape of the tree with nothing to compare it with
@@ -115,6 +105,7 @@ func (s *Store) CanonicalTree(tree string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	h, err := s.writeObject(&object.Tree{Entries: t.Entries})
+	b := &objectBatch{}
+	h, err := b.encode(plumbing.TreeObject, &object.Tree{Entries: t.Entries})
 	return h == plumbing.NewHash(tree), err
 }

@@ -121,13 +121,13 @@ func (s *Store) checkType(h plumbing.Hash, want plumbing.ObjectType) error {
 		return fmt.Errorf("object %s has %d bytes, not a %s git codex wrote", h, size, want)
 	}
 	s.objMu.Lock()
-	obj, err := s.objects.st.EncodedObject(plumbing.AnyObject, h)
+	obj, err := s.objects.anyType(h)
 	s.objMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("object %s cannot be read: %v", h, err)
 	}
-	if obj.Type() != want {
-		return fmt.Errorf("%s is a %s, not a %s", h, obj.Type(), want)
+	if obj.typ != want {
+		return fmt.Errorf("%s is a %s, not a %s", h, obj.typ, want)
 	}
 	return nil
 }
