@@ -70,7 +70,7 @@ func (s *Store) MergeTrees(base, ours, theirs string, resolve Resolver) (string,
 		}
 		return plumbing.NewHash(h)
 	}
-	h, r, err := s.mergeTrees(hash(base), hash(ours), hash(theirs), resolve)
+	h, r, err := s.mergeTrees(hash(base), hash(ours), hash(theirs), resolve, nil)
 	return h.String(), r, err
 }
 
@@ -78,4 +78,34 @@ func (s *Store) MergeTrees(base, ours, theirs string, resolve Resolver) (string,
 func (s *Store) MergeBase(ctx context.Context, a, b string) (string, error) {
 	h, err := s.mergeBase(ctx, plumbing.NewHash(a), plumbing.NewHash(b))
 	return h.String(), err
+}
+
+// WriteRawObject stores data as an object of type typ ("blob", "tree",
+// "commit") exactly as given, unchecked, and returns its hash.
+func (s *Store) WriteRawObject(typ string, data []byte) (string, error) {
+	t, err := plumbing.ParseObjectType(typ)
+	if err != nil {
+		return "", err
+	}
+	b := &objectBatch{}
+	h := b.add(t, data)
+	return h.String(), s.writeObjects(b)
+}
+
+// CheckShape is checkShape of the tree with nothing to compare it with
+// (as a fresh clone adopts a state), against layout.
+func (s *Store) CheckShape(tree string, layout *Layout) error {
+	return s.checkShape(plumbing.ZeroHash, plumbing.NewHash(tree), layout.slotAt)
+}
+
+// CanonicalTree reports whether the tree decodes and encodes back to the
+// same object, as a tree git itself wrote does.
+func (s *Store) CanonicalTree(tree string) (bool, error) {
+	t, err := s.readTree(plumbing.NewHash(tree))
+	if err != nil {
+		return false, err
+	}
+	b := &objectBatch{}
+	h, err := b.encode(plumbing.TreeObject, &object.Tree{Entries: t.Entries})
+	return h == plumbing.NewHash(tree), err
 }

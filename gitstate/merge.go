@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,6 +34,9 @@ type MergeReport struct {
 	// Dropped lists records one side had where the other has a
 	// directory: the directory wins, the record is not in the result.
 	Dropped []string
+	// Kept lists records one side deleted that the other still had, in
+	// directories whose records no tool deletes (Layout's Keep): they stay.
+	Kept []string
 	// Sides holds the three versions of each resolved record (nil where
 	// a side has none), for a MergeFunc that restores invariants: it needs
 	// to know what each side claimed, not only what the resolver chose.
@@ -47,8 +52,12 @@ type Sides struct {
 // writes the result. Whole subtrees that only one side changed are taken by
 // hash without being read, so the cost follows the size of the two sides'
 // changes, not the size of the state.
-func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve, out: &objectBatch{}}
+//
+// Under directories whose records a layout keeps, a record one side deleted
+// and the other still has stays (mergeKept): those subtrees are merged name
+// by name even when only one side changed them.
+func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver, layout *Layout) (plumbing.Hash, MergeReport, error) {
+	m := &merger{s: s, resolve: resolve, layout: layout, out: &objectBatch{}}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
@@ -65,6 +74,7 @@ func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver) (
 	}
 	sort.Strings(m.report.Resolved)
 	sort.Strings(m.report.Dropped)
+	sort.Strings(m.report.Kept)
 	return root.hash, m.report, nil
 }
 
@@ -81,6 +91,7 @@ func (n node) absent() bool { return n.hash.IsZero() }
 type merger struct {
 	s       *Store
 	resolve Resolver
+	layout  *Layout // nil: no directory is kept
 	report  MergeReport
 	out     *objectBatch // the objects the merge writes, stored as one pack at the end
 }
@@ -97,17 +108,22 @@ func (m *merger) writeBlob(data []byte) (plumbing.Hash, error) {
 
 // merge returns the merged node for path.
 func (m *merger) merge(path string, b, o, t node) (node, error) {
-	switch {
-	case o == t:
-		return o, nil
-	case o == b:
-		return t, nil
-	case t == b:
+	if o == t {
 		return o, nil
 	}
-	// Both sides changed path. Directories (or a directory and nothing)
+	kept := m.layout.keeps(splitNames(path))
+	if !kept {
+		switch {
+		case o == b:
+			return t, nil
+		case t == b:
+			return o, nil
+		}
+	}
+	// Both sides changed path, or it is kept and one side changed it (it
+	// may have dropped records). Directories (or a directory and nothing)
 	// merge name by name; records go to the resolver.
-	if (o.dir || o.absent()) && (t.dir || t.absent()) && !(o.absent() && t.absent()) {
+	if (o.dir || o.absent()) && (t.dir || t.absent()) {
 		return m.mergeDirs(path, b, o, t)
 	}
 	if o.dir || t.dir {
@@ -121,7 +137,31 @@ func (m *merger) merge(path string, b, o, t node) (node, error) {
 		}
 		return t, nil
 	}
+	if kept {
+		switch {
+		case o.absent() || t.absent():
+			// deleted on one side: a record no tool deletes stays
+			if !b.absent() {
+				m.report.Kept = append(m.report.Kept, path)
+			}
+			if o.absent() {
+				return t, nil
+			}
+			return o, nil
+		case o == b:
+			return t, nil
+		case t == b:
+			return o, nil
+		}
+	}
 	return m.mergeRecord(path, b, o, t)
+}
+
+func splitNames(path string) []string {
+	if path == "" {
+		return nil
+	}
+	return strings.Split(path, "/")
 }
 
 func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
@@ -165,9 +205,33 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 	if len(tree.Entries) == 0 {
 		return node{}, nil
 	}
+	// a merge that ends where one side is (as kept directories often do)
+	// reuses that side's tree instead of writing it again
+	for _, side := range []struct {
+		n  node
+		es map[string]node
+	}{{o, oe}, {t, te}} {
+		if side.n.dir && sameEntries(tree.Entries, side.es) {
+			return side.n, nil
+		}
+	}
 	sort.Sort(object.TreeEntrySorter(tree.Entries))
 	h, err := m.write(tree)
 	return node{hash: h, dir: true}, err
+}
+
+// sameEntries reports whether a merged tree's entries are exactly es.
+func sameEntries(entries []object.TreeEntry, es map[string]node) bool {
+	if len(entries) != len(es) {
+		return false
+	}
+	for _, e := range entries {
+		n, ok := es[e.Name]
+		if !ok || n.hash != e.Hash || n.dir != (e.Mode == filemode.Dir) {
+			return false
+		}
+	}
+	return true
 }
 
 // entries lists a directory node's children; records and absent nodes have
@@ -254,13 +318,36 @@ type MergeFunc func(tx *Tx, report MergeReport) error
 //     and the commit has both tips as parents, so both audit trails stay
 //     in history. Its clock is one more than the larger of the two.
 func (s *Store) Merge(ctx context.Context, rev string, resolve Resolver, finish MergeFunc) (MergeResult, error) {
-	return s.MergeValidated(ctx, rev, resolve, nil, finish)
+	return s.merge(ctx, rev, resolve, nil, finish)
 }
 
-// MergeValidated is Merge that first checks, with validate, every record
-// the merge would bring in (adopted, fast-forwarded or merged). If any is
-// invalid nothing changes and the error wraps ErrInvalidState, naming them.
-func (s *Store) MergeValidated(ctx context.Context, rev string, resolve Resolver, validate Validator, finish MergeFunc) (MergeResult, error) {
+// Check is how MergeValidated checks what a merge would bring in from
+// elsewhere (a remote's state) before anything of it becomes local.
+type Check struct {
+	// Validate checks every record that would be new or changed.
+	Validate Validator
+	// Layout is what a state tree may hold (checkShape), and which
+	// records a merge keeps whatever the other side did (mergeKept); nil
+	// checks git's rules and the size bounds only.
+	Layout *Layout
+}
+
+// MergeValidated is Merge that first checks what the merge would bring in
+// (adopted, fast-forwarded or merged): that rev names a commit, its clock
+// (checkClock), its tree's shape against git's rules and check.Layout
+// (checkShape), and with check.Validate every record that differs. If any
+// check fails nothing changes and the error wraps ErrInvalidState, naming
+// what is wrong. A fast-forward that would drop records of a Keep directory
+// becomes a merge that keeps them (case 3 with our tip as the base).
+func (s *Store) MergeValidated(ctx context.Context, rev string, resolve Resolver, check Check, finish MergeFunc) (MergeResult, error) {
+	if check.Layout == nil {
+		check.Layout = &Layout{}
+	}
+	return s.merge(ctx, rev, resolve, &check, finish)
+}
+
+// merge is Merge and MergeValidated; a nil check checks nothing.
+func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *Check, finish MergeFunc) (MergeResult, error) {
 	// git codex's own refs (sync passes a remote-tracking one) point at
 	// commits and are read directly, without a git process.
 	var theirs plumbing.Hash
@@ -275,6 +362,11 @@ func (s *Store) MergeValidated(ctx context.Context, rev string, resolve Resolver
 	if err != nil {
 		return MergeResult{}, err
 	}
+	if check != nil {
+		if err := s.checkType(theirs, plumbing.CommitObject); err != nil {
+			return MergeResult{}, fmt.Errorf("gitstate: %w: %s: %v", ErrInvalidState, rev, err)
+		}
+	}
 	s.txMu.Lock()
 	defer s.txMu.Unlock()
 	if err := s.writer.lock(); err != nil {
@@ -285,24 +377,38 @@ func (s *Store) MergeValidated(ctx context.Context, rev string, resolve Resolver
 	if err != nil {
 		return MergeResult{}, err
 	}
-	switch {
-	case ok && ours == theirs:
+	if !ok {
+		ours = plumbing.ZeroHash
+	}
+	if ok && ours == theirs {
 		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
-	case !ok:
-		if err := s.validateCommits(plumbing.ZeroHash, theirs, validate); err != nil {
-			return MergeResult{}, err
-		}
-		if err := s.swapRef(RefState, plumbing.ZeroHash, theirs); err != nil {
-			return MergeResult{}, err
-		}
-		return MergeResult{Status: MergeFastForward, Commit: theirs.String()}, nil
 	}
-	if anc, err := s.isAncestor(ctx, theirs, ours); err != nil || anc {
-		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, err
-	}
-	if anc, err := s.isAncestor(ctx, ours, theirs); err != nil {
+	// one git process tells both ancestries and how far theirs is ahead
+	ahead, behind, err := s.aheadBehind(ctx, ours, theirs)
+	if err != nil {
 		return MergeResult{}, err
-	} else if anc {
+	}
+	if ok && behind == 0 {
+		// theirs is in our history
+		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
+	}
+	var validate Validator
+	var layout *Layout
+	if check != nil {
+		validate, layout = check.Validate, check.Layout
+		if err := s.checkIncoming(ours, theirs, behind, layout); err != nil {
+			return MergeResult{}, err
+		}
+	}
+	ff := !ok || ahead == 0
+	if ff && ok && layout != nil {
+		drops, err := s.dropsKept(ours, theirs, layout)
+		if err != nil {
+			return MergeResult{}, err
+		}
+		ff = !drops
+	}
+	if ff {
 		if err := s.validateCommits(ours, theirs, validate); err != nil {
 			return MergeResult{}, err
 		}
@@ -311,14 +417,14 @@ func (s *Store) MergeValidated(ctx context.Context, rev string, resolve Resolver
 		}
 		return MergeResult{Status: MergeFastForward, Commit: theirs.String()}, nil
 	}
-	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, validate, finish)
+	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, validate, layout, finish)
 	if err != nil {
 		return MergeResult{}, err
 	}
 	return MergeResult{Status: MergeMerged, Commit: c.Hash, Report: report}, nil
 }
 
-func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, validate Validator, finish MergeFunc) (Commit, MergeReport, error) {
+func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, validate Validator, layout *Layout, finish MergeFunc) (Commit, MergeReport, error) {
 	base, err := s.mergeBase(ctx, ours, theirs)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
@@ -334,9 +440,15 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 			return Commit{}, MergeReport{}, err
 		}
 		trees[i] = c.TreeHash
-		clock = clock.Witness(clockOf(c.Message))
+		if i > 0 {
+			// The base is in both histories, so in any history git codex
+			// wrote its clock is below both tips': witnessing the tips is
+			// enough, and a clock buried in shared history (which the check
+			// of an incoming tip does not see) cannot pin the merge's.
+			clock = clock.Witness(clockOf(c.Message))
+		}
 	}
-	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve)
+	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve, layout)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
 	}
@@ -356,14 +468,28 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	return c, report, err
 }
 
-// isAncestor reports whether a is in b's history.
-func (s *Store) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
-	err := s.git(ctx, nil, "merge-base", "--is-ancestor", a.String(), b.String())
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
-		return false, nil
+// aheadBehind counts the commits only ours has and only theirs has (ours
+// zero: no local state, every commit of theirs is new).
+func (s *Store) aheadBehind(ctx context.Context, ours, theirs plumbing.Hash) (ahead, behind uint64, err error) {
+	var out bytes.Buffer
+	if ours.IsZero() {
+		err = s.git(ctx, &out, "rev-list", "--count", theirs.String())
+		if err == nil {
+			behind, err = strconv.ParseUint(strings.TrimSpace(out.String()), 10, 64)
+		}
+		return 0, behind, err
 	}
-	return err == nil, err
+	if err := s.git(ctx, &out, "rev-list", "--left-right", "--count", ours.String()+"..."+theirs.String()); err != nil {
+		return 0, 0, err
+	}
+	f := strings.Fields(out.String())
+	if len(f) != 2 {
+		return 0, 0, fmt.Errorf("gitstate: rev-list --left-right --count: %q", out.String())
+	}
+	if ahead, err = strconv.ParseUint(f[0], 10, 64); err == nil {
+		behind, err = strconv.ParseUint(f[1], 10, 64)
+	}
+	return ahead, behind, err
 }
 
 // mergeBase returns a best common ancestor of a and b, the same one in

@@ -322,3 +322,30 @@ func (o *objectStore) write(b *objectBatch) error {
 	o.added(name)
 	return nil
 }
+
+// raw returns an object's content as stored, undecoded; an object of
+// another type is not found.
+func (o *objectStore) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	v, err := o.read(t, h)
+	return v.data, err
+}
+
+// anyType reads an object whatever its type.
+func (o *objectStore) anyType(h plumbing.Hash) (packed, error) {
+	v, err := o.lookup(h)
+	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
+		o.scanned = false
+		v, err = o.lookup(h)
+	}
+	if err != nil {
+		return packed{}, fmt.Errorf("gitstate: read %s: %w", h, err)
+	}
+	return v, nil
+}
+
+// size returns an object's size. (The store reads objects whole, so a huge
+// blob is loaded once to be refused; it is never kept or written.)
+func (o *objectStore) size(h plumbing.Hash) (int64, error) {
+	v, err := o.anyType(h)
+	return int64(len(v.data)), err
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -148,4 +149,46 @@ func (s *Store) acquireRefLock(lockPath string) error {
 			backoff *= 2
 		}
 	}
+}
+
+// listRefNames lists the refs under prefix (which ends in "/"), loose and
+// packed, without a git process. Lock files are not refs.
+func listRefNames(commonDir, prefix string) ([]string, error) {
+	seen := map[string]bool{}
+	root := filepath.Join(commonDir, filepath.FromSlash(prefix))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(commonDir, p)
+		if err != nil {
+			return err
+		}
+		seen[filepath.ToSlash(rel)] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: list %s: %w", prefix, err)
+	}
+	b, err := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("gitstate: read packed-refs: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if _, name, ok := strings.Cut(line, " "); ok && line[0] != '#' && line[0] != '^' && strings.HasPrefix(name, prefix) {
+			seen[name] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
 }

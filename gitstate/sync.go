@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -111,13 +113,17 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*"); err != nil {
+	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*", waitingPrefix+"*"); err != nil {
 		return nil, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
 	}
 	adv := advertised{}
 	var specs []string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)
+		if len(f) == 2 && strings.HasPrefix(f[1], waitingPrefix) {
+			adv[f[1]] = f[0] // listed, never fetched
+			continue
+		}
 		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix)) {
 			continue
 		}
@@ -127,6 +133,9 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			continue
 		}
 		specs = append(specs, "+"+f[1]+":"+dst)
+	}
+	if err := s.pruneNotes(ctx, remote, adv); err != nil {
+		return nil, err
 	}
 	if len(specs) == 0 {
 		return adv, nil
@@ -166,11 +175,7 @@ const fetchAttempts = 15
 // upToDate reports whether the remote, as advertised, already holds our
 // state and every notes ref we would push, at the same commits: then a
 // push would change nothing.
-func (s *Store) upToDate(ctx context.Context, adv advertised) (bool, error) {
-	notes, err := s.localNotes(ctx)
-	if err != nil {
-		return false, err
-	}
+func (s *Store) upToDate(adv advertised, notes []string) (bool, error) {
 	for _, ref := range append([]string{RefState}, notes...) {
 		h, ok, err := readRef(s.commonDir, ref)
 		if err != nil {
@@ -193,18 +198,19 @@ func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) err
 		return err
 	}
 	defer unlock()
-	return s.push(ctx, remote, progress)
-}
-
-func (s *Store) push(ctx context.Context, remote string, progress io.Writer) error {
-	if err := checkRemote(remote); err != nil {
-		return err
-	}
-	specs := []string{RefState + ":" + RefState}
 	notes, err := s.localNotes(ctx)
 	if err != nil {
 		return err
 	}
+	return s.push(ctx, remote, progress, notes)
+}
+
+// push publishes the state and the local notes refs notes.
+func (s *Store) push(ctx context.Context, remote string, progress io.Writer, notes []string) error {
+	if err := checkRemote(remote); err != nil {
+		return err
+	}
+	specs := []string{RefState + ":" + RefState}
 	for _, n := range notes {
 		specs = append(specs, n+":"+n)
 	}
@@ -215,7 +221,7 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer) err
 		args = append(args, "--quiet")
 	}
 	var out bytes.Buffer
-	err = s.gitTo(ctx, &out, progress, append(append(args, remote), specs...)...)
+	err := s.gitTo(ctx, &out, progress, append(append(args, remote), specs...)...)
 	if err == nil {
 		return nil
 	}
@@ -285,22 +291,43 @@ func (s *Store) localNotes(ctx context.Context) ([]string, error) {
 // It holds the writer lock, like a transaction, so two syncs of one
 // repository take turns instead of racing on the notes refs.
 func (s *Store) MergeNotes(ctx context.Context, remote string) error {
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", remoteDir(remote)+"notes/"); err != nil {
+		return err
+	}
+	var fetched [][2]string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			fetched = append(fetched, [2]string{f[0], f[1]})
+		}
+	}
+	return s.mergeNotes(ctx, remote, fetched)
+}
+
+// fetchedNotes are the remote-tracking notes refs of the notes refs the
+// remote advertised, and their commits (where fetch put them).
+func fetchedNotes(remote string, adv advertised) [][2]string {
+	var out [][2]string
+	for ref, h := range adv {
+		if strings.HasPrefix(ref, NotesPrefix) {
+			out = append(out, [2]string{trackingRef(remote, ref), h})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// mergeNotes is MergeNotes of the given remote-tracking notes refs (name,
+// commit).
+func (s *Store) mergeNotes(ctx context.Context, remote string, fetched [][2]string) error {
 	s.txMu.Lock()
 	defer s.txMu.Unlock()
 	if err := s.writer.lock(); err != nil {
 		return err
 	}
 	defer s.writer.unlock()
-	var out bytes.Buffer
 	prefix := remoteDir(remote) + "notes/"
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
-		return err
-	}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
+	for _, f := range fetched {
 		local := "refs/notes/" + strings.TrimPrefix(f[0], prefix)
 		cur, ok, err := readRef(s.commonDir, local)
 		if err != nil {
@@ -337,14 +364,24 @@ type SyncOptions struct {
 	Resolve  Resolver
 	Validate Validator
 	Finish   MergeFunc
+	// Layout is what the remote's state tree may hold, and which records
+	// a merge keeps (MergeValidated's Check); nil: git's rules only.
+	Layout *Layout
 	// Push publishes the merged state; false makes Sync a pull.
 	Push bool
-	// Progress, if not nil, receives git's progress output.
+	// Progress, if not nil, receives git's progress output, and a line
+	// each time Sync tries again because the remote moved.
 	Progress io.Writer
-	// Attempts bounds fetch-merge-push rounds when the remote keeps moving;
-	// 0 means 5.
+	// Budget bounds the time spent on rounds after the first when the
+	// remote keeps moving (0: DefaultSyncBudget); Attempts, if more than
+	// 0, bounds the number of rounds too.
+	Budget   time.Duration
 	Attempts int
 }
+
+// DefaultSyncBudget is how long Sync keeps trying while the remote's
+// state keeps moving (another clone writing and syncing in a loop).
+const DefaultSyncBudget = time.Minute
 
 // SyncResult is what Sync did.
 type SyncResult struct {
@@ -357,14 +394,17 @@ type SyncResult struct {
 // Sync fetches the remote's state, merges it into the local state, merges
 // notes, and (with Push) publishes the result. Refs the remote advertises at
 // the commits we already have are neither fetched nor pushed again, so a
-// sync with nothing new costs one `git ls-remote`. A push the remote rejects
-// because its state moved meanwhile starts another round. A remote that
+// sync with nothing new costs one `git ls-remote`. Everything fetched is
+// checked before any of it becomes local: the state by MergeValidated, the
+// notes by checkNotes. A push the remote rejects because its state moved
+// meanwhile starts another round after a randomised, growing pause (so two
+// busy clones fall out of step), until opts.Budget runs out. A remote that
 // cannot be reached fails with ErrRemote before anything local changes.
 // Syncs of one repository take turns (lockSync).
 func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (SyncResult, error) {
-	attempts := opts.Attempts
-	if attempts <= 0 {
-		attempts = 5
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultSyncBudget
 	}
 	var res SyncResult
 	unlock, err := s.lockSync(ctx)
@@ -372,20 +412,31 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		return res, err
 	}
 	defer unlock()
-	for res.Attempts < attempts {
+	start := time.Now()
+	var w waiter
+	defer w.leave(s, remote)
+	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
 		if err != nil {
 			return res, err
 		}
+		if opts.Push && w.yield(ctx, adv, remote, opts.Progress) {
+			res.Attempts--
+			continue
+		}
+		if err := s.checkNotes(ctx, remote, adv); err != nil {
+			return res, err
+		}
 		res.Found = adv.found()
 		if res.Found {
-			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, opts.Validate, opts.Finish)
+			check := Check{Validate: opts.Validate, Layout: opts.Layout}
+			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
 			if err != nil {
 				return res, err
 			}
 		}
-		if err := s.MergeNotes(ctx, remote); err != nil {
+		if err := s.mergeNotes(ctx, remote, fetchedNotes(remote, adv)); err != nil {
 			return res, err
 		}
 		if !opts.Push {
@@ -394,14 +445,18 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("gitstate: nothing to push: %w", ErrNotInitialized))
 		}
-		if same, err := s.upToDate(ctx, adv); err != nil {
+		notes, err := s.localNotes(ctx)
+		if err != nil {
+			return res, err
+		}
+		if same, err := s.upToDate(adv, notes); err != nil {
 			return res, err
 		} else if same {
 			// the remote already has exactly what we would push
 			res.Pushed = true
 			return res, nil
 		}
-		err = s.push(ctx, remote, opts.Progress)
+		err = s.push(ctx, remote, opts.Progress, notes)
 		if err == nil {
 			res.Pushed = true
 			return res, nil
@@ -409,8 +464,32 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if !errors.Is(err, ErrPushRejected) {
 			return res, err
 		}
+		wait := retryPause(res.Attempts)
+		spent := time.Since(start)
+		if spent+wait > budget || (opts.Attempts > 0 && res.Attempts >= opts.Attempts) {
+			return res, fmt.Errorf("gitstate: sync %s: %s kept moving: gave up after %d attempts in %s: %w",
+				remote, remote, res.Attempts, spent.Round(time.Second), ErrPushRejected)
+		}
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "git codex: %s moved while we synced; trying again in %s (attempt %d)\n",
+				remote, wait.Round(10*time.Millisecond), res.Attempts+1)
+		}
+		w.announce(ctx, s, remote, adv[RefState])
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("gitstate: sync %s: %w", remote, ctx.Err())
+		case <-time.After(wait):
+		}
 	}
-	return res, fmt.Errorf("gitstate: sync %s: gave up after %d attempts: %w", remote, attempts, ErrPushRejected)
+}
+
+// retryPause is the pause before round attempt+1 of a sync whose push the
+// remote rejected: exponential backoff (100 ms doubling, at most 3.2 s)
+// with full jitter, so clones that keep colliding fall out of step and a
+// quick round fits between a busy peer's pushes.
+func retryPause(attempt int) time.Duration {
+	ceil := 100 * time.Millisecond << min(attempt-1, 5)
+	return ceil/4 + rand.N(ceil*3/4)
 }
 
 // ConfigureRemote adds git codex's refspecs to the remote's fetch and push
@@ -455,4 +534,70 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// checkNotes checks every notes ref the remote advertised, as fetched,
+// before any is merged: it must be a commit whose tree holds notes only
+// (named by hashes, git's fan-out, bounded sizes) and follows git's rules
+// (checkShape, reading only what differs from the local notes). A blob or
+// a malformed tree there fails with ErrInvalidState naming the ref.
+func (s *Store) checkNotes(ctx context.Context, remote string, adv advertised) error {
+	for ref := range adv {
+		if !strings.HasPrefix(ref, NotesPrefix) {
+			continue
+		}
+		h, ok, err := readRef(s.commonDir, trackingRef(remote, ref))
+		if err != nil || !ok {
+			return errors.Join(err, fmt.Errorf("gitstate: %s was not fetched", ref))
+		}
+		cur, ok, err := readRef(s.commonDir, ref)
+		if err != nil {
+			return err
+		}
+		if ok && cur == h {
+			continue
+		}
+		if err := s.checkType(h, plumbing.CommitObject); err != nil {
+			return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, ref, err)
+		}
+		var from plumbing.Hash
+		if ok {
+			c, err := s.readCommit(cur)
+			if err != nil {
+				return err
+			}
+			from = c.TreeHash
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, ref, err)
+		}
+		if err := s.checkShape(from, c.TreeHash, notesSlot); err != nil {
+			return fmt.Errorf("%w (in the remote's %s)", err, ref)
+		}
+	}
+	return nil
+}
+
+// pruneNotes deletes the remote-tracking notes refs of notes refs the
+// remote no longer has, so a notes ref removed there (say one that was
+// refused) is not merged again from a stale copy.
+func (s *Store) pruneNotes(ctx context.Context, remote string, adv advertised) error {
+	fetched, err := listRefNames(s.commonDir, remoteDir(remote)+"notes/")
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for ref := range adv {
+		have[trackingRef(remote, ref)] = true
+	}
+	for _, ref := range fetched {
+		if have[ref] {
+			continue
+		}
+		if err := s.git(ctx, nil, "update-ref", "-d", ref); err != nil {
+			return fmt.Errorf("gitstate: prune %s: %w", ref, err)
+		}
+	}
+	return nil
 }

@@ -288,3 +288,23 @@ func (s *Store) writeObjects(b *objectBatch) error {
 	defer s.objMu.Unlock()
 	return s.objects.write(b)
 }
+
+func (s *Store) readRaw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.raw(t, h)
+}
+
+// isBlob fails unless h names a blob (its content is not copied).
+func (s *Store) isBlob(h plumbing.Hash) error {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	_, err := s.objects.read(plumbing.BlobObject, h)
+	return err
+}
+
+func (s *Store) objectSize(h plumbing.Hash) (int64, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.size(h)
+}

@@ -16,7 +16,7 @@ func agentPath(id string) string { return dirAgents + "/" + id + ".json" }
 
 // agentKind: agents/<id>.json, one per registered agent.
 func agentKind() Kind {
-	return recordKind(Kind{Name: "agent", Dir: dirAgents, Depth: 1}, func(_ []string, name string, a *Agent) error {
+	return recordKind(Kind{Name: "agent", Dir: dirAgents, Depth: 1, Kept: true}, func(_ []string, name string, a *Agent) error {
 		if a.ID != name || ValidateAgentID(a.ID) != nil {
 			return fmt.Errorf("agent record names %q", a.ID)
 		}

@@ -18,7 +18,7 @@ const pathConfig = "config/config.json"
 
 // configKind: config/config.json, the one settings record.
 func configKind() Kind {
-	return recordKind(Kind{Name: "config", Dir: "config", Depth: 1}, func(_ []string, name string, _ *Config) error {
+	return recordKind(Kind{Name: "config", Dir: "config", Depth: 1, Kept: true}, func(_ []string, name string, _ *Config) error {
 		if name != "config" {
 			return fmt.Errorf("the only config record is %s", pathConfig)
 		}

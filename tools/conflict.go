@@ -24,7 +24,7 @@ func conflictPath(id string) string {
 
 // conflictKind: conflicts/<x>/<y>/<id>.json. A conflict is never deleted.
 func conflictKind() Kind {
-	return recordKind(Kind{Name: "conflict", Dir: dirConflicts, Depth: 3, Kept: true}, func(rel []string, name string, c *Conflict) error {
+	return recordKind(Kind{Name: "conflict", Dir: dirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, c *Conflict) error {
 		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || !fannedOut(rel, c.ID) {
 			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
 		}

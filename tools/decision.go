@@ -16,7 +16,7 @@ func decisionPath(id string) string {
 
 // decisionKind: decisions/<x>/<y>/<id>.json. A decision is never deleted.
 func decisionKind() Kind {
-	return recordKind(Kind{Name: "decision", Dir: dirDecisions, Depth: 3, Kept: true}, func(rel []string, name string, d *Decision) error {
+	return recordKind(Kind{Name: "decision", Dir: dirDecisions, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, d *Decision) error {
 		if d.ID != name || !fannedOut(rel, d.ID) {
 			return fmt.Errorf("decision record %q does not belong at this path", d.ID)
 		}

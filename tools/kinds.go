@@ -25,6 +25,10 @@ type Kind struct {
 	// Depth is the number of path elements below Dir, the file included:
 	// 1 for <id>.json, 3 for <x>/<y>/<id>.json.
 	Depth int
+	// Fanout is how many of the levels just above the file are fan-out
+	// buckets named by one character of the id (gitstate.Fanout): 2 for
+	// <x>/<y>/<id>.json. Sync refuses any other name there.
+	Fanout int
 	// Kept says no tool ever deletes its records (mail, decisions,
 	// conflicts...): sync must not let a peer remove one.
 	Kept bool

@@ -35,7 +35,7 @@ const dirLocks = "locks"
 // lockKind: locks/<x>/<y>/<key>.json, the key a hash of the lock's name.
 // One holder at a time.
 func lockKind() Kind {
-	k := Kind{Name: "lock", Dir: dirLocks, Depth: 3, Claim: &ClaimRule{Resource: "name", Coupled: []string{"reason", "expires_at"}}}
+	k := Kind{Name: "lock", Dir: dirLocks, Depth: 3, Fanout: 2, Kept: true, Claim: &ClaimRule{Resource: "name", Coupled: []string{"reason", "expires_at"}}}
 	return recordKind(k, func(rel []string, _ string, l *Lock) error {
 		if err := validLockName(l.Name); err != nil {
 			return err

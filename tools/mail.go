@@ -22,7 +22,7 @@ func mailPath(recipient, id string) string {
 
 // mailKind: mail/<recipient>/<x>/<y>/<id>.json. A message is never deleted.
 func mailKind() Kind {
-	return recordKind(Kind{Name: "mail", Dir: dirMail, Depth: 4, Kept: true}, func(rel []string, name string, m *Mail) error {
+	return recordKind(Kind{Name: "mail", Dir: dirMail, Depth: 4, Fanout: 2, Kept: true}, func(rel []string, name string, m *Mail) error {
 		if m.ID != name || !mailIDPattern.MatchString(m.ID) || m.To != rel[0] || !fannedOut(rel, m.ID) {
 			return fmt.Errorf("mail record %q to %q does not belong at this path", m.ID, m.To)
 		}

@@ -144,8 +144,9 @@ func TestRegressionUnknownPathsUnderExclusiveDirs(t *testing.T) {
 // TestRegressionConflictWithPathHolderBreaksSync: the consequence of the gap
 // above. The remote's record at locks/x.json (only checked to be JSON)
 // loses a double grant; its holder "../x" becomes a mail path, tx.Put
-// refuses it, the merge's finisher fails, and this machine can never sync
-// with that remote again.
+// refused it, the merge's finisher failed with an internal error, and this
+// machine could never sync with that remote again. Now the remote's tree is
+// refused before the merge, with a code and the path.
 func TestRegressionConflictWithPathHolderBreaksSync(t *testing.T) {
 	a, b, _ := twoMachines(t)
 	rec := func(holder string, clock gitstate.Clock) json.RawMessage {
@@ -155,8 +156,15 @@ func TestRegressionConflictWithPathHolderBreaksSync(t *testing.T) {
 	a.putRecord("locks/x.json", rec("../x", 9)) // the remote's: passes ValidateRecord
 	b.putRecord("locks/x.json", rec("w1", 1))   // earlier claim: wins
 	a.sync("origin")
-	if _, err := tools.Sync(t.Context(), b.st, "human:boss@example.org", "origin", true, nil); err != nil {
-		t.Errorf("B cannot sync: %v", err)
+	// The remote's record is not where a lock belongs: sync refuses the
+	// remote's state as a whole, naming it, instead of failing half-way.
+	tip := b.tip()
+	_, err := tools.Sync(t.Context(), b.st, "human:boss@example.org", "origin", true, nil)
+	if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, "locks/x.json") {
+		t.Errorf("B syncs a remote with a lock at locks/x.json: %v; want INVALID_REMOTE_STATE naming it", err)
+	}
+	if b.tip() != tip {
+		t.Error("the refused sync moved B's state")
 	}
 }
 

@@ -90,7 +90,7 @@ var feedbackIDPattern = regexp.MustCompile(`^f-[0-9a-z]{16}$`)
 
 // feedbackKind: feedback/<x>/<y>/<id>.json.
 func feedbackKind() Kind {
-	return recordKind(Kind{Name: "feedback", Dir: dirFeedback, Depth: 3, Kept: true}, func(rel []string, name string, f *Feedback) error {
+	return recordKind(Kind{Name: "feedback", Dir: dirFeedback, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, f *Feedback) error {
 		if f.ID != name || !feedbackIDPattern.MatchString(f.ID) || !fannedOut(rel, f.ID) {
 			return fmt.Errorf("feedback record %q does not belong at this path", f.ID)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -34,12 +35,18 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			return err
 		}
 		conflicts = append(conflicts, settled...)
-		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped)",
-			callerID, redactName(remote), len(report.Resolved), len(settled), len(report.Dropped))
+		kept := ""
+		if len(report.Kept) > 0 {
+			kept = fmt.Sprintf(", %d kept that one side deleted", len(report.Kept))
+		}
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped%s)",
+			callerID, redactName(remote), len(report.Resolved), len(settled), len(report.Dropped), kept)
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
-	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Validate: ValidateRecord, Finish: finish, Push: push, Progress: progress})
+	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{
+		Resolve: MergeRecord, Validate: ValidateRecord, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
+	})
 	return SyncResult{SyncResult: res, Conflicts: conflicts}, syncError(remote, err)
 }
 
@@ -49,9 +56,12 @@ func syncError(remote string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, gitstate.ErrPushRejected):
-		return Errorf(PushRejected, "%s kept moving while we synced; run `git codex sync %s` again", remote, remote).With("remote", remote).With("reason", err.Error())
+		return Errorf(PushRejected, "%s kept moving while we synced (another clone is writing and syncing without pause): "+
+			"run `git codex sync %s` again in a moment; if it keeps failing, pause the busy clone's syncs while this one runs: %v", remote, remote, err).
+			With("remote", remote).With("reason", err.Error())
 	case errors.Is(err, gitstate.ErrInvalidState):
-		return Errorf(InvalidRemoteState, "refused to merge the state of %s: %v", remote, err).With("remote", remote)
+		return Errorf(InvalidRemoteState, "refused to merge the state of %s, nothing local changed: %v; "+
+			"whoever can push to %s must restore its refs/codex/state (or notes) to a state git codex wrote, e.g. from a clone's", remote, err, remote).With("remote", remote)
 	case errors.Is(err, gitstate.ErrRemote):
 		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
 	}

@@ -23,7 +23,7 @@ func taskPath(id string) string {
 // taskKind: tasks/<x>/<y>/<id>.json. One holder at a time; a task that
 // ended (COMPLETED, CANCELLED) on one side stays ended.
 func taskKind() Kind {
-	k := Kind{Name: "task", Dir: dirTasks, Depth: 3, Claim: &ClaimRule{
+	k := Kind{Name: "task", Dir: dirTasks, Depth: 3, Fanout: 2, Kept: true, Claim: &ClaimRule{
 		Resource: "id", Coupled: []string{"state"},
 		EndField: "state", EndValues: []string{TaskCompleted, TaskCancelled},
 	}}

@@ -3,6 +3,8 @@
 package gitstatetest
 
 import (
+	"bytes"
+	"encoding/hex"
 	"os/exec"
 	"strings"
 	"testing"
@@ -37,4 +39,73 @@ func GitErr(dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
+}
+
+// TreeEntry is one entry of a tree object written by WriteTree.
+type TreeEntry struct {
+	Mode string // as git writes it: "100644", "40000", ...
+	Name string
+	Hash string // hex
+}
+
+// WriteTree writes a tree object into the repository at dir exactly as
+// given: entries in the order given, duplicates and illegal names kept (it
+// uses `git hash-object --literally`, which checks nothing), so tests can
+// play a hostile peer. It returns the tree's hash.
+func WriteTree(t testing.TB, dir string, entries []TreeEntry) string {
+	t.Helper()
+	var raw []byte
+	for _, e := range entries {
+		h, err := hex.DecodeString(e.Hash)
+		if err != nil {
+			t.Fatalf("tree entry %q: %v", e.Name, err)
+		}
+		raw = append(raw, e.Mode+" "+e.Name+"\x00"...)
+		raw = append(raw, h...)
+	}
+	return WriteObject(t, dir, "tree", raw)
+}
+
+// WriteObject writes an object of type typ with content data, unchecked
+// (`git hash-object --literally`), and returns its hash.
+func WriteObject(t testing.TB, dir, typ string, data []byte) string {
+	t.Helper()
+	cmd := exec.Command("git", "hash-object", "--literally", "-t", typ, "-w", "--stdin")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git hash-object -t %s: %v", typ, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// ReadTree lists the tree (or commit's tree) rev in the repository at dir.
+func ReadTree(t testing.TB, dir, rev string) []TreeEntry {
+	t.Helper()
+	var out []TreeEntry
+	for _, line := range strings.Split(Git(t, dir, "ls-tree", "-z", rev), "\x00") {
+		if line == "" {
+			continue
+		}
+		meta, name, _ := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		mode := f[0]
+		if mode == "040000" {
+			mode = "40000"
+		}
+		out = append(out, TreeEntry{Mode: mode, Name: name, Hash: f[2]})
+	}
+	return out
+}
+
+// CommitTree writes a state commit of tree with the given parents and
+// message (git commit-tree) in the repository at dir, and returns its hash.
+func CommitTree(t testing.TB, dir, tree, message string, parents ...string) string {
+	t.Helper()
+	args := []string{"-c", "user.name=Mallory", "-c", "user.email=mallory@example.com", "commit-tree", tree, "-m", message}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	return Git(t, dir, args...)
 }
