@@ -10,9 +10,9 @@ import (
 func Builtin() *Registry {
 	return NewRegistry(
 		MailSend, MailListInbox, MailRead, MailReply,
-		LogDecision,
+		LogDecision, DecisionListTool, DecisionShow,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
-		ConfigGet, ConfigSet,
+		ConfigGet, ConfigList, ConfigSet, ConfigUnset,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,
