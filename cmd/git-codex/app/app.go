@@ -136,6 +136,7 @@ func (e *env) exitCode(err error) int {
 	case errors.As(err, &silent):
 		return exitError
 	case errors.As(err, &te):
+		te = e.explain(context.Background(), te)
 		fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)
 		return exitError
 	case errors.As(err, &ue):

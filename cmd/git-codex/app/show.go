@@ -21,7 +21,8 @@ func (e *env) showCommand() *cli.Command {
 		Usage:     "show one event: its call, result, and the records it changed",
 		ArgsUsage: "<commit | record-id>",
 		Description: "Takes a commit of refs/codex/state (any revision git understands), or the id of a record\n" +
-			"(mail m-..., decision d-..., agent id): then the latest event that created or changed it.",
+			"(mail m-..., task t-..., decision d-..., agent id, lock name, config key): then the latest event\n" +
+			"that created or changed it (reads and refusals that name it are skipped; `git codex log` lists them).",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -62,8 +63,9 @@ func (e *env) showCommand() *cli.Command {
 	}
 }
 
-// findEvent resolves a revision, or else the newest event whose
-// Codex-Target is the given record id.
+// findEvent resolves a revision, or else the newest change whose
+// Codex-Target is the given record id: reads and refusals name their
+// target too, but changed nothing.
 func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, error) {
 	ev, err := st.Event(c.Context, arg)
 	if err == nil {
@@ -74,7 +76,7 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 	}
 	var found *gitstate.Event
 	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
-		if ev.Get(gitstate.TrailerTarget) == arg {
+		if ev.Get(gitstate.TrailerTarget) == arg && kindOf(ev) == kindChange {
 			found = &ev
 			return false
 		}

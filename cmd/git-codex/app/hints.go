@@ -1,0 +1,43 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// explain adds what the tools cannot know to an error for a person: a
+// repository without state whose remote has some (a fresh clone) needs
+// `git codex sync <remote>`, not `git codex init`.
+func (e *env) explain(ctx context.Context, te *tools.Error) *tools.Error {
+	if te == nil || te.Code != tools.NotInitialized {
+		return te
+	}
+	st, err := gitstate.Open(e.dir, gitstate.Options{})
+	if err != nil {
+		return te
+	}
+	defer st.Close()
+	if rs, err := st.RemoteStates(ctx); err == nil && len(rs) > 0 {
+		return withMessage(te, fmt.Sprintf("this repository has no git codex state yet, but %s's was fetched; run `git codex sync %s` to pick it up", rs[0].Remote, rs[0].Remote))
+	}
+	remotes, err := st.Remotes(ctx)
+	if err != nil || len(remotes) == 0 {
+		return te
+	}
+	r := remotes[0]
+	for _, name := range remotes {
+		if name == "origin" {
+			r = name
+		}
+	}
+	return withMessage(te, fmt.Sprintf("this repository has no git codex state yet; if %s has it (a fresh clone), run `git codex sync %s`; to start one here, run `git codex init`", r, r))
+}
+
+func withMessage(te *tools.Error, msg string) *tools.Error {
+	out := *te
+	out.Message = msg
+	return &out
+}
