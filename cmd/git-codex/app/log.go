@@ -12,22 +12,22 @@ import (
 
 // logEntry is one audit event as `git codex log --json` prints it.
 type logEntry struct {
-	Commit    string         `json:"commit"`
-	Parents   []string       `json:"parents"`
-	Time      time.Time      `json:"time"`
-	Clock     gitstate.Clock `json:"clock"`
+	Commit  string         `json:"commit"`
+	Parents []string       `json:"parents"`
+	Time    time.Time      `json:"time"`
+	Clock   gitstate.Clock `json:"clock"`
 	// Kind is what the call did: "change" (it changed the state), "read"
 	// (it succeeded and changed nothing) or "refusal" (it failed; only
 	// its audit record was written).
-	Kind      string         `json:"kind"`
-	Tool      string         `json:"tool"`
-	Actor     string         `json:"actor"`
-	ActorType string         `json:"actor_type,omitempty"`
-	Result    string         `json:"result,omitempty"`
-	Error     string         `json:"error,omitempty"`
-	Target    string         `json:"target,omitempty"`
-	Args      string         `json:"args,omitempty"`
-	Summary   string         `json:"summary"`
+	Kind      string `json:"kind"`
+	Tool      string `json:"tool"`
+	Actor     string `json:"actor"`
+	ActorType string `json:"actor_type,omitempty"`
+	Result    string `json:"result,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Target    string `json:"target,omitempty"`
+	Args      string `json:"args,omitempty"`
+	Summary   string `json:"summary"`
 }
 
 // Event kinds, as logEntry.Kind names them.
