@@ -103,6 +103,7 @@ func (e *env) app() *cli.App {
 		e.unknownCommand = true
 	}
 	setUsageError(app.Commands, app.OnUsageError)
+	e.setJSONErrors(app.Commands)
 	return app
 }
 

@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
 )
 
 // explain adds what the tools cannot know to an error for a person: a
@@ -40,4 +42,42 @@ func withMessage(te *tools.Error, msg string) *tools.Error {
 	out := *te
 	out.Message = msg
 	return &out
+}
+
+// setJSONErrors makes every command with --json print a failure as the
+// error envelope on stdout, {"ok":false,"error":{code,message,details}},
+// as `git codex call` and MCP do, so a script reading stdout sees why
+// (stderr still gets the line for a person, and the exit status is 1).
+func (e *env) setJSONErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		e.setJSONErrors(c.Subcommands)
+		if c.Action == nil || !hasFlag(c, "json") {
+			continue
+		}
+		action := c.Action
+		c.Action = func(c *cli.Context) error {
+			err := action(c)
+			var te *tools.Error
+			if err == nil || !c.Bool("json") || !errors.As(err, &te) {
+				return err
+			}
+			te = e.explain(c.Context, te)
+			if werr := writeJSON(e.stdout, tools.Result{Error: te}); werr != nil {
+				return werr
+			}
+			fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)
+			return silentError{te.Code}
+		}
+	}
+}
+
+func hasFlag(c *cli.Command, name string) bool {
+	for _, f := range c.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
