@@ -62,6 +62,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		e.errTTY = true
 	}
 	app := e.app()
+	if err := unknownSubcommand(app, args); err != nil {
+		return e.exitCode(err)
+	}
 	return e.exitCode(app.Run(permuteArgs(app, helpArgs(app, args))))
 }
 
@@ -99,7 +102,7 @@ func (e *env) app() *cli.App {
 		HideHelpCommand:      false,
 	}
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		fmt.Fprintf(e.stderr, "git codex: unknown command %q; see `git codex help`\n", name)
+		fmt.Fprintf(e.stderr, "git codex: unknown command %q%s; see `git codex help`\n", name, didYouMean(name, c.App.Commands))
 		e.unknownCommand = true
 	}
 	setUsageError(app.Commands, app.OnUsageError)
