@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -34,13 +35,23 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			return err
 		}
 		conflicts = append(conflicts, settled...)
-		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped)",
-			callerID, remote, len(report.Resolved), len(settled), len(report.Dropped))
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s)%s)",
+			callerID, remote, len(report.Resolved), len(settled), droppedNote(len(report.Dropped)))
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
 	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{Resolve: MergeRecord, Validate: ValidateRecord, Finish: finish, Push: push, Progress: progress})
 	return SyncResult{SyncResult: res, Conflicts: conflicts}, syncError(remote, err)
+}
+
+// droppedNote explains records the merge left out, if any: a record on one
+// side where the other has a directory of records (the directory wins; both
+// versions stay in the merged histories).
+func droppedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d record(s) dropped where the other side has a directory", n)
 }
 
 // syncError gives sync failures their codes and a hint.
