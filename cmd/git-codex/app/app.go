@@ -95,6 +95,7 @@ func (e *env) app() *cli.App {
 			e.pushCommand(),
 			e.remoteCommand(),
 			e.attachCommand(),
+			e.completionCommand(),
 		}, e.toolCommands()...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
