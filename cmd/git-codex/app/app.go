@@ -80,7 +80,7 @@ func (e *env) app() *cli.App {
 		Writer:    e.stdout,
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:<git user.email>)"},
+			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:EMAIL, EMAIL from git config user.email)"},
 		},
 		Commands: append([]*cli.Command{
 			e.initCommand(),
