@@ -36,6 +36,7 @@ type env struct {
 	getenv         func(string) string
 	reg            *tools.Registry
 	tty            bool // stdout is a terminal
+	color          bool // colour the output (a terminal without NO_COLOR)
 	errTTY         bool // stderr is a terminal: show progress
 	width          int
 	// unknownCommand is set when urfave/cli reported an unknown command
@@ -61,6 +62,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(f) {
 		e.errTTY = true
 	}
+	e.color = colorEnabled(e.tty)
 	app := e.app()
 	if err := unknownSubcommand(app, args); err != nil {
 		return e.exitCode(err)
@@ -81,6 +83,7 @@ func (e *env) app() *cli.App {
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:EMAIL, EMAIL from git config user.email)"},
+			&cli.BoolFlag{Name: "no-pager", Usage: "do not page long output (log, show, tools) on a terminal"},
 		},
 		Commands: append([]*cli.Command{
 			e.initCommand(),
@@ -108,6 +111,11 @@ func (e *env) app() *cli.App {
 	}
 	setUsageError(app.Commands, app.OnUsageError)
 	e.setJSONErrors(app.Commands)
+	for _, c := range app.Commands {
+		if c.Name == "log" || c.Name == "show" || c.Name == "tools" {
+			c.Action = e.paged(c.Action)
+		}
+	}
 	return app
 }
 

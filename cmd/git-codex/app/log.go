@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
@@ -47,6 +48,17 @@ func kindOf(ev gitstate.Event) string {
 		return kindChange
 	}
 	return kindRead
+}
+
+// kindColor is the colour of an event's kind in the log.
+func kindColor(kind string) string {
+	switch kind {
+	case kindChange:
+		return ansiGreen
+	case kindRefusal:
+		return ansiRed
+	}
+	return ""
 }
 
 func entryOf(ev gitstate.Event) logEntry {
@@ -114,11 +126,11 @@ func (e *env) logCommand() *cli.Command {
 				if en.Error != "" {
 					result = en.Error
 				}
-				tp.AddField(en.Commit[:12])
+				tp.AddField(en.Commit[:12], tableprinter.WithColor(func(s string) string { return e.paint(ansiYellow, s) }))
 				tp.AddField(e.when(en.Time))
 				tp.AddField(en.Tool)
 				tp.AddField(en.Actor)
-				tp.AddField(result)
+				tp.AddField(result, tableprinter.WithColor(func(s string) string { return e.paint(kindColor(en.Kind), s) }))
 				tp.AddField(en.Summary)
 				tp.EndRow()
 			}

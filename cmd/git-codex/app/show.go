@@ -48,7 +48,7 @@ func (e *env) showCommand() *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(e.stdout, out)
 			}
-			fmt.Fprintf(e.stdout, "commit %s\nclock  %d\ntime   %s\n\n    %s\n\n", out.Commit, out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
+			fmt.Fprintf(e.stdout, "%s\nkind   %s\nclock  %d\ntime   %s\n\n    %s\n\n", e.paint(ansiYellow, "commit "+out.Commit), e.paint(kindColor(out.Kind), out.Kind), out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
 			for _, t := range ev.Trailers {
 				fmt.Fprintf(e.stdout, "    %s: %s\n", t.Key, t.Value)
 			}
