@@ -152,3 +152,32 @@ func shellWords(line string) (words []string, comment string, err error) {
 	}
 	return words, "", nil
 }
+
+// TestReadmeListsMakeTargets keeps the README's list of make targets and
+// its first steps true: every target a user runs is named, and the PATH
+// step `git codex` needs is there.
+func TestReadmeListsMakeTargets(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phony := regexp.MustCompile(`(?m)^\.PHONY:(.*)$`).FindSubmatch(makefile)
+	if phony == nil {
+		t.Fatal("Makefile has no .PHONY line")
+	}
+	internal := map[string]bool{"fmt": true, "clean": true, "install-man": true}
+	for _, target := range strings.Fields(string(phony[1])) {
+		if !internal[target] && !strings.Contains(string(readme), "`make "+target+"`") {
+			t.Errorf("README.md does not mention `make %s`", target)
+		}
+	}
+	for _, want := range []string{`export PATH="$PATH:$(go env GOPATH)/bin"`, "downloads the Go modules", "share/man/man1"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+}
