@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // RemoteState is a remote's state as last fetched (refs/codex/remotes/<r>/state),
@@ -45,6 +47,18 @@ func (s *Store) RemoteStates(ctx context.Context) ([]RemoteState, error) {
 			continue // gone meanwhile, or not a ref git codex wrote
 		}
 		rs := RemoteState{Remote: r, Commit: h.String()}
+		if haveLocal && h != local {
+			// the usual case after a sync and more local calls: the
+			// remote's tip is in our history, and nothing is behind
+			in, err := s.inHistory(h, local)
+			if err != nil {
+				return nil, err
+			}
+			if in {
+				out = append(out, rs)
+				continue
+			}
+		}
 		if !haveLocal || h != local {
 			spec := h.String()
 			if haveLocal {
@@ -61,6 +75,41 @@ func (s *Store) RemoteStates(ctx context.Context) ([]RemoteState, error) {
 		out = append(out, rs)
 	}
 	return out, nil
+}
+
+// inHistory reports whether commit h is in tip's history without running
+// git: clocks grow from every parent to its child, so the walk back from
+// tip stops at commits whose clock is not above h's, and costs about the
+// commits made since h.
+func (s *Store) inHistory(h, tip plumbing.Hash) (bool, error) {
+	target, err := s.readCommit(h)
+	if err != nil {
+		return false, err
+	}
+	bound := clockOf(target.Message)
+	seen := map[plumbing.Hash]bool{tip: true}
+	queue := []plumbing.Hash{tip}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == h {
+			return true, nil
+		}
+		commit, err := s.readCommit(c)
+		if err != nil {
+			return false, err
+		}
+		if clockOf(commit.Message) <= bound {
+			continue
+		}
+		for _, p := range commit.ParentHashes {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, nil
 }
 
 // remoteStateNames finds refs/codex/remotes/<r>/state, loose or packed.
