@@ -110,7 +110,7 @@ type inputField struct {
 // textFields are the inputs that hold long free text: each also gets a
 // --<name>-file flag (a path, or "-" for standard input), as gh's
 // --body-file, so a large body need not pass through the shell.
-var textFields = map[string]bool{"body": true, "description": true}
+var textFields = map[string]bool{"body": true, "description": true, "prompt": true}
 
 func fileFlagName(jsonName string) string { return flagName(jsonName) + "-file" }
 
@@ -144,6 +144,9 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 	var flags []cli.Flag
 	for _, f := range inputFields(t) {
 		if isPositional(t, f.json) {
+			if textFields[f.json] && f.kind == reflect.String {
+				flags = append(flags, &cli.StringFlag{Name: fileFlagName(f.json), Usage: "read <" + flagName(f.json) + "> from `FILE` (\"-\": standard input) instead of the argument"})
+			}
 			continue
 		}
 		usage := f.doc
@@ -210,10 +213,13 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 func (e *env) readTextFiles(t *tools.Tool, c *cli.Context, m map[string]any) error {
 	for _, f := range inputFields(t) {
 		ff := fileFlagName(f.json)
-		if !textFields[f.json] || isPositional(t, f.json) || !c.IsSet(ff) {
+		if !textFields[f.json] || !c.IsSet(ff) {
 			continue
 		}
 		if _, both := m[f.json]; both {
+			if isPositional(t, f.json) {
+				return usageError{fmt.Errorf("give <%s> or --%s, not both", flagName(f.json), ff)}
+			}
 			return usageError{fmt.Errorf("give --%s or --%s, not both", flagName(f.json), ff)}
 		}
 		var b []byte
@@ -242,6 +248,8 @@ func missingInput(t *tools.Tool, m map[string]any) error {
 			continue
 		}
 		switch {
+		case isPositional(t, f.json) && textFields[f.json]:
+			args = append(args, "<"+flagName(f.json)+"> (or --"+fileFlagName(f.json)+")")
 		case isPositional(t, f.json):
 			args = append(args, "<"+flagName(f.json)+">")
 		case textFields[f.json]:
