@@ -27,7 +27,7 @@ func defaultPolicy() map[AgentType]rule {
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
 				"github.create_issues", "github.create_pull_request"},
-			deny:  []string{"supervisor.*"},
+			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
 			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
