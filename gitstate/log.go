@@ -20,6 +20,10 @@ type Event struct {
 	Time    time.Time
 	Author  Signature
 	Clock   Clock
+	// Changed says the commit's tree differs from its first parent's: the
+	// call changed the state (a root commit always does). Reads and
+	// refusals are commits too, with their parent's tree.
+	Changed bool
 	Meta
 }
 
@@ -55,7 +59,9 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 			}
 			heap.Push(q, pc)
 		}
-		if !fn(eventOf(c)) {
+		ev := eventOf(c)
+		ev.Changed = s.treeChanged(c)
+		if !fn(ev) {
 			return nil
 		}
 	}
@@ -88,7 +94,22 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	return eventOf(c), nil
+	ev := eventOf(c)
+	ev.Changed = s.treeChanged(c)
+	return ev, nil
+}
+
+// treeChanged reports whether c's tree differs from its first parent's. A
+// parent that cannot be read (a shallow clone) counts as a change.
+func (s *Store) treeChanged(c *object.Commit) bool {
+	if len(c.ParentHashes) == 0 {
+		return true
+	}
+	p, err := s.readCommit(c.ParentHashes[0])
+	if err != nil {
+		return true
+	}
+	return p.TreeHash != c.TreeHash
 }
 
 func eventOf(c *object.Commit) Event {

@@ -388,6 +388,7 @@ type SyncResult struct {
 	Merge    MergeResult
 	Found    bool // the remote had git codex state
 	Pushed   bool // the remote has our state: pushed, or already there
+	Sent     bool // a push sent it (false: the remote already had it)
 	Attempts int
 }
 
@@ -458,7 +459,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		}
 		err = s.push(ctx, remote, opts.Progress, notes)
 		if err == nil {
-			res.Pushed = true
+			res.Pushed, res.Sent = true, true
 			return res, nil
 		}
 		if !errors.Is(err, ErrPushRejected) {

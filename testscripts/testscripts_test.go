@@ -65,5 +65,12 @@ func setup(e *testscript.Env) error {
 		kill.Run()
 		os.RemoveAll(tmuxDir)
 	})
+	// $REPO is the source tree, for scripts that check what `make`
+	// installs from it.
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		return err
+	}
+	e.Setenv("REPO", repo)
 	return nil
 }

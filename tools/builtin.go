@@ -11,9 +11,9 @@ import (
 func Builtin() *Registry {
 	return NewRegistry(
 		MailSend, MailListInbox, MailRead, MailReply,
-		LogDecision,
+		LogDecision, DecisionListTool, DecisionShow,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
-		ConfigGet, ConfigSet, ConfigReset,
+		ConfigGet, ConfigList, ConfigSet, ConfigUnset, ConfigReset,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,

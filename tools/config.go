@@ -33,7 +33,10 @@ type Config struct {
 	Entries map[string]ConfigEntry `json:"entries"`
 }
 
-// ConfigEntry is one set key.
+// ConfigEntry is one set key. An entry whose value is JSON null was unset
+// (config_unset): the key reads as its default again. It stays in the
+// record, with its clock, so that sync's key-by-key merge lets the newer of
+// an unset and a set on two machines win, as between two sets.
 type ConfigEntry struct {
 	Value json.RawMessage `json:"value"`
 	SetBy string          `json:"set_by"`
@@ -124,7 +127,7 @@ func loadConfig(tx recordGetter) (*Config, error) {
 // value returns a key's effective value as compact JSON (the record on
 // disk is indented, and the value is shown on one line).
 func (c *Config) value(k configKey) json.RawMessage {
-	if e, ok := c.Entries[k.Name]; ok {
+	if e, ok := c.set(k.Name); ok {
 		var b bytes.Buffer
 		if json.Compact(&b, e.Value) != nil {
 			return e.Value
@@ -133,6 +136,15 @@ func (c *Config) value(k configKey) json.RawMessage {
 	}
 	b, _ := json.Marshal(k.Default)
 	return b
+}
+
+// set returns the entry of a key someone set (and did not unset since).
+func (c *Config) set(name string) (ConfigEntry, bool) {
+	e, ok := c.Entries[name]
+	if !ok || len(e.Value) == 0 || string(bytes.TrimSpace(e.Value)) == "null" {
+		return ConfigEntry{}, false
+	}
+	return e, true
 }
 
 func (c *Config) intValue(name string) int {

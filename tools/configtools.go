@@ -39,8 +39,7 @@ var ConfigGet = Define("config_get", "config.get",
 			if in.Key != "" && k.Name != in.Key {
 				continue
 			}
-			e, set := c.Config.Entries[k.Name]
-			out.Settings = append(out.Settings, ConfigValue{Key: k.Name, Value: c.Config.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy})
+			out.Settings = append(out.Settings, c.Config.show(k))
 		}
 		if in.Key != "" && len(out.Settings) == 0 {
 			return ConfigValues{}, unknownKey(in.Key)
@@ -48,6 +47,29 @@ var ConfigGet = Define("config_get", "config.get",
 		c.Summarize("%s read config %s", c.Caller.ID, in.Key)
 		return out, nil
 	}).Hint(Hints{ReadOnly: true, Idempotent: true})
+
+// ConfigListIn is config_list's input: nothing.
+type ConfigListIn struct{}
+
+// ConfigList shows every setting: config_get without a key, under the name
+// people look for.
+var ConfigList = Define("config_list", "config.get",
+	"List every setting: its key, the value in force, and whether it is the default or who set it.",
+	CLI{Path: "config list"},
+	func(ctx context.Context, c *Call, in ConfigListIn) (ConfigValues, error) {
+		out := ConfigValues{Settings: []ConfigValue{}}
+		for _, k := range configKeys() {
+			out.Settings = append(out.Settings, c.Config.show(k))
+		}
+		c.Summarize("%s listed the config", c.Caller.ID)
+		return out, nil
+	}).Hint(Hints{ReadOnly: true, Idempotent: true})
+
+// show is one key as config_get and config_list return it.
+func (cfg *Config) show(k configKey) ConfigValue {
+	e, set := cfg.set(k.Name)
+	return ConfigValue{Key: k.Name, Value: cfg.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
+}
 
 func unknownKey(key string) *Error {
 	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keyNames(), ", ")).With("key", key)
@@ -124,4 +146,33 @@ var ConfigReset = Define("config_reset", permResetConfig,
 		c.Target(in.What)
 		c.Summarize("%s reset %s to the defaults", c.Caller.ID, in.What)
 		return out, nil
+	}).Hint(Hints{Idempotent: true})
+
+// ConfigUnsetIn is config_unset's input.
+type ConfigUnsetIn struct {
+	Key string `json:"key" jsonschema:"the setting's key, e.g. policy.worker.allow"`
+}
+
+// ConfigUnset puts one setting back to its default. The entry stays in
+// the record with a null value and a new clock, so that a sync with a
+// machine that still has the old value keeps the newer choice.
+var ConfigUnset = Define("config_unset", "config.set",
+	"Put one setting back to its default value (e.g. after a config_set you want to undo).",
+	CLI{Path: "config unset", Args: []string{"key"}},
+	func(ctx context.Context, c *Call, in ConfigUnsetIn) (ConfigValue, error) {
+		k, ok := lookupKey(in.Key)
+		if !ok {
+			return ConfigValue{}, unknownKey(in.Key)
+		}
+		c.Target(k.Name)
+		if _, set := c.Config.set(k.Name); !set {
+			c.Summarize("%s unset %s, already the default", c.Caller.ID, k.Name)
+			return c.Config.show(k), nil
+		}
+		c.Config.Entries[k.Name] = ConfigEntry{Value: json.RawMessage("null"), SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
+		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+			return ConfigValue{}, err
+		}
+		c.Summarize("%s unset %s (default again)", c.Caller.ID, k.Name)
+		return c.Config.show(k), nil
 	}).Hint(Hints{Idempotent: true})

@@ -24,7 +24,7 @@ func defaultPolicy() map[AgentType]rule {
 		},
 		TypeWorker: {
 			allow: []string{"mail.*", "agent.get_status", "agent.get_task", "agent.get_epic",
-				"system.log_decision", "task.update_status", "task.add_comment",
+				"system.log_decision", "system.read_decisions", "task.update_status", "task.add_comment",
 				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
@@ -34,12 +34,12 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.request", "github.*",
+			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
 				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "review.send_feedback", "github.create_pull_request",
+			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request",
 				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},

@@ -39,8 +39,8 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		if len(report.Kept) > 0 {
 			kept = fmt.Sprintf(", %d kept that one side deleted", len(report.Kept))
 		}
-		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s), %d dropped%s)",
-			callerID, redactName(remote), len(report.Resolved), len(settled), len(report.Dropped), kept)
+		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s)%s%s)",
+			callerID, redactName(remote), len(report.Resolved), len(settled), droppedNote(len(report.Dropped)), kept)
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
@@ -48,6 +48,16 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		Resolve: MergeRecord, Validate: ValidateRecord, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
 	})
 	return SyncResult{SyncResult: res, Conflicts: conflicts}, syncError(remote, err)
+}
+
+// droppedNote explains records the merge left out, if any: a record on one
+// side where the other has a directory of records (the directory wins; both
+// versions stay in the merged histories).
+func droppedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d record(s) dropped where the other side has a directory", n)
 }
 
 // syncError gives sync failures their codes and a hint.

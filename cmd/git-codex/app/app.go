@@ -36,6 +36,7 @@ type env struct {
 	getenv         func(string) string
 	reg            *tools.Registry
 	tty            bool // stdout is a terminal
+	color          bool // colour the output (a terminal without NO_COLOR)
 	errTTY         bool // stderr is a terminal: show progress
 	width          int
 	// unknownCommand is set when urfave/cli reported an unknown command
@@ -61,7 +62,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(f) {
 		e.errTTY = true
 	}
+	e.color = colorEnabled(e.tty)
 	app := e.app()
+	if err := unknownSubcommand(app, args); err != nil {
+		return e.exitCode(err)
+	}
 	return e.exitCode(app.Run(permuteArgs(app, helpArgs(app, args))))
 }
 
@@ -77,7 +82,8 @@ func (e *env) app() *cli.App {
 		Writer:    e.stdout,
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:<git user.email>)"},
+			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:EMAIL, EMAIL from git config user.email)"},
+			&cli.BoolFlag{Name: "no-pager", Usage: "do not page long output (log, show, tools) on a terminal"},
 		},
 		Commands: append([]*cli.Command{
 			e.initCommand(),
@@ -92,6 +98,7 @@ func (e *env) app() *cli.App {
 			e.pushCommand(),
 			e.remoteCommand(),
 			e.attachCommand(),
+			e.completionCommand(),
 		}, e.toolCommands()...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
@@ -99,10 +106,16 @@ func (e *env) app() *cli.App {
 		HideHelpCommand:      false,
 	}
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		fmt.Fprintf(e.stderr, "git codex: unknown command %q; see `git codex help`\n", name)
+		fmt.Fprintf(e.stderr, "git codex: unknown command %q%s; see `git codex help`\n", name, didYouMean(name, c.App.Commands))
 		e.unknownCommand = true
 	}
 	setUsageError(app.Commands, app.OnUsageError)
+	e.setJSONErrors(app.Commands)
+	for _, c := range app.Commands {
+		if c.Name == "log" || c.Name == "show" || c.Name == "tools" {
+			c.Action = e.paged(c.Action)
+		}
+	}
 	return app
 }
 
@@ -136,6 +149,7 @@ func (e *env) exitCode(err error) int {
 	case errors.As(err, &silent):
 		return exitError
 	case errors.As(err, &te):
+		te = e.explain(context.Background(), te)
 		fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)
 		return exitError
 	case errors.As(err, &ue):

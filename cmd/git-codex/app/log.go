@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
@@ -12,22 +13,56 @@ import (
 
 // logEntry is one audit event as `git codex log --json` prints it.
 type logEntry struct {
-	Commit    string         `json:"commit"`
-	Parents   []string       `json:"parents"`
-	Time      time.Time      `json:"time"`
-	Clock     gitstate.Clock `json:"clock"`
-	Tool      string         `json:"tool"`
-	Actor     string         `json:"actor"`
-	ActorType string         `json:"actor_type,omitempty"`
-	Result    string         `json:"result,omitempty"`
-	Error     string         `json:"error,omitempty"`
-	Target    string         `json:"target,omitempty"`
-	Args      string         `json:"args,omitempty"`
-	Summary   string         `json:"summary"`
+	Commit  string         `json:"commit"`
+	Parents []string       `json:"parents"`
+	Time    time.Time      `json:"time"`
+	Clock   gitstate.Clock `json:"clock"`
+	// Kind is what the call did: "change" (it changed the state), "read"
+	// (it succeeded and changed nothing) or "refusal" (it failed; only
+	// its audit record was written).
+	Kind      string `json:"kind"`
+	Tool      string `json:"tool"`
+	Actor     string `json:"actor"`
+	ActorType string `json:"actor_type,omitempty"`
+	Result    string `json:"result,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Target    string `json:"target,omitempty"`
+	Args      string `json:"args,omitempty"`
+	Summary   string `json:"summary"`
+}
+
+// Event kinds, as logEntry.Kind names them.
+const (
+	kindChange  = "change"
+	kindRead    = "read"
+	kindRefusal = "refusal"
+)
+
+// kindOf tells changes from reads and refusals: every call is a commit,
+// but a read's tree is its parent's, and a refusal carries Codex-Error.
+func kindOf(ev gitstate.Event) string {
+	switch {
+	case ev.Get(gitstate.TrailerError) != "":
+		return kindRefusal
+	case ev.Changed:
+		return kindChange
+	}
+	return kindRead
+}
+
+// kindColor is the colour of an event's kind in the log.
+func kindColor(kind string) string {
+	switch kind {
+	case kindChange:
+		return ansiGreen
+	case kindRefusal:
+		return ansiRed
+	}
+	return ""
 }
 
 func entryOf(ev gitstate.Event) logEntry {
-	return logEntry{
+	return logEntry{Kind: kindOf(ev),
 		Commit: ev.Commit, Parents: ev.Parents, Time: ev.Time, Clock: ev.Clock,
 		Tool: ev.Get(gitstate.TrailerTool), Actor: ev.Get(gitstate.TrailerActor), ActorType: ev.Get(gitstate.TrailerActorType),
 		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
@@ -41,11 +76,14 @@ func (e *env) logCommand() *cli.Command {
 		Usage:     "show the audit trail: every tool call, newest first",
 		ArgsUsage: "[<revision>]",
 		Description: "Reads the history of refs/codex/state (or the given revision); each commit is one call.\n" +
+			"KIND says what the call did: change (the state changed), read (it succeeded and changed nothing:\n" +
+			"the commit's tree is its parent's) or, for a refusal, the error code (Codex-Error).\n" +
 			"The same trail is in plain `git log refs/codex/state`.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tool", Usage: "only calls of this tool"},
 			&cli.StringFlag{Name: "actor", Usage: "only calls by this caller id"},
-			&cli.StringFlag{Name: "target", Usage: "only calls that created or changed this record id"},
+			&cli.StringFlag{Name: "target", Usage: "only calls that created or changed this record `ID` (a mail, task, decision or agent id, a lock name, a config key)"},
+			&cli.BoolFlag{Name: "changes", Usage: "only calls that changed the state (no reads, no refusals)"},
 			&cli.StringFlag{Name: "error", Usage: "only calls that failed with this code"},
 			&cli.BoolFlag{Name: "errors", Usage: "only calls that were refused or failed"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 50, Usage: "show at most `N` events (0: all)"},
@@ -86,17 +124,17 @@ func (e *env) logCommand() *cli.Command {
 				}
 				return writeJSON(e.stdout, entries)
 			}
-			tp := e.table("COMMIT", "TIME", "TOOL", "ACTOR", "RESULT", "SUMMARY")
+			tp := e.table("COMMIT", "TIME", "TOOL", "ACTOR", "KIND", "SUMMARY")
 			for _, en := range entries {
-				result := en.Result
+				result := en.Kind
 				if en.Error != "" {
 					result = en.Error
 				}
-				tp.AddField(en.Commit[:12])
+				tp.AddField(en.Commit[:12], tableprinter.WithColor(func(s string) string { return e.paint(ansiYellow, s) }))
 				tp.AddField(e.when(en.Time))
 				tp.AddField(en.Tool)
 				tp.AddField(en.Actor)
-				tp.AddField(result)
+				tp.AddField(result, tableprinter.WithColor(func(s string) string { return e.paint(kindColor(en.Kind), s) }))
 				tp.AddField(en.Summary)
 				tp.EndRow()
 			}
@@ -111,7 +149,9 @@ func matches(c *cli.Context, en logEntry) bool {
 		return false
 	case c.IsSet("actor") && en.Actor != c.String("actor"):
 		return false
-	case c.IsSet("target") && en.Target != c.String("target"):
+	case c.IsSet("target") && (en.Target != c.String("target") || en.Kind != kindChange):
+		return false
+	case c.Bool("changes") && en.Kind != kindChange:
 		return false
 	case c.IsSet("error") && en.Error != c.String("error"):
 		return false

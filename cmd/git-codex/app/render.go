@@ -54,6 +54,28 @@ func (e *env) render(tool string, data any) error {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(d.Body, "\n"))
 	case tools.DecisionLogged:
 		fmt.Fprintf(w, "logged %s\n", d.LogID)
+	case tools.DecisionList:
+		if len(d.Decisions) == 0 {
+			fmt.Fprintln(e.stderr, "no decisions; log one with `git codex decision log --title <title> --body <why>`")
+			return nil
+		}
+		tp := e.table("ID", "WHEN", "BY", "TITLE")
+		for _, x := range d.Decisions {
+			tp.AddField(x.ID)
+			tp.AddField(e.when(x.CreatedAt))
+			tp.AddField(x.Actor)
+			tp.AddField(oneLine(x.Title))
+			tp.EndRow()
+		}
+		if err := tp.Render(); err != nil {
+			return err
+		}
+		if d.Count > len(d.Decisions) {
+			fmt.Fprintf(e.stderr, "showing %d of %d decisions; see more with --limit\n", len(d.Decisions), d.Count)
+		}
+	case tools.Decision:
+		fmt.Fprintf(w, "id:      %s\ntitle:   %s\nby:      %s (%s)\nlogged:  %s\n\n%s\n",
+			d.ID, d.Title, d.Actor, d.ActorType, d.CreatedAt.Format(time.RFC3339), strings.TrimRight(d.Body, "\n"))
 	case tools.Agent:
 		fmt.Fprintf(w, "id:          %s\ntype:        %s\nstate:       %s\n", d.ID, d.Type, d.State)
 		for _, kv := range [][2]string{{"status", d.Status}, {"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}, {"launcher", d.Launcher}} {
@@ -99,7 +121,11 @@ func (e *env) render(tool string, data any) error {
 		}
 		return tp.Render()
 	case tools.ConfigValue:
-		fmt.Fprintf(w, "%s = %s\n", d.Key, compactJSON(d.Value))
+		fmt.Fprintf(w, "%s = %s", d.Key, compactJSON(d.Value))
+		if d.Default {
+			fmt.Fprint(w, " (default)")
+		}
+		fmt.Fprintln(w)
 	case tools.Task:
 		fmt.Fprintf(w, "id:          %s\ntitle:       %s\nstate:       %s\n", d.ID, d.Title, d.State)
 		if d.Claim != nil {

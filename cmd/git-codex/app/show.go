@@ -21,7 +21,8 @@ func (e *env) showCommand() *cli.Command {
 		Usage:     "show one event: its call, result, and the records it changed",
 		ArgsUsage: "<commit | record-id>",
 		Description: "Takes a commit of refs/codex/state (any revision git understands), or the id of a record\n" +
-			"(mail m-..., decision d-..., agent id): then the latest event that created or changed it.",
+			"(mail m-..., task t-..., decision d-..., agent id, lock name, config key): then the latest event\n" +
+			"that created or changed it (reads and refusals that name it are skipped; `git codex log` lists them).",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -52,7 +53,7 @@ func (e *env) showCommand() *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(e.stdout, out)
 			}
-			fmt.Fprintf(e.stdout, "commit %s\nclock  %d\ntime   %s\n\n    %s\n\n", out.Commit, out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
+			fmt.Fprintf(e.stdout, "%s\nkind   %s\nclock  %d\ntime   %s\n\n    %s\n\n", e.paint(ansiYellow, "commit "+out.Commit), e.paint(kindColor(out.Kind), out.Kind), out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
 			for _, t := range ev.Trailers {
 				fmt.Fprintf(e.stdout, "    %s: %s\n", t.Key, t.Value)
 			}
@@ -67,8 +68,9 @@ func (e *env) showCommand() *cli.Command {
 	}
 }
 
-// findEvent resolves a revision, or else the newest event whose
-// Codex-Target is the given record id.
+// findEvent resolves a revision, or else the newest change whose
+// Codex-Target is the given record id: reads and refusals name their
+// target too, but changed nothing.
 func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, error) {
 	ev, err := st.Event(c.Context, arg)
 	if err == nil {
@@ -79,7 +81,7 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 	}
 	var found *gitstate.Event
 	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
-		if ev.Get(gitstate.TrailerTarget) == arg {
+		if ev.Get(gitstate.TrailerTarget) == arg && kindOf(ev) == kindChange {
 			found = &ev
 			return false
 		}

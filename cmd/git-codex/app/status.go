@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -13,60 +15,139 @@ import (
 
 // statusReport is `git codex status --json`.
 type statusReport struct {
-	Ref         string         `json:"ref"`
-	Commit      string         `json:"commit"`
-	Clock       gitstate.Clock `json:"clock"`
-	LastEvent   string         `json:"last_event"`
-	LastEventAt time.Time      `json:"last_event_at"`
-	Agents      map[string]int `json:"agents"` // by type
-	Caller      string         `json:"caller"`
-	Unread      int            `json:"unread"`
+	Ref    string         `json:"ref"`
+	Commit string         `json:"commit"`
+	Clock  gitstate.Clock `json:"clock"`
+	// LastEvent is the tip's call, whatever it was (a read too).
+	LastEvent   string    `json:"last_event"`
+	LastEventAt time.Time `json:"last_event_at"`
+	// LastChange is the newest call that changed the state: what a person
+	// asking "what happened last?" wants, reads and refusals skipped.
+	LastChange       string    `json:"last_change"`
+	LastChangeCommit string    `json:"last_change_commit"`
+	LastChangeAt     time.Time `json:"last_change_at"`
+	tools.StatusSummary
+	Caller string `json:"caller"`
+	// Remotes are the remote states last fetched, and how many of their
+	// commits the local state lacks.
+	Remotes []gitstate.RemoteState `json:"remotes"`
+}
+
+// statusOptions is what `git codex status` runs with.
+type statusOptions struct {
+	JSON bool
 }
 
 func (e *env) statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the state's tip, the agents, and your unread mail",
+		Usage: "show the state's tip, the last change, agents, tasks being worked on, locks held, and your unread mail",
+		Description: "Reads only (no audit commit). Also says when a fetched remote state (refs/codex/remotes/<remote>/state)\n" +
+			"has commits the local state lacks: `git codex sync <remote>` merges them.",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
-			caller, st, err := e.session(c)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r := statusReport{Ref: gitstate.RefState, Caller: caller, Agents: map[string]int{}}
-			err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
-				r.Commit, r.Clock = sn.Commit(), sn.Clock()
-				var err error
-				r.Agents, r.Unread, err = tools.Summary(sn, caller)
-				return err
-			})
-			if err != nil {
-				return tools.StoreError(err)
-			}
-			ev, err := st.Event(c.Context, r.Commit)
-			if err != nil {
-				return tools.StoreError(err)
-			}
-			r.LastEvent, r.LastEventAt = ev.Summary, ev.Time
-			if c.Bool("json") {
-				return writeJSON(e.stdout, r)
-			}
-			var types []string
-			total := 0
-			for t, n := range r.Agents {
-				types = append(types, fmt.Sprintf("%s %d", t, n))
-				total += n
-			}
-			sort.Strings(types)
-			fmt.Fprintf(e.stdout, "state:  %s at %s (clock %d)\n", r.Ref, r.Commit[:12], r.Clock)
-			fmt.Fprintf(e.stdout, "last:   %s (%s)\n", r.LastEvent, e.when(r.LastEventAt))
-			fmt.Fprintf(e.stdout, "agents: %d", total)
-			if total > 0 {
-				fmt.Fprintf(e.stdout, " (%s)", strings.Join(types, ", "))
-			}
-			fmt.Fprintf(e.stdout, "\nyou:    %s, %d unread mail\n", r.Caller, r.Unread)
-			return nil
+			return e.runStatus(c, statusOptions{JSON: c.Bool("json")})
 		},
 	}
+}
+
+// listedInStatus bounds the tasks and locks status lists one per line.
+const listedInStatus = 5
+
+func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
+	caller, st, err := e.session(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r := statusReport{Ref: gitstate.RefState, Caller: caller}
+	err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
+		r.Commit, r.Clock = sn.Commit(), sn.Clock()
+		var err error
+		r.StatusSummary, err = tools.Summary(sn, caller)
+		return err
+	})
+	if err != nil {
+		return tools.StoreError(err)
+	}
+	if err := lastEvents(c.Context, st, &r); err != nil {
+		return tools.StoreError(err)
+	}
+	if r.Remotes, err = st.RemoteStates(c.Context); err != nil {
+		return tools.StoreError(err)
+	}
+	if r.Remotes == nil {
+		r.Remotes = []gitstate.RemoteState{}
+	}
+	if opts.JSON {
+		return writeJSON(e.stdout, r)
+	}
+	e.printStatus(e.stdout, r)
+	return nil
+}
+
+// lastEvents fills in the tip's event and the newest change.
+func lastEvents(ctx context.Context, st *gitstate.Store, r *statusReport) error {
+	first := true
+	return st.Events(ctx, r.Commit, func(ev gitstate.Event) bool {
+		if first {
+			r.LastEvent, r.LastEventAt, first = ev.Summary, ev.Time, false
+		}
+		if kindOf(ev) != kindChange {
+			return true
+		}
+		r.LastChange, r.LastChangeCommit, r.LastChangeAt = ev.Summary, ev.Commit, ev.Time
+		return false
+	})
+}
+
+func (e *env) printStatus(w io.Writer, r statusReport) {
+	fmt.Fprintf(w, "state:  %s at %s (clock %d)\n", r.Ref, r.Commit[:12], r.Clock)
+	fmt.Fprintf(w, "last:   %s (%s)\n", r.LastChange, e.when(r.LastChangeAt))
+	fmt.Fprintf(w, "agents: %s\n", counts(r.Agents, func(t string) string { return t }))
+	fmt.Fprintf(w, "tasks:  %s\n", counts(r.Tasks, func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", " ")) }))
+	for i, t := range r.Active {
+		if i == listedInStatus {
+			fmt.Fprintf(w, "        ... %d more: `git codex task list --state IN_PROGRESS`\n", len(r.Active)-i)
+			break
+		}
+		holder := "-"
+		if t.Claim != nil {
+			holder = t.Claim.Holder
+		}
+		fmt.Fprintf(w, "        %s %-11s %s: %s\n", t.ID, t.State, holder, oneLine(t.Title))
+	}
+	fmt.Fprintf(w, "locks:  %d held\n", len(r.Locks))
+	for i, l := range r.Locks {
+		if i == listedInStatus {
+			fmt.Fprintf(w, "        ... %d more: `git codex lock list`\n", len(r.Locks)-i)
+			break
+		}
+		fmt.Fprintf(w, "        %s by %s since %s", l.Name, l.Claim.Holder, e.when(l.Claim.At))
+		if l.ExpiresAt != nil && !l.ExpiresAt.After(time.Now()) {
+			fmt.Fprint(w, " (expired)")
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "you:    %s, %d unread mail\n", r.Caller, r.Unread)
+	for _, rs := range r.Remotes {
+		if rs.Behind > 0 {
+			fmt.Fprintf(w, "behind: %s has %d commit(s) this state lacks; run `git codex sync %s`\n", rs.Remote, rs.Behind, rs.Remote)
+		}
+	}
+}
+
+// counts formats a count per kind: "3 (supervisor 1, worker 2)", or "0".
+func counts(m map[string]int, label func(string) string) string {
+	var parts []string
+	total := 0
+	for k, n := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", label(k), n))
+		total += n
+	}
+	sort.Strings(parts)
+	if total == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
@@ -19,9 +20,15 @@ type syncReport struct {
 	// Conflicts are the locks, tasks and reviews both sides had granted
 	// to different holders: the earlier claim kept them, the loser was mailed.
 	Conflicts []tools.Conflict `json:"conflicts"`
-	Pushed    bool             `json:"pushed"`
-	Commit    string           `json:"commit"` // the local tip afterwards
-	Attempts  int              `json:"attempts"`
+	// Dropped are records one side had where the other has a directory of
+	// records: the directory wins (both versions stay in the histories).
+	Dropped []string `json:"dropped"`
+	// Published says the remote has our state afterwards; Pushed that a
+	// push sent it (false when the remote already had it all).
+	Published bool   `json:"published"`
+	Pushed    bool   `json:"pushed"`
+	Commit    string `json:"commit"` // the local tip afterwards
+	Attempts  int    `json:"attempts"`
 }
 
 func remoteArg(c *cli.Context) (string, error) {
@@ -59,15 +66,24 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				return err
 			}
 			defer st.Close()
+			if err := knownRemote(c, st, remote); err != nil {
+				return err
+			}
 			progress := e.progress(c)
+			if progress != nil {
+				fmt.Fprintf(progress, "syncing with %s...\n", remote)
+			}
 			res, err := tools.Sync(c.Context, st, caller, remote, push, progress)
 			if err != nil {
 				return err
 			}
 			r := syncReport{Remote: remote, Found: res.Found, Merge: string(res.Merge.Status), Resolved: len(res.Merge.Report.Resolved),
-				Conflicts: res.Conflicts, Pushed: res.Pushed, Commit: res.Merge.Commit, Attempts: res.Attempts}
+				Conflicts: res.Conflicts, Dropped: res.Merge.Report.Dropped, Published: res.Pushed, Pushed: res.Sent, Commit: res.Merge.Commit, Attempts: res.Attempts}
 			if r.Conflicts == nil {
 				r.Conflicts = []tools.Conflict{}
+			}
+			if r.Dropped == nil {
+				r.Dropped = []string{}
 			}
 			if r.Commit == "" {
 				// nothing was merged (the remote had no state): the tip is ours
@@ -76,21 +92,7 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(e.stdout, r)
 			}
-			switch {
-			case !r.Found:
-				fmt.Fprintf(e.stdout, "%s has no git codex state yet", remote)
-			case r.Merge == string(gitstate.MergeMerged):
-				fmt.Fprintf(e.stdout, "merged the state of %s (%d record(s) changed on both sides)", remote, r.Resolved)
-				if n := len(r.Conflicts); n > 0 {
-					fmt.Fprintf(e.stdout, "; %d conflict(s) settled, losers mailed: see `git codex conflict list`", n)
-				}
-			default:
-				fmt.Fprintf(e.stdout, "state %s with %s", r.Merge, remote)
-			}
-			if r.Pushed {
-				fmt.Fprintf(e.stdout, "; pushed")
-			}
-			fmt.Fprintln(e.stdout)
+			fmt.Fprintln(e.stdout, syncMessage(r, push))
 			return nil
 		},
 	}
@@ -113,6 +115,9 @@ func (e *env) pushCommand() *cli.Command {
 			defer st.Close()
 			if ok, err := st.Initialized(c.Context); err != nil || !ok {
 				return tools.StoreError(errors.Join(err, gitstate.ErrNotInitialized))
+			}
+			if err := knownRemote(c, st, remote); err != nil {
+				return err
 			}
 			if err := st.Push(c.Context, remote, e.progress(c)); err != nil {
 				if errors.Is(err, gitstate.ErrPushRejected) {
@@ -150,6 +155,9 @@ func (e *env) configureRemote(c *cli.Context, remote string) error {
 		return err
 	}
 	defer st.Close()
+	if err := knownRemote(c, st, remote); err != nil {
+		return err
+	}
 	if err := st.ConfigureRemote(c.Context, remote); err != nil {
 		return tools.Errorf(tools.RemoteError, "%v", err)
 	}
@@ -164,4 +172,57 @@ func (e *env) progress(c *cli.Context) io.Writer {
 		return e.stderr
 	}
 	return nil
+}
+
+// syncMessage says in one line what a sync or pull did: what came in, and
+// whether anything went out ("pushed" only when a push sent something).
+func syncMessage(r syncReport, push bool) string {
+	var b strings.Builder
+	switch gitstate.MergeStatus(r.Merge) {
+	case "":
+		fmt.Fprintf(&b, "%s has no git codex state yet", r.Remote)
+	case gitstate.MergeMerged:
+		fmt.Fprintf(&b, "merged the state of %s (%d record(s) changed on both sides)", r.Remote, r.Resolved)
+		if n := len(r.Conflicts); n > 0 {
+			fmt.Fprintf(&b, "; %d conflict(s) settled, losers mailed: see `git codex conflict list`", n)
+		}
+		if n := len(r.Dropped); n > 0 {
+			fmt.Fprintf(&b, "; %d record(s) dropped where %s has a directory: %s", n, r.Remote, strings.Join(r.Dropped, ", "))
+		}
+	case gitstate.MergeFastForward:
+		fmt.Fprintf(&b, "fast-forwarded to the state of %s", r.Remote)
+	default:
+		fmt.Fprintf(&b, "state up to date with %s", r.Remote)
+	}
+	switch {
+	case !push:
+	case r.Pushed:
+		fmt.Fprintf(&b, "; pushed")
+	default:
+		fmt.Fprintf(&b, "; nothing to push")
+	}
+	return b.String()
+}
+
+// knownRemote refuses a remote name git does not know, before any fetch,
+// with the commands that add one. URLs and paths are left to git.
+func knownRemote(c *cli.Context, st *gitstate.Store, remote string) error {
+	if strings.ContainsAny(remote, "/:\\") || remote == "." {
+		return nil
+	}
+	remotes, err := st.Remotes(c.Context)
+	if err != nil {
+		return tools.StoreError(err)
+	}
+	for _, r := range remotes {
+		if r == remote {
+			return nil
+		}
+	}
+	known := "this repository has no remotes"
+	if len(remotes) > 0 {
+		known = "its remotes: " + strings.Join(remotes, ", ")
+	}
+	return tools.Errorf(tools.RemoteError, "no remote named %q (%s); add one with `git remote add %s <url>`, then `git codex remote add %s` so plain fetch and push carry the state",
+		remote, known, remote, remote).With("remote", remote)
 }

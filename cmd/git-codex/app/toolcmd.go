@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"unicode/utf8"
@@ -77,7 +80,7 @@ func (e *env) toolCommand(name string, t *tools.Tool) *cli.Command {
 		ArgsUsage:   strings.Join(argsUsage, " "),
 		Flags:       append(inputFlags(t), jsonFlag()),
 		Action: func(c *cli.Context) error {
-			args, err := toolArgs(t, c)
+			args, err := e.toolArgs(t, c)
 			if err != nil {
 				return err
 			}
@@ -102,21 +105,30 @@ func jsonFlag() cli.Flag {
 
 // inputField is one field of a tool's input as the CLI sees it.
 type inputField struct {
-	json string
-	kind reflect.Kind
-	doc  string
+	json     string
+	kind     reflect.Kind
+	doc      string
+	required bool // no omitempty: the tool's schema requires it
 }
+
+// textFields are the inputs that hold long free text: each also gets a
+// --<name>-file flag (a path, or "-" for standard input), as gh's
+// --body-file, so a large body need not pass through the shell.
+var textFields = map[string]bool{"body": true, "description": true, "prompt": true}
+
+func fileFlagName(jsonName string) string { return flagName(jsonName) + "-file" }
 
 func inputFields(t *tools.Tool) []inputField {
 	var out []inputField
 	typ := t.InputType()
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !f.IsExported() || name == "" || name == "-" {
 			continue
 		}
-		out = append(out, inputField{json: name, kind: f.Type.Kind(), doc: f.Tag.Get("jsonschema")})
+		required := !strings.Contains(","+opts+",", ",omitempty,")
+		out = append(out, inputField{json: name, kind: f.Type.Kind(), doc: f.Tag.Get("jsonschema"), required: required})
 	}
 	return out
 }
@@ -136,26 +148,41 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 	var flags []cli.Flag
 	for _, f := range inputFields(t) {
 		if isPositional(t, f.json) {
+			if textFields[f.json] && f.kind == reflect.String {
+				flags = append(flags, &cli.StringFlag{Name: fileFlagName(f.json), Usage: "read <" + flagName(f.json) + "> from `FILE` (\"-\": standard input) instead of the argument"})
+			}
 			continue
+		}
+		usage := f.doc
+		if f.required {
+			usage += " (required)"
+			if textFields[f.json] {
+				usage = f.doc + " (required: this or --" + fileFlagName(f.json) + ")"
+			}
 		}
 		switch f.kind {
 		case reflect.Bool:
-			flags = append(flags, &cli.BoolFlag{Name: flagName(f.json), Usage: f.doc})
+			flags = append(flags, &cli.BoolFlag{Name: flagName(f.json), Usage: usage})
 		case reflect.Int, reflect.Int64:
-			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: f.doc})
+			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: usage})
 		case reflect.Map:
-			flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: f.doc + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
+			flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
 		default:
-			flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: f.doc})
+			flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage})
+		}
+		if textFields[f.json] && f.kind == reflect.String {
+			flags = append(flags, &cli.StringFlag{Name: fileFlagName(f.json), Usage: "read the " + flagName(f.json) + " from `FILE` (\"-\": standard input)"})
 		}
 	}
 	return flags
 }
 
 // toolArgs turns flags and positional arguments into the tool's JSON
-// arguments. Only flags the user set are sent, so the tool's schema decides
-// what is missing.
-func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
+// arguments. Only flags the user set are sent. A required input that is
+// missing is a usage error named as the CLI spells it (argument <mail-id>,
+// flag --subject), before anything is called: the tool's schema would name
+// the JSON field instead.
+func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 	if c.NArg() > len(t.CLI.Args) {
 		return nil, usageError{fmt.Errorf("%s takes at most %d argument(s), got %d: %s", t.CLI.Path, len(t.CLI.Args), c.NArg(), strings.Join(c.Args().Slice(), " "))}
 	}
@@ -180,6 +207,12 @@ func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 		default:
 			m[f.json] = rawText(c.String(name))
 		}
+	}
+	if err := e.readTextFiles(t, c, m); err != nil {
+		return nil, err
+	}
+	if err := missingInput(t, m); err != nil {
+		return nil, err
 	}
 	return json.Marshal(m)
 }
@@ -209,6 +242,75 @@ func (s rawText) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('"')
 	return b.Bytes(), nil
+}
+
+// readTextFiles fills text fields given as --<name>-file.
+func (e *env) readTextFiles(t *tools.Tool, c *cli.Context, m map[string]any) error {
+	for _, f := range inputFields(t) {
+		ff := fileFlagName(f.json)
+		if !textFields[f.json] || !c.IsSet(ff) {
+			continue
+		}
+		if _, both := m[f.json]; both {
+			if isPositional(t, f.json) {
+				return usageError{fmt.Errorf("give <%s> or --%s, not both", flagName(f.json), ff)}
+			}
+			return usageError{fmt.Errorf("give --%s or --%s, not both", flagName(f.json), ff)}
+		}
+		var b []byte
+		var err error
+		if path := c.String(ff); path == "-" {
+			b, err = io.ReadAll(io.LimitReader(e.stdin, tools.MaxArgsBytes+1))
+		} else {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(e.dir, path)
+			}
+			b, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return usageError{fmt.Errorf("--%s: %w", ff, err)}
+		}
+		m[f.json] = string(b)
+	}
+	return nil
+}
+
+// missingInput names the required inputs the command line left out.
+func missingInput(t *tools.Tool, m map[string]any) error {
+	var args, flags []string
+	for _, f := range inputFields(t) {
+		if _, ok := m[f.json]; ok || !f.required {
+			continue
+		}
+		switch {
+		case isPositional(t, f.json) && textFields[f.json]:
+			args = append(args, "<"+flagName(f.json)+"> (or --"+fileFlagName(f.json)+")")
+		case isPositional(t, f.json):
+			args = append(args, "<"+flagName(f.json)+">")
+		case textFields[f.json]:
+			flags = append(flags, "--"+flagName(f.json)+" (or --"+fileFlagName(f.json)+")")
+		default:
+			flags = append(flags, "--"+flagName(f.json))
+		}
+	}
+	var parts []string
+	if len(args) > 0 {
+		parts = append(parts, plural(len(args), "argument")+" "+strings.Join(args, " "))
+	}
+	if len(flags) > 0 {
+		parts = append(parts, plural(len(flags), "flag")+" "+strings.Join(flags, ", "))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s: missing %s; see `git codex %s -h`", t.CLI.Path, strings.Join(parts, " and "), t.CLI.Path)}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func firstSentence(s string) string {
