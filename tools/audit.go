@@ -43,6 +43,7 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 	}
 	add(gitstate.TrailerTarget, c.target)
 	add(gitstate.TrailerFollows, a.follows)
+	add(gitstate.TrailerAuth, c.auth)
 	add(gitstate.TrailerArgs, a.args)
 	return m
 }
@@ -98,7 +99,7 @@ func redact(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			key := truncate(k, maxAuditString)
+			key := truncate(redactSecrets(k), maxAuditString)
 			if secretKey.MatchString(k) {
 				out[key] = "[redacted]"
 				continue
@@ -112,7 +113,7 @@ func redact(v any) any {
 		}
 		return x
 	case string:
-		return truncate(x, maxAuditString)
+		return truncate(redactSecrets(x), maxAuditString)
 	}
 	return v
 }

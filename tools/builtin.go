@@ -11,13 +11,14 @@ func Builtin() *Registry {
 	return NewRegistry(
 		MailSend, MailListInbox, MailRead, MailReply,
 		LogDecision,
-		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
+		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
 		ConfigGet, ConfigSet,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
 		ConflictListTool,
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap,
 		RequestReview, SendFeedback,
+		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 	)
 }
 

@@ -32,6 +32,17 @@ const (
 	AgentStartFailed     Code = "AGENT_START_FAILED"     // the agent's worktree or session could not be made, or the agent exited at once
 	ReviewLimitExceeded  Code = "REVIEW_LIMIT_EXCEEDED"  // the coder has had review.max_iterations reviews
 	FeedbackNotDelivered Code = "FEEDBACK_NOT_DELIVERED" // the feedback commit could not be made in the coder's worktree
+	AuthFailed           Code = "AUTH_FAILED"            // a credential (agent token, role PSK) is missing or wrong
+	ConfigInvalid        Code = "CONFIG_INVALID"         // a setting the tool needs is missing or malformed (a role's PSK, the workflow)
+	InvalidRole          Code = "INVALID_ROLE"           // the role is not one of the workflow's
+	InvalidSession       Code = "INVALID_SESSION"        // the session token is unknown
+	InvalidTarget        Code = "INVALID_TARGET"         // a handoff's target is not a role of the workflow
+	NoActiveCycle        Code = "NO_ACTIVE_CYCLE"        // no cycle is running (for that feature)
+	CycleAlreadyActive   Code = "CYCLE_ALREADY_ACTIVE"   // the feature's cycle is running already
+	InvalidPhase         Code = "INVALID_PHASE"          // the cycle's phase does not allow the operation
+	ArchiveNotAllowed    Code = "ARCHIVE_NOT_ALLOWED"    // only a completed cycle is archived
+	SchemaInvalid        Code = "SCHEMA_INVALID"         // a handoff payload does not follow the handoff schema
+	InvalidTool          Code = "INVALID_TOOL"           // a seed-001 tool name (session.open): ours are spelled with _
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -63,6 +74,17 @@ func Codes() []CodeInfo {
 		{ReviewLimitExceeded, "the coding agent has had review.max_iterations reviews (details: current_iteration, max_iterations, suggestions): open a pull request, abandon, or fix it by hand"},
 		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},
 		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
+		{AuthFailed, "a credential is missing or wrong: an agent's token under auth.agents=required (CODEX_TOKEN / --token), a person acting from an agent's environment, or a role's PSK at session_open"},
+		{ConfigInvalid, "a setting the tool needs is missing or malformed: a role's PSK (git config codex.role.<role>.psk or CODEX_PSK_<ROLE>), or cycle.workflow"},
+		{InvalidRole, "the role is not one of the workflow's roles (see `git codex config get cycle.workflow`)"},
+		{InvalidSession, "the session token is unknown; open a new one with `git codex session open`"},
+		{InvalidTarget, "a handoff's target is not a role of the workflow"},
+		{NoActiveCycle, "no cycle is running (for that feature); start one with `git codex cycle start`"},
+		{CycleAlreadyActive, "the feature's cycle is running already; see `git codex cycle status`"},
+		{InvalidPhase, "the cycle's phase does not allow the operation (a handoff to the wrong target, completing outside its phase)"},
+		{ArchiveNotAllowed, "the cycle is not complete, or the caller is not the role that completes it"},
+		{SchemaInvalid, "a handoff payload does not follow the handoff schema (details name the field)"},
+		{InvalidTool, "a seed-001 tool name such as session.open: git codex spells them session_open"},
 	}
 }
 

@@ -78,6 +78,7 @@ func (e *env) app() *cli.App {
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:<git user.email>)"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"CODEX_TOKEN"}, Usage: "the agent's credential `TOKEN` (see auth.agents)"},
 		},
 		Commands: append([]*cli.Command{
 			e.initCommand(),
@@ -203,10 +204,10 @@ func (e *env) session(c *cli.Context) (string, *gitstate.Store, error) {
 
 // call runs one tool through the registry, exactly as MCP does.
 func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte) tools.Result {
-	caller, st, err := e.session(c)
+	o, st, err := e.origin(c)
 	if err != nil {
 		return tools.Result{Error: tools.AsError(err)}
 	}
 	defer st.Close()
-	return e.reg.Call(ctx, st, caller, name, args)
+	return e.reg.CallAs(ctx, st, o, name, args)
 }

@@ -29,6 +29,12 @@ func groupUsage(group string) string {
 		return "the review loop: request a review of your branch, send a reviewer's feedback"
 	case "conflict":
 		return "list the conflicts sync settled: a lock, task or review granted twice"
+	case "session":
+		return "open a cycle role's session (seed 001)"
+	case "cycle":
+		return "start, follow, complete and archive handoff cycles between roles (seed 001)"
+	case "handoff":
+		return "read and write the handoffs of a cycle"
 	}
 	return ""
 }
@@ -169,6 +175,12 @@ func toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 			m[f.json] = c.Bool(name)
 		case reflect.Int, reflect.Int64:
 			m[f.json] = c.Int64(name)
+		case reflect.Map: // a JSON object (a handoff's payload)
+			var v any
+			if err := json.Unmarshal([]byte(c.String(name)), &v); err != nil {
+				return nil, usageError{fmt.Errorf("--%s takes a JSON object: %v", name, err)}
+			}
+			m[f.json] = v
 		default:
 			m[f.json] = c.String(name)
 		}
