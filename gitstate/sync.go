@@ -20,6 +20,10 @@ const (
 	// NotesPrefix starts every notes ref git codex writes (refs/notes/codex,
 	// refs/notes/codex-reviews, ...).
 	NotesPrefix = "refs/notes/codex"
+	// ArchivePrefix holds archived cycles, one commit per cycle id
+	// (refs/codex/archive/<cycle_id>), written once: sync copies those a
+	// side lacks and never overwrites one.
+	ArchivePrefix = "refs/codex/archive/"
 	// remotesPrefix holds what was fetched from each remote:
 	// refs/codex/remotes/<remote>/state and .../notes/codex*.
 	remotesPrefix = "refs/codex/remotes/"
@@ -66,6 +70,7 @@ func FetchRefspecs(remote string) []string {
 	return []string{
 		"+" + RefState + ":" + RemoteStateRef(remote),
 		"+" + NotesPrefix + "*:" + remoteDir(remote) + "notes/codex*",
+		"+" + ArchivePrefix + "*:" + remoteDir(remote) + "archive/*",
 	}
 }
 
@@ -73,7 +78,7 @@ func FetchRefspecs(remote string) []string {
 // pushed without "+": the remote accepts only fast-forwards, so a state that
 // moved there is never overwritten.
 func PushRefspecs() []string {
-	return []string{RefState + ":" + RefState, NotesPrefix + "*:" + NotesPrefix + "*"}
+	return []string{RefState + ":" + RefState, NotesPrefix + "*:" + NotesPrefix + "*", ArchivePrefix + "*:" + ArchivePrefix + "*"}
 }
 
 // Fetch brings the remote's state and notes into refs/codex/remotes/<remote>/.
@@ -100,6 +105,9 @@ func trackingRef(remote, ref string) string {
 	if ref == RefState {
 		return RemoteStateRef(remote)
 	}
+	if id, ok := strings.CutPrefix(ref, ArchivePrefix); ok {
+		return remoteDir(remote) + "archive/" + id
+	}
 	return remoteDir(remote) + "notes/" + strings.TrimPrefix(ref, "refs/notes/")
 }
 
@@ -111,14 +119,14 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*"); err != nil {
+	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*", ArchivePrefix+"*"); err != nil {
 		return nil, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
 	}
 	adv := advertised{}
 	var specs []string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix)) {
+		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix) && !strings.HasPrefix(f[1], ArchivePrefix)) {
 			continue
 		}
 		adv[f[1]] = f[0]
@@ -171,6 +179,10 @@ func (s *Store) upToDate(ctx context.Context, adv advertised) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	archives, err := s.unpublishedArchives(ctx, "", adv)
+	if err != nil || len(archives) > 0 {
+		return false, err
+	}
 	for _, ref := range append([]string{RefState}, notes...) {
 		h, ok, err := readRef(s.commonDir, ref)
 		if err != nil {
@@ -207,6 +219,13 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer) err
 	}
 	for _, n := range notes {
 		specs = append(specs, n+":"+n)
+	}
+	archives, err := s.unpublishedArchives(ctx, remote, nil)
+	if err != nil {
+		return err
+	}
+	for _, a := range archives {
+		specs = append(specs, a+":"+a)
 	}
 	args := []string{"push", "--porcelain"}
 	if progress != nil {
@@ -386,6 +405,9 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			}
 		}
 		if err := s.MergeNotes(ctx, remote); err != nil {
+			return res, err
+		}
+		if err := s.adoptArchives(ctx, remote); err != nil {
 			return res, err
 		}
 		if !opts.Push {
