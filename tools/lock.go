@@ -124,7 +124,7 @@ var LockAcquire = Define("lock_acquire", "lock.acquire",
 	func(ctx context.Context, c *Call, in LockAcquireIn) (LockAcquired, error) {
 		switch {
 		case (in.Name == "") == (in.SessionToken == ""):
-			return LockAcquired{}, Errorf(InvalidInput, "give exactly one of name (a named lock) and session_token (a cycle's lock)")
+			return LockAcquired{}, Errorf(InvalidInput, "give exactly one of name (a named lock) and session_token (a cycle's lock)").With("name", in.Name)
 		case in.SessionToken != "":
 			if in.Reason != "" || in.TTLSeconds != 0 {
 				return LockAcquired{}, Errorf(InvalidInput, "a cycle's lock takes no reason or ttl_seconds")
