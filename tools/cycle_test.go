@@ -227,3 +227,79 @@ func TestSeveralCycles(t *testing.T) {
 	lockToken(t, e.reg, e.st, g1)
 	cycleRefused(t, e.reg, e.st, "lock_acquire", fmt.Sprintf(`{"session_token":%q,"feature":"two"}`, g1), tools.InvalidSession)
 }
+
+// TestCycleSyncConflict: the same cycle advanced on two machines while
+// they were apart (gemini handed it to codex on both, with different
+// payloads): after sync both have one outcome, the earlier grant's whole
+// (phase, handoff and lock together), a conflict record holding the other
+// version, and a mail to the losing role. The archive of the cycle then
+// travels to the other machine.
+func TestCycleSyncConflict(t *testing.T) {
+	remote := newBareRemote(t)
+	a, b := newClone(t, "A", remote), newClone(t, "B", remote)
+	a.init()
+	g := openSession(t, a.reg, a.st, "gemini")
+	c := openSession(t, a.reg, a.st, "codex")
+	cid := cycleOK(t, a.reg, a.st, "cycle_start", `{"feature":"dual"}`)["cycle_id"].(string)
+	a.sync("origin")
+	b.sync("origin")
+
+	write := func(cl *clone, note string) {
+		tok := lockToken(t, cl.reg, cl.st, g)
+		cycleOK(t, cl.reg, cl.st, "handoff_write", fmt.Sprintf(`{"target":"codex","session_token":%q,"lock_token":%q,"payload":%s}`,
+			g, tok, payload(cid, "dual", "gemini", "codex", note)))
+	}
+	write(a, "from A")
+	write(b, "from B")
+	a.sync("origin")
+	b.sync("origin")
+	a.sync("origin")
+	sameTrees(t, a, b)
+
+	var read []string
+	for _, cl := range []*clone{a, b} {
+		h := cycleOK(t, cl.reg, cl.st, "handoff_read", `{"target":"codex"}`)
+		read = append(read, fmt.Sprint(h["notes"]))
+	}
+	if read[0] != read[1] || (read[0] != "[from A]" && read[0] != "[from B]") {
+		t.Fatalf("handoffs after sync: %v", read)
+	}
+	st := cycleOK(t, a.reg, a.st, "cycle_status", `{}`)
+	if st["phase"] != "backend" || st["active_role"] != "codex" {
+		t.Fatalf("status after sync: %v", st)
+	}
+	conflicts, _ := a.ok(human, "conflict_list", `{}`)
+	list := conflicts["conflicts"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("conflicts: %v", conflicts)
+	}
+	cf := list[0].(map[string]any)
+	if cf["kind"] != "lock" || cf["resource"] != "cycle/dual" || cf["rule"] != "earlier-claim" {
+		t.Fatalf("conflict: %v", cf)
+	}
+	lost := fmt.Sprint(cf["lost_version"])
+	if strings.Contains(lost, read[0]) || !strings.Contains(lost, "from") {
+		t.Fatalf("the conflict does not keep the losing handoff: %s", lost)
+	}
+	if cf["mail_id"] == "" || !a.records()[mailRecord("codex", cf["mail_id"].(string))] {
+		t.Fatalf("the losing role was not mailed: %v", cf)
+	}
+
+	// the cycle goes on from the one outcome, on either machine
+	ct := lockToken(t, b.reg, b.st, c)
+	cycleOK(t, b.reg, b.st, "handoff_write", fmt.Sprintf(`{"target":"gemini","session_token":%q,"lock_token":%q,"payload":%s}`,
+		c, ct, payload(cid, "dual", "codex", "gemini", "done")))
+	gt := lockToken(t, b.reg, b.st, g)
+	cycleOK(t, b.reg, b.st, "cycle_complete", fmt.Sprintf(`{"session_token":%q,"lock_token":%q}`, g, gt))
+	cycleOK(t, b.reg, b.st, "cycle_archive", fmt.Sprintf(`{"session_token":%q,"lock_token":%q}`, g, gt))
+	b.sync("origin")
+	a.sync("origin")
+	sameTrees(t, a, b)
+	ref := "refs/codex/archive/" + cid
+	if got, want := a.git("rev-parse", ref), b.git("rev-parse", ref); got != want {
+		t.Fatalf("archive on A %s, on B %s", got, want)
+	}
+	if !strings.Contains(a.git("show", ref+":handoff/gemini.json"), "done") {
+		t.Fatalf("A's copy of the archive lacks the last handoff")
+	}
+}
