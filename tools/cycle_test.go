@@ -303,3 +303,42 @@ func TestCycleSyncConflict(t *testing.T) {
 		t.Fatalf("A's copy of the archive lacks the last handoff")
 	}
 }
+
+// TestCycleRecordsValidate: the session and cycle-lock records a cycle
+// writes pass ValidateRecord (sync accepts them), and tampered ones do not.
+func TestCycleRecordsValidate(t *testing.T) {
+	e := newEnv(t)
+	openSession(t, e.reg, e.st, "gemini")
+	cycleOK(t, e.reg, e.st, "cycle_start", `{"feature":"v"}`)
+	paths := strings.Fields(gitstatetest.Git(t, e.dir, "ls-tree", "-r", "--name-only", gitstate.RefState, "sessions", "locks"))
+	if len(paths) != 2 {
+		t.Fatalf("records: %v", paths)
+	}
+	for _, p := range paths {
+		data := []byte(gitstatetest.Git(t, e.dir, "show", gitstate.RefState+":"+p))
+		if err := tools.ValidateRecord(p, data); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var tampered []string
+		if strings.HasPrefix(p, "sessions/") {
+			tampered = []string{
+				strings.Replace(string(data), `"role": "gemini"`, `"role": "Gemini!"`, 1),
+				strings.Replace(string(data), `"token_hash": "`, `"token_hash": "00`, 1),
+			}
+		} else {
+			tampered = []string{
+				strings.Replace(string(data), `"holder": "gemini"`, `"holder": "codex"`, 1),
+				strings.Replace(string(data), `"feature": "v"`, `"feature": "w"`, 1),
+				strings.Replace(string(data), `"phase": "frontend"`, `"phase": "nowhere"`, 1),
+			}
+		}
+		for i, bad := range tampered {
+			if bad == string(data) {
+				t.Fatalf("%s: tampering %d changed nothing", p, i)
+			}
+			if err := tools.ValidateRecord(p, []byte(bad)); err == nil {
+				t.Errorf("%s: tampered record %d accepted", p, i)
+			}
+		}
+	}
+}
