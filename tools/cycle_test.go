@@ -342,3 +342,21 @@ func TestCycleRecordsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowInvalidInState: a cycle.workflow that config_set would
+// refuse but that reached the state anyway (written by another version, or
+// by hand) makes the cycle tools CONFIG_INVALID, not a broken cycle.
+func TestWorkflowInvalidInState(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(gitstate.Meta{Summary: "test: a workflow with no way to end"})
+		return tx.PutRaw("config/config.json", []byte(`{"entries":{"cycle.workflow":{"value":{"phases":{"a":"x"},"start":"a","transitions":[],"complete_from":[]},"set_by":"someone","set_at":"2026-01-01T00:00:00Z","clock":1}}}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cycleRefused(t, e.reg, e.st, "cycle_start", `{"feature":"f"}`, tools.ConfigInvalid)
+	cycleRefused(t, e.reg, e.st, "session_open", `{"role":"x","psk":"psk-x"}`, tools.ConfigInvalid)
+	if got := gitstatetest.Git(t, e.dir, "ls-tree", "-r", "--name-only", gitstate.RefState, "locks", "sessions"); got != "" {
+		t.Fatalf("refused calls wrote %s", got)
+	}
+}
