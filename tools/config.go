@@ -67,6 +67,8 @@ func configKeys() []configKey {
 		{Name: "mail.max_subject_bytes", Kind: "int", Default: defaultMaxSubjectBytes, Doc: "largest mail subject or decision title accepted, in bytes"},
 		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, oneOf: []string{AuthOff, AuthWarn, AuthRequired},
 			Doc: "how agents prove who they are: off (believed), warn (calls without the agent's credential are marked Codex-Auth: none), required (refused with AUTH_FAILED); see docs/SECURITY.md"},
+		{Name: "cycle.session_ttl_hours", Kind: "int", Default: defaultSessionTTLHours,
+			Doc: "a cycle session unused for longer than this many hours expires (INVALID_SESSION); open a new one"},
 		{Name: "cycle.workflow", Kind: "json", Default: DefaultWorkflow(), Check: checkWorkflow,
 			Doc: "the phases, roles and handoffs of cycles (JSON); the default is seed 001's frontend -> backend -> frontend_refine -> complete"},
 	}

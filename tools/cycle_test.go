@@ -360,3 +360,32 @@ func TestWorkflowInvalidInState(t *testing.T) {
 		t.Fatalf("refused calls wrote %s", got)
 	}
 }
+
+// TestSessionExpires: a session unused for longer than
+// cycle.session_ttl_hours is INVALID_SESSION; a new one works.
+func TestSessionExpires(t *testing.T) {
+	e := newEnv(t)
+	g := openSession(t, e.reg, e.st, "gemini")
+	cycleOK(t, e.reg, e.st, "cycle_start", `{"feature":"f"}`)
+	lockToken(t, e.reg, e.st, g)
+	e.ok(human, "config_set", `{"key":"cycle.session_ttl_hours","value":"1"}`)
+	sum := sha256.Sum256([]byte(g))
+	id := hex.EncodeToString(sum[:])[:24]
+	path := "sessions/" + gitstate.Fanout(id) + "/" + id + ".json"
+	if _, err := e.st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		var s tools.Session
+		if err := tx.Get(path, &s); err != nil {
+			return err
+		}
+		s.LastSeen = s.LastSeen.Add(-2 * 3600e9)
+		tx.SetMeta(gitstate.Meta{Summary: "test: two hours pass"})
+		return tx.Put(path, s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := cycleCall(t, e.reg, e.st, "lock_acquire", fmt.Sprintf(`{"session_token":%q}`, g))
+	if r.OK || r.Error.Code != tools.InvalidSession || r.Error.Details["expired"] != true {
+		t.Fatalf("expired session: %+v", r)
+	}
+	lockToken(t, e.reg, e.st, openSession(t, e.reg, e.st, "gemini"))
+}

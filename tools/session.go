@@ -36,8 +36,13 @@ func sessionPath(id string) string {
 	return dirSessions + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
+// defaultSessionTTLHours is how long a session may go unused: a week, so a
+// role's session outlives a weekend but not a forgotten laptop.
+const defaultSessionTTLHours = 7 * 24
+
 // lookupSession finds the session of a token and notes that it was seen:
-// INVALID_SESSION when the token is unknown.
+// INVALID_SESSION when the token is unknown, or its session went unused
+// for longer than cycle.session_ttl_hours.
 func lookupSession(c *Call, token string) (Session, error) {
 	hash := hashSecret(token)
 	id := hash[:24]
@@ -48,6 +53,11 @@ func lookupSession(c *Call, token string) (Session, error) {
 	}
 	if err != nil {
 		return Session{}, err
+	}
+	ttl := time.Duration(c.Config.intValue("cycle.session_ttl_hours")) * time.Hour
+	if c.Tx.Now().Sub(s.LastSeen) > ttl {
+		return Session{}, Errorf(InvalidSession, "the %s session expired: unused since %s (cycle.session_ttl_hours); open a new one with `git codex session open %s`",
+			s.Role, s.LastSeen.Format(time.RFC3339), s.Role).With("role", s.Role).With("expired", true)
 	}
 	s.LastSeen, s.Clock = c.Tx.Now(), c.Tx.Clock()
 	return s, c.Tx.Put(sessionPath(id), s)
