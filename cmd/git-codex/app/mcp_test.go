@@ -162,8 +162,10 @@ func lastTrailers(t *testing.T, dir string) string {
 
 // workerTools are the tools the default policy lets a worker call.
 var workerTools = []string{
-	"agent_get_status", "conflict_list", "lock_acquire", "lock_list", "lock_release", "log_decision",
-	"mail_list_inbox", "mail_read", "mail_reply", "mail_send",
+	"agent_get_status", "agent_rotate_token", "conflict_list",
+	"cycle_archive", "cycle_complete", "cycle_start", "cycle_status", "handoff_read", "handoff_write",
+	"lock_acquire", "lock_list", "lock_release", "log_decision",
+	"mail_list_inbox", "mail_read", "mail_reply", "mail_send", "session_open",
 	"task_claim", "task_list", "task_release", "task_show", "task_update_status",
 }
 
