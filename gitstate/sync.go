@@ -22,6 +22,10 @@ const (
 	// NotesPrefix starts every notes ref git codex writes (refs/notes/codex,
 	// refs/notes/codex-reviews, ...).
 	NotesPrefix = "refs/notes/codex"
+	// ArchivePrefix holds archived cycles, one commit per cycle id
+	// (refs/codex/archive/<cycle_id>), written once: sync copies those a
+	// side lacks and never overwrites one.
+	ArchivePrefix = "refs/codex/archive/"
 	// remotesPrefix holds what was fetched from each remote:
 	// refs/codex/remotes/<remote>/state and .../notes/codex*.
 	remotesPrefix = "refs/codex/remotes/"
@@ -68,6 +72,7 @@ func FetchRefspecs(remote string) []string {
 	return []string{
 		"+" + RefState + ":" + RemoteStateRef(remote),
 		"+" + NotesPrefix + "*:" + remoteDir(remote) + "notes/codex*",
+		"+" + ArchivePrefix + "*:" + remoteDir(remote) + "archive/*",
 	}
 }
 
@@ -75,7 +80,7 @@ func FetchRefspecs(remote string) []string {
 // pushed without "+": the remote accepts only fast-forwards, so a state that
 // moved there is never overwritten.
 func PushRefspecs() []string {
-	return []string{RefState + ":" + RefState, NotesPrefix + "*:" + NotesPrefix + "*"}
+	return []string{RefState + ":" + RefState, NotesPrefix + "*:" + NotesPrefix + "*", ArchivePrefix + "*:" + ArchivePrefix + "*"}
 }
 
 // Fetch brings the remote's state and notes into refs/codex/remotes/<remote>/.
@@ -102,6 +107,9 @@ func trackingRef(remote, ref string) string {
 	if ref == RefState {
 		return RemoteStateRef(remote)
 	}
+	if id, ok := strings.CutPrefix(ref, ArchivePrefix); ok {
+		return remoteDir(remote) + "archive/" + id
+	}
 	return remoteDir(remote) + "notes/" + strings.TrimPrefix(ref, "refs/notes/")
 }
 
@@ -113,7 +121,7 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*", waitingPrefix+"*"); err != nil {
+	if err := s.git(ctx, &out, "ls-remote", remote, RefState, NotesPrefix+"*", ArchivePrefix+"*", waitingPrefix+"*"); err != nil {
 		return nil, fmt.Errorf("gitstate: %s: %w: %v", remote, ErrRemote, err)
 	}
 	adv := advertised{}
@@ -124,7 +132,7 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			adv[f[1]] = f[0] // listed, never fetched
 			continue
 		}
-		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix)) {
+		if len(f) != 2 || (f[1] != RefState && !strings.HasPrefix(f[1], NotesPrefix) && !strings.HasPrefix(f[1], ArchivePrefix)) {
 			continue
 		}
 		adv[f[1]] = f[0]
@@ -175,7 +183,11 @@ const fetchAttempts = 15
 // upToDate reports whether the remote, as advertised, already holds our
 // state and every notes ref we would push, at the same commits: then a
 // push would change nothing.
-func (s *Store) upToDate(adv advertised, notes []string) (bool, error) {
+func (s *Store) upToDate(ctx context.Context, adv advertised, notes []string) (bool, error) {
+	archives, err := s.unpublishedArchives(ctx, "", adv)
+	if err != nil || len(archives) > 0 {
+		return false, err
+	}
 	for _, ref := range append([]string{RefState}, notes...) {
 		h, ok, err := readRef(s.commonDir, ref)
 		if err != nil {
@@ -214,6 +226,13 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer, not
 	for _, n := range notes {
 		specs = append(specs, n+":"+n)
 	}
+	archives, err := s.unpublishedArchives(ctx, remote, nil)
+	if err != nil {
+		return err
+	}
+	for _, a := range archives {
+		specs = append(specs, a+":"+a)
+	}
 	args := []string{"push", "--porcelain"}
 	if progress != nil {
 		args = append(args, "--progress")
@@ -221,7 +240,7 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer, not
 		args = append(args, "--quiet")
 	}
 	var out bytes.Buffer
-	err := s.gitTo(ctx, &out, progress, append(append(args, remote), specs...)...)
+	err = s.gitTo(ctx, &out, progress, append(append(args, remote), specs...)...)
 	if err == nil {
 		return nil
 	}
@@ -440,6 +459,9 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if err := s.mergeNotes(ctx, remote, fetchedNotes(remote, adv)); err != nil {
 			return res, err
 		}
+		if err := s.adoptArchives(ctx, remote); err != nil {
+			return res, err
+		}
 		if !opts.Push {
 			return res, nil
 		}
@@ -450,7 +472,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if err != nil {
 			return res, err
 		}
-		if same, err := s.upToDate(adv, notes); err != nil {
+		if same, err := s.upToDate(ctx, adv, notes); err != nil {
 			return res, err
 		} else if same {
 			// the remote already has exactly what we would push

@@ -20,6 +20,7 @@ const (
 	TrailerTarget    = "Codex-Target"     // the id of the record the call created or changed
 	TrailerFollows   = "Codex-Follows"    // the call's first commit, on the commits that record its outcome
 	TrailerUndoError = "Codex-Undo-Error" // an undo step that failed: what is left for cleanup
+	TrailerAuth      = "Codex-Auth"       // how an agent caller proved itself: token, none or invalid (auth.agents warn/required)
 )
 
 // Trailer is one "Key: value" line at the end of a commit message.

@@ -25,6 +25,7 @@ type Tx struct {
 	onAbort []func(context.Context) error
 	undo    []func(context.Context) error // abort hooks due to run once the writer lock is released
 	merged  []plumbing.Hash               // second parents: set when the commit merges a history
+	side    []sideRef                     // commits at other refs (CommitAt)
 }
 
 // Clock is the Lamport time of the commit this transaction will write. Every
@@ -62,6 +63,7 @@ func (tx *Tx) OnAbort(fn func(ctx context.Context) error) { tx.onAbort = append(
 // changing nothing else.
 func (tx *Tx) Discard() {
 	clear(tx.pending)
+	tx.side = nil
 	tx.abort()
 }
 

@@ -242,6 +242,9 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if err := s.writeObjects(&objs); err != nil {
 		return Commit{}, err
 	}
+	if err := s.writeSideRefs(tx); err != nil {
+		return Commit{}, err
+	}
 	if err := s.swapRef(RefState, tip, h); err != nil {
 		return Commit{}, err
 	}

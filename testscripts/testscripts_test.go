@@ -52,6 +52,7 @@ func setup(e *testscript.Env) error {
 	e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	e.Setenv("CODEX_INSTANCE", "")
+	e.Setenv("CODEX_TOKEN", "")
 	// agents' tmux sessions go to a private server: a short directory (a
 	// socket path must fit in ~100 bytes) whose server dies with the test
 	tmuxDir, err := os.MkdirTemp("", "cxt")

@@ -44,21 +44,24 @@ type Agent struct {
 	TmuxSession string    `json:"tmux_session,omitempty"`
 	// Status, Launcher, BaseCommit and Prompt are an instance's: an agent
 	// git codex runs in its worktree and tmux session (see instance.go).
-	Status       string         `json:"status,omitempty" jsonschema:"an instance's lifecycle: STARTING, ACTIVE, WAITING_REVIEW, REVIEWING, TERMINATED, ABANDONED, FAILED, COMPLETED"`
-	StatusReason string         `json:"status_reason,omitempty" jsonschema:"why the instance ended as it did"`
-	Launcher     string         `json:"launcher,omitempty" jsonschema:"the agent CLI it runs"`
-	BaseCommit   string         `json:"base_commit,omitempty" jsonschema:"the commit its branch started at"`
-	Prompt       string         `json:"prompt,omitempty" jsonschema:"the task it was spawned with"`
-	ReviewOf     string         `json:"review_of,omitempty" jsonschema:"for a reviewer: the coding instance it reviews"`
-	EndedAt      *time.Time     `json:"ended_at,omitempty"`
-	Rescued      []string       `json:"rescued,omitempty" jsonschema:"refs under refs/codex/rescue/ where cleanup saved its work"`
-	CleanedAt    *time.Time     `json:"cleaned_at,omitempty" jsonschema:"when cleanup removed its session, worktree and branch"`
-	CreatedBy    string         `json:"created_by"`
-	CreatedAt    time.Time      `json:"created_at"`
-	UpdatedAt    time.Time      `json:"updated_at"`
-	UpdatedBy    string         `json:"updated_by,omitempty"`
-	LastActiveAt *time.Time     `json:"last_active_at"`
-	Clock        gitstate.Clock `json:"clock"`
+	Status       string     `json:"status,omitempty" jsonschema:"an instance's lifecycle: STARTING, ACTIVE, WAITING_REVIEW, REVIEWING, TERMINATED, ABANDONED, FAILED, COMPLETED"`
+	StatusReason string     `json:"status_reason,omitempty" jsonschema:"why the instance ended as it did"`
+	Launcher     string     `json:"launcher,omitempty" jsonschema:"the agent CLI it runs"`
+	BaseCommit   string     `json:"base_commit,omitempty" jsonschema:"the commit its branch started at"`
+	Prompt       string     `json:"prompt,omitempty" jsonschema:"the task it was spawned with"`
+	ReviewOf     string     `json:"review_of,omitempty" jsonschema:"for a reviewer: the coding instance it reviews"`
+	EndedAt      *time.Time `json:"ended_at,omitempty"`
+	Rescued      []string   `json:"rescued,omitempty" jsonschema:"refs under refs/codex/rescue/ where cleanup saved its work"`
+	CleanedAt    *time.Time `json:"cleaned_at,omitempty" jsonschema:"when cleanup removed its session, worktree and branch"`
+	CreatedBy    string     `json:"created_by"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+	UpdatedBy    string     `json:"updated_by,omitempty"`
+	LastActiveAt *time.Time `json:"last_active_at"`
+	// TokenHash is the hash of the agent's credential (hashSecret); the
+	// credential itself is shown once, to whoever registered it.
+	TokenHash string         `json:"token_hash,omitempty"`
+	Clock     gitstate.Clock `json:"clock"`
 }
 
 // getAgent reads an agent's record, or fails with AGENT_NOT_FOUND.
@@ -144,41 +147,50 @@ type AgentRegisterIn struct {
 	Supervisor string `json:"supervisor,omitempty" jsonschema:"id of the agent it reports to"`
 }
 
+// AgentRegistered is what agent_register returns: the new record and the
+// agent's credential, shown only here.
+type AgentRegistered struct {
+	Agent
+	Token string `json:"token" jsonschema:"the agent's credential: give it to the agent as CODEX_TOKEN; shown only now (the state keeps its hash)"`
+}
+
 // AgentRegister registers an agent by hand.
 var AgentRegister = Define("agent_register", "agent.register",
-	"Register an agent with a type, so it can call tools as that type (with --as or CODEX_INSTANCE).",
+	"Register an agent with a type, so it can call tools as that type (with --as or CODEX_INSTANCE). Returns its credential (token) once: the agent presents it as CODEX_TOKEN, required when auth.agents is required.",
 	CLI{Path: "agent add", Args: []string{"id"}},
-	func(ctx context.Context, c *Call, in AgentRegisterIn) (Agent, error) {
+	func(ctx context.Context, c *Call, in AgentRegisterIn) (AgentRegistered, error) {
 		if err := ValidateAgentID(in.ID); err != nil {
-			return Agent{}, err
+			return AgentRegistered{}, err
 		}
 		t, err := ParseAgentType(in.Type)
 		if err != nil {
-			return Agent{}, err
+			return AgentRegistered{}, err
 		}
 		if t == TypeHuman {
-			return Agent{}, Errorf(InvalidInput, "people are not registered: they act as human:<git user.email>")
+			return AgentRegistered{}, Errorf(InvalidInput, "people are not registered: they act as human:<git user.email>")
 		}
 		if !mayRegister(c.Caller.Type, t) {
-			return Agent{}, Errorf(PermissionDenied, "a %s agent may register only worker, coding and review agents; ask a supervisor or a person to register a %s", c.Caller.Type, t).
+			return AgentRegistered{}, Errorf(PermissionDenied, "a %s agent may register only worker, coding and review agents; ask a supervisor or a person to register a %s", c.Caller.Type, t).
 				With("agent_type", string(c.Caller.Type)).With("type", string(t))
 		}
 		if in.Supervisor != "" {
 			if _, err := getAgent(c.Tx, in.Supervisor); err != nil {
-				return Agent{}, err
+				return AgentRegistered{}, err
 			}
 		}
 		if _, err := c.Tx.Read(agentPath(in.ID)); err == nil {
-			return Agent{}, Errorf(AlreadyExists, "agent %q already exists; see it with `git codex agent show %s`", in.ID, in.ID).With("agent_id", in.ID)
+			return AgentRegistered{}, Errorf(AlreadyExists, "agent %q already exists; see it with `git codex agent show %s`", in.ID, in.ID).With("agent_id", in.ID)
 		}
 		now := c.Tx.Now()
+		token := newSecret(prefixAgentToken)
 		a := Agent{
 			ID: in.ID, Type: t, State: StateIdle, Supervisor: in.Supervisor,
-			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock(),
+			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID,
+			TokenHash: hashSecret(token), Clock: c.Tx.Clock(),
 		}
 		c.Target(a.ID)
 		c.Summarize("%s registered %s (%s)", c.Caller.ID, a.ID, a.Type)
-		return a, c.Tx.Put(agentPath(a.ID), a)
+		return AgentRegistered{Agent: a, Token: token}, c.Tx.Put(agentPath(a.ID), a)
 	}).Hint(Hints{Additive: true, Idempotent: true})
 
 // mayRegister keeps agent.register from granting more than the caller has:

@@ -46,6 +46,7 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 	}
 	add(gitstate.TrailerTarget, c.target)
 	add(gitstate.TrailerFollows, a.follows)
+	add(gitstate.TrailerAuth, c.auth)
 	add(gitstate.TrailerArgs, a.args)
 	return m
 }
@@ -113,7 +114,7 @@ func redact(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			key := truncate(k, maxAuditString)
+			key := truncate(redactSecrets(k), maxAuditString)
 			if kind := secretIn(k); kind != "" {
 				key = fmt.Sprintf("[redacted %s #%d]", kind, len(out))
 			}
@@ -133,7 +134,7 @@ func redact(v any) any {
 		if kind := secretIn(x); kind != "" {
 			return "[redacted: " + kind + "]"
 		}
-		return truncate(x, maxAuditString)
+		return truncate(redactSecrets(x), maxAuditString)
 	}
 	return v
 }

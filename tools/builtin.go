@@ -12,7 +12,7 @@ func Builtin() *Registry {
 	return NewRegistry(
 		MailSend, MailListInbox, MailRead, MailReply,
 		LogDecision, DecisionListTool, DecisionShow,
-		AgentGetStatus, AgentListTool, AgentShow, AgentRegister,
+		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
 		ConfigGet, ConfigList, ConfigSet, ConfigUnset, ConfigReset,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease,
@@ -20,6 +20,7 @@ func Builtin() *Registry {
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap,
 		RequestReview, SendFeedback,
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
+		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 	)
 }
 

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"time"
@@ -93,12 +94,28 @@ func endedSide(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok b
 // granted twice. The earlier claim wins (Claim.before) and its version of
 // the record is taken whole; the loser's version goes into a conflict
 // record.
-func claimConflict(base, ours, theirs []byte) (winner, loser []byte, ok bool) {
+//
+// For a kind whose every claim is a grant of its own (a cycle's lock:
+// ClaimRule.EveryClaimGrants), two new claims conflict even for one
+// holder, since each side advanced the cycle on its own; between claims
+// that tie on clock and time, the smaller encoding wins.
+func claimConflict(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
 	cb, co, ct := claimOf(base), claimOf(ours), claimOf(theirs)
-	if co == nil || ct == nil || co.Holder == ct.Holder || co.same(cb) || ct.same(cb) {
+	if co == nil || ct == nil || co.same(cb) || ct.same(cb) {
 		return nil, nil, false
 	}
-	if co.before(*ct) {
+	if co.Holder == ct.Holder {
+		grants := kind.Claim != nil && kind.Claim.EveryClaimGrants != nil && kind.Claim.EveryClaimGrants(ours) && kind.Claim.EveryClaimGrants(theirs)
+		if !grants || co.same(ct) {
+			return nil, nil, false
+		}
+	}
+	switch {
+	case co.before(*ct):
+		return ours, theirs, true
+	case ct.before(*co):
+		return theirs, ours, true
+	case bytes.Compare(ours, theirs) < 0:
 		return ours, theirs, true
 	}
 	return theirs, ours, true
@@ -145,7 +162,7 @@ func mergeExclusive(kind Kind, base, ours, theirs []byte) []byte {
 	if winner, _, ok := endedSide(kind, base, ours, theirs); ok {
 		return winner
 	}
-	if winner, _, ok := claimConflict(base, ours, theirs); ok {
+	if winner, _, ok := claimConflict(kind, base, ours, theirs); ok {
 		return winner
 	}
 	var override map[string]json.RawMessage

@@ -48,11 +48,13 @@ type ConfigEntry struct {
 // and what it is for.
 type configKey struct {
 	Name    string `json:"key"`
-	Kind    string `json:"kind"` // "list" (of strings), "int" or "string"
+	Kind    string `json:"kind"` // "list" (of strings), "int", "string" or "json" (checked by Check)
 	Default any    `json:"default"`
 	Doc     string `json:"doc"`
 	// oneOf, if set, lists the values a string key accepts.
 	oneOf []string
+	// Check validates a "json" key's value; its error is CONFIG_INVALID.
+	Check func(json.RawMessage) error
 }
 
 // Setting limits.
@@ -66,6 +68,12 @@ func configKeys() []configKey {
 	keys := []configKey{
 		{Name: "mail.max_body_bytes", Kind: "int", Default: defaultMaxBodyBytes, Doc: "largest mail or decision body accepted, in bytes"},
 		{Name: "mail.max_subject_bytes", Kind: "int", Default: defaultMaxSubjectBytes, Doc: "largest mail subject or decision title accepted, in bytes"},
+		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, oneOf: []string{AuthOff, AuthWarn, AuthRequired},
+			Doc: "how agents prove who they are: off (believed), warn (calls without the agent's credential are marked Codex-Auth: none), required (refused with AUTH_FAILED); see docs/SECURITY.md"},
+		{Name: "cycle.session_ttl_hours", Kind: "int", Default: defaultSessionTTLHours,
+			Doc: "a cycle session unused for longer than this many hours expires (INVALID_SESSION); open a new one"},
+		{Name: "cycle.workflow", Kind: "json", Default: DefaultWorkflow(), Check: checkWorkflow,
+			Doc: "the phases, roles and handoffs of cycles (JSON); the default is seed 001's frontend -> backend -> frontend_refine -> complete"},
 	}
 	keys = append(keys, instanceKeys()...)
 	pol := defaultPolicy()
@@ -171,7 +179,7 @@ func (c *Config) stringValue(name string) string {
 		return ""
 	}
 	var v string
-	if err := json.Unmarshal(c.value(k), &v); err != nil {
+	if err := json.Unmarshal(c.value(k), &v); err != nil || (k.oneOf != nil && !slices.Contains(k.oneOf, v)) {
 		v, _ = k.Default.(string)
 	}
 	return v
@@ -202,6 +210,15 @@ func parseConfigValue(k configKey, raw string) (json.RawMessage, error) {
 			return nil, Errorf(InvalidInput, "%s takes a positive integer, not %q", k.Name, raw).With("key", k.Name)
 		}
 		return json.RawMessage(strconv.Itoa(n)), nil
+	case "json":
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(raw)); err != nil {
+			return nil, Errorf(ConfigInvalid, "%s takes JSON: %v", k.Name, err).With("key", k.Name)
+		}
+		if err := k.Check(b.Bytes()); err != nil {
+			return nil, Errorf(ConfigInvalid, "%s: %v", k.Name, err).With("key", k.Name)
+		}
+		return b.Bytes(), nil
 	case "list":
 		var l []string
 		if strings.HasPrefix(raw, "[") {

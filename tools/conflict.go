@@ -84,7 +84,7 @@ func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict
 			ok = lc != nil && !lc.same(claimOf(sides.Base)) && !lc.same(claimOf(winner))
 		} else {
 			rule = RuleEarlierClaim
-			winner, loser, ok = claimConflict(sides.Base, sides.Ours, sides.Theirs)
+			winner, loser, ok = claimConflict(kind, sides.Base, sides.Ours, sides.Theirs)
 		}
 		if !ok {
 			continue

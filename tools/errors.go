@@ -40,6 +40,17 @@ const (
 	StateUnreadable      Code = "STATE_UNREADABLE"       // an object of the state is missing; nothing written; restore an earlier state
 	PreviousState        Code = "PREVIOUS_STATE_FOUND"   // init found the state of a deleted refs/codex/state; restore it or start afresh
 	ReadOnly             Code = "READ_ONLY"              // the repository cannot be written; the call needed to write
+	AuthFailed           Code = "AUTH_FAILED"            // a credential (agent token, role PSK) is missing or wrong
+	ConfigInvalid        Code = "CONFIG_INVALID"         // a setting the tool needs is missing or malformed (a role's PSK, the workflow)
+	InvalidRole          Code = "INVALID_ROLE"           // the role is not one of the workflow's
+	InvalidSession       Code = "INVALID_SESSION"        // the session token is unknown
+	InvalidTarget        Code = "INVALID_TARGET"         // a handoff's target is not a role of the workflow
+	NoActiveCycle        Code = "NO_ACTIVE_CYCLE"        // no cycle is running (for that feature)
+	CycleAlreadyActive   Code = "CYCLE_ALREADY_ACTIVE"   // the feature's cycle is running already
+	InvalidPhase         Code = "INVALID_PHASE"          // the cycle's phase does not allow the operation
+	ArchiveNotAllowed    Code = "ARCHIVE_NOT_ALLOWED"    // only a completed cycle is archived
+	SchemaInvalid        Code = "SCHEMA_INVALID"         // a handoff payload does not follow the handoff schema
+	InvalidTool          Code = "INVALID_TOOL"           // a seed-001 tool name (session.open): ours are spelled with _
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -79,6 +90,17 @@ func Codes() []CodeInfo {
 		{PreviousState, "`git codex init` found the state of a deleted refs/codex/state in the object store; restore it with `git codex init --restore <commit>`, or start afresh with `git codex init --fresh`"},
 		{ReadOnly, "the repository cannot be written (read-only .git, or a full disk) and the call needed to write; reads still answer, unrecorded"},
 		{SecretDetected, "an argument holds what looks like a credential (details name the field and the kind, never the value); nothing of it was stored. See docs/SECURITY.md"},
+		{AuthFailed, "a credential is missing or wrong: an agent's token under auth.agents=required (CODEX_TOKEN / --token), a person acting from an agent's environment, or a role's PSK at session_open"},
+		{ConfigInvalid, "a setting the tool needs is missing or malformed: a role's PSK (git config codex.role.<role>.psk or CODEX_PSK_<ROLE>), or cycle.workflow"},
+		{InvalidRole, "the role is not one of the workflow's roles (see `git codex config get cycle.workflow`)"},
+		{InvalidSession, "the session token is unknown; open a new one with `git codex session open`"},
+		{InvalidTarget, "a handoff's target is not a role of the workflow"},
+		{NoActiveCycle, "no cycle is running (for that feature); start one with `git codex cycle start`"},
+		{CycleAlreadyActive, "the feature's cycle is running already; see `git codex cycle status`"},
+		{InvalidPhase, "the cycle's phase does not allow the operation (a handoff to the wrong target, completing outside its phase)"},
+		{ArchiveNotAllowed, "the cycle is not complete, or the caller is not the role that completes it"},
+		{SchemaInvalid, "a handoff payload does not follow the handoff schema (details name the field)"},
+		{InvalidTool, "a seed-001 tool name such as session.open: git codex spells them session_open"},
 	}
 }
 

@@ -186,10 +186,13 @@ var Spawn = Define("spawn", "instance.spawn",
 		}
 		c.Tx.OnAbort(func(context.Context) error { release(); return nil })
 		now := c.Tx.Now()
+		// the instance's credential: in its environment and MCP config
+		// only (files git ignores), its hash in the state
+		token := newSecret(prefixAgentToken)
 		a := Agent{
 			ID: id, Type: t, State: StateIdle, Status: StatusStarting, Supervisor: supervisorOf(c),
 			Worktree: out.WorktreePath, Branch: out.Branch, TmuxSession: out.SessionName, Launcher: l.Name, BaseCommit: base, Prompt: in.Prompt,
-			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock(),
+			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, TokenHash: hashSecret(token), Clock: c.Tx.Clock(),
 		}
 		if err := c.Tx.Put(agentPath(id), a); err != nil {
 			return nil, err
@@ -198,7 +201,7 @@ var Spawn = Define("spawn", "instance.spawn",
 		c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
 		c.After(func(ctx context.Context, f *Followup) error {
 			defer release()
-			return startInstance(ctx, f, a, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, out, nil)
+			return startInstance(ctx, f, a, token, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, out, nil)
 		})
 		return out, nil
 	})
@@ -217,8 +220,8 @@ func supervisorOf(c *Call) string {
 // live (ACTIVE, or REVIEWING for a reviewer), or FAILED with why, after
 // removing what it made; onFail (if set) records what else a failure
 // undoes in the same commit.
-func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt, live string, out *Spawned, onFail func(*Call) error) error {
-	err := makeInstance(ctx, f, a, l, prompt)
+func startInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt, live string, out *Spawned, onFail func(*Call) error) error {
+	err := makeInstance(ctx, f, a, token, l, prompt)
 	if err != nil {
 		// what was made is fresh: nothing of anybody's work is in it
 		tearDown(ctx, f, a)
@@ -260,11 +263,11 @@ func startInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt
 // at once (a bad command line, a missing login).
 const startCheck = 150 * time.Millisecond
 
-func makeInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt string) error {
+func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt string) error {
 	if err := f.Store.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
 		return fmt.Errorf("make the worktree: %w", err)
 	}
-	mcpConfig, geminiSettings, promptFile, err := writeInstanceFiles(a.Worktree, a.ID, prompt)
+	mcpConfig, geminiSettings, promptFile, err := writeInstanceFiles(a.Worktree, a.ID, token, prompt)
 	if err != nil {
 		return fmt.Errorf("write the instance's files: %w", err)
 	}
@@ -275,6 +278,7 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, l Launcher, prompt 
 	r := tmuxFor(cfg, f.Env)
 	env := map[string]string{
 		"CODEX_INSTANCE":                  a.ID,
+		"CODEX_TOKEN":                     token,
 		"CODEX_MCP_CONFIG":                mcpConfig,
 		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": geminiSettings,
 	}

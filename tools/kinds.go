@@ -56,6 +56,10 @@ type ClaimRule struct {
 	// good (a task COMPLETED or CANCELLED): a side that ended it wins.
 	EndField  string
 	EndValues []string
+	// EveryClaimGrants reports records in which each claim is a grant of
+	// its own (a cycle's phase): two new claims from one base conflict
+	// even for the same holder (claimConflict).
+	EveryClaimGrants func(record []byte) bool
 }
 
 // recordKind defines a kind whose records decode strictly as T, then pass
@@ -80,7 +84,7 @@ func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error
 func Kinds() []Kind {
 	return []Kind{
 		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
-		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(),
+		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 	}
 }
 

@@ -181,13 +181,15 @@ const instanceDir = ".codex"
 
 // writeInstanceFiles writes the MCP config (Claude Code's format, which
 // most clients read), the Gemini CLI settings and the first prompt into
-// the worktree's .codex/, and returns their paths.
-func writeInstanceFiles(worktree, instance, prompt string) (mcpConfig, geminiSettings, promptFile string, err error) {
+// the worktree's .codex/, and returns their paths. The MCP configs carry
+// the instance's credential (CODEX_TOKEN): readable by its owner only, and
+// ignored by git like everything in .codex/.
+func writeInstanceFiles(worktree, instance, token, prompt string) (mcpConfig, geminiSettings, promptFile string, err error) {
 	dir := filepath.Join(worktree, instanceDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", "", err
 	}
-	server := map[string]any{"command": "git-codex", "args": []string{"mcp"}, "env": map[string]string{"CODEX_INSTANCE": instance}}
+	server := map[string]any{"command": "git-codex", "args": []string{"mcp"}, "env": map[string]string{"CODEX_INSTANCE": instance, "CODEX_TOKEN": token}}
 	mcp, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"git-codex": server}}, "", "  ")
 	files := []struct {
 		name string

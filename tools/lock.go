@@ -21,12 +21,17 @@ import (
 // lock granted on two machines for the earlier claim (see Conflict).
 // Mutable: Clock is the Lamport time of its last change.
 type Lock struct {
-	Name      string         `json:"name"`
-	Claim     *Claim         `json:"claim" jsonschema:"who holds the lock; null when it is free"`
-	Reason    string         `json:"reason,omitempty"`
-	ExpiresAt *time.Time     `json:"expires_at,omitempty" jsonschema:"after this time anyone may take the lock"`
-	UpdatedAt time.Time      `json:"updated_at"`
-	UpdatedBy string         `json:"updated_by"`
+	Name      string     `json:"name"`
+	Claim     *Claim     `json:"claim" jsonschema:"who holds the lock; null when it is free"`
+	Reason    string     `json:"reason,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty" jsonschema:"after this time anyone may take the lock"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	UpdatedBy string     `json:"updated_by"`
+	// TokenHash and Cycle belong to a cycle's lock ("cycle/<feature>"):
+	// the hash of the lock token lock_acquire issued last, and the cycle
+	// itself (see Cycle). Both go with the claim in a merge.
+	TokenHash string         `json:"token_hash,omitempty"`
+	Cycle     *Cycle         `json:"cycle,omitempty"`
 	Clock     gitstate.Clock `json:"clock"`
 }
 
@@ -35,13 +40,17 @@ const dirLocks = "locks"
 // lockKind: locks/<x>/<y>/<key>.json, the key a hash of the lock's name.
 // One holder at a time.
 func lockKind() Kind {
-	k := Kind{Name: "lock", Dir: dirLocks, Depth: 3, Fanout: 2, Kept: true, Claim: &ClaimRule{Resource: "name", Coupled: []string{"reason", "expires_at"}}}
+	k := Kind{Name: "lock", Dir: dirLocks, Depth: 3, Fanout: 2, Kept: true, Claim: &ClaimRule{Resource: "name", Coupled: []string{"reason", "expires_at", "token_hash", "cycle"},
+		EveryClaimGrants: isCycleLock}}
 	return recordKind(k, func(rel []string, _ string, l *Lock) error {
 		if err := validLockName(l.Name); err != nil {
 			return err
 		}
 		if lockPath(l.Name) != dirLocks+"/"+strings.Join(rel, "/") {
 			return fmt.Errorf("lock record %q does not belong at this path", l.Name)
+		}
+		if err := validateCycleLock(*l); err != nil {
+			return err
 		}
 		return validClaim(l.Claim)
 	})
@@ -88,64 +97,130 @@ func getLock(tx *gitstate.Tx, name string) (Lock, error) {
 	return l, err
 }
 
-// LockAcquireIn is lock_acquire's input.
+// LockAcquireIn is lock_acquire's input: a named lock (name), or the lock
+// of a cycle (session_token, seed 001's lock.acquire); exactly one.
 type LockAcquireIn struct {
-	Name       string `json:"name" jsonschema:"the lock's name: any text, e.g. db-migrations or src/api"`
-	Reason     string `json:"reason,omitempty" jsonschema:"what you are doing with it, shown to whoever finds it taken"`
-	TTLSeconds int    `json:"ttl_seconds,omitempty" jsonschema:"let anyone take the lock after this many seconds (default: held until released)"`
+	Name         string `json:"name,omitempty" jsonschema:"the lock's name: any text, e.g. db-migrations or src/api"`
+	Reason       string `json:"reason,omitempty" jsonschema:"what you are doing with it, shown to whoever finds it taken"`
+	TTLSeconds   int    `json:"ttl_seconds,omitempty" jsonschema:"let anyone take the lock after this many seconds (default: held until released)"`
+	SessionToken string `json:"session_token,omitempty" jsonschema:"instead of name: a cycle session's token, to get the lock token of its cycle (the session's role must be the active one)"`
+	Feature      string `json:"feature,omitempty" jsonschema:"with session_token: the feature whose cycle it is (needed only when several run)"`
+}
+
+// LockAcquired is what lock_acquire returns: the lock, and for a cycle's
+// lock the cycle, the role and a fresh lock token (shown only here; the
+// state keeps its hash, and the previous token stops working).
+type LockAcquired struct {
+	Lock
+	CycleID   string `json:"cycle_id,omitempty"`
+	Role      string `json:"role,omitempty"`
+	LockToken string `json:"lock_token,omitempty" jsonschema:"the cycle's lock token, for handoff_write, cycle_complete and cycle_archive"`
 }
 
 // LockAcquire takes a named lock for the caller.
 var LockAcquire = Define("lock_acquire", "lock.acquire",
-	"Take a named lock before working on a shared resource. Fails with LOCK_DENIED if someone else holds it; taking a lock you hold again renews its reason and ttl. Release it with lock_release.",
+	"Take a named lock before working on a shared resource. Fails with LOCK_DENIED if someone else holds it; taking a lock you hold again renews its reason and ttl. Release it with lock_release. With session_token instead of name: the lock token of the session's cycle (seed 001's lock.acquire), for the active role only.",
 	CLI{Path: "lock acquire", Args: []string{"name"}},
-	func(ctx context.Context, c *Call, in LockAcquireIn) (Lock, error) {
-		if err := validLockName(in.Name); err != nil {
-			return Lock{}, err
-		}
-		if in.TTLSeconds < 0 || in.TTLSeconds > maxLockTTL {
-			return Lock{}, Errorf(InvalidInput, "ttl_seconds must be between 0 (no expiry) and %d (a year)", maxLockTTL).With("field", "ttl_seconds")
-		}
-		if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Reason) > limit {
-			return Lock{}, Errorf(InvalidInput, "reason is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Reason), limit).
-				With("field", "reason").With("size", len(in.Reason)).With("limit", limit)
-		}
-		tx := c.Tx
-		l, err := getLock(tx, in.Name)
-		if err != nil {
-			return Lock{}, err
-		}
-		now := tx.Now()
-		c.Target(in.Name)
-		if l.Claim != nil && l.Claim.Holder != c.Caller.ID && !l.expired(now) {
-			e := Errorf(LockDenied, "lock %q is held by %s since %s; wait for it, or ask a person or supervisor to `git codex lock release %q --force`",
-				in.Name, l.Claim.Holder, l.Claim.At.Format(time.RFC3339), in.Name).With("name", in.Name).With("holder", l.Claim.Holder).With("since", l.Claim.At)
-			if l.ExpiresAt != nil {
-				e = e.With("expires_at", *l.ExpiresAt)
+	func(ctx context.Context, c *Call, in LockAcquireIn) (LockAcquired, error) {
+		switch {
+		case (in.Name == "") == (in.SessionToken == ""):
+			return LockAcquired{}, Errorf(InvalidInput, "give exactly one of name (a named lock) and session_token (a cycle's lock)").With("name", in.Name)
+		case in.SessionToken != "":
+			if in.Reason != "" || in.TTLSeconds != 0 {
+				return LockAcquired{}, Errorf(InvalidInput, "a cycle's lock takes no reason or ttl_seconds")
 			}
-			return Lock{}, e
+			return acquireCycleLock(c, in.SessionToken, in.Feature)
+		case in.Feature != "":
+			return LockAcquired{}, Errorf(InvalidInput, "feature goes with session_token, not name")
 		}
-		if l.Claim != nil && l.Claim.Holder != c.Caller.ID {
-			// taken over after its time ran out: tell the holder
-			if err := notifyTaken(c, "lock", in.Name, l.Claim.Holder, "taken by "+c.Caller.ID+" after its ttl ran out"); err != nil {
-				return Lock{}, err
-			}
-		}
-		if l.Claim == nil || l.Claim.Holder != c.Caller.ID {
-			l.Claim = &Claim{Holder: c.Caller.ID, Clock: tx.Clock(), At: now}
-		}
-		l.Reason, l.ExpiresAt = in.Reason, nil
-		if in.TTLSeconds > 0 {
-			exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
-			l.ExpiresAt = &exp
-		}
-		l.UpdatedAt, l.UpdatedBy, l.Clock = now, c.Caller.ID, tx.Clock()
-		c.Summarize("%s took lock %s", c.Caller.ID, oneLineCut(in.Name))
-		if err := tx.Put(lockPath(in.Name), l); err != nil {
-			return Lock{}, err
-		}
-		return l, touchAgent(c)
+		l, err := acquireNamed(c, in)
+		return LockAcquired{Lock: l}, err
 	})
+
+// acquireCycleLock issues a new lock token to the session's role, the
+// active role of its cycle, which holds the cycle's lock.
+func acquireCycleLock(c *Call, sessionToken, feature string) (LockAcquired, error) {
+	s, ac, err := sessionCycle(c, sessionToken, feature)
+	if err != nil {
+		return LockAcquired{}, err
+	}
+	cy := ac.cycle
+	c.Target(cy.CycleID)
+	if s.Role != cy.ActiveRole || ac.lock.Claim == nil || ac.lock.Claim.Holder != s.Role {
+		return LockAcquired{}, Errorf(LockDenied, "role is not active for the current phase (%s of cycle %s: %s)", cy.Phase, cy.CycleID, cy.ActiveRole).
+			With("activeRole", cy.ActiveRole).With("requestedRole", s.Role)
+	}
+	token := newSecret(prefixLockToken)
+	ac.lock.TokenHash = hashSecret(token)
+	c.Summarize("%s took the lock of cycle %s as %s", c.Caller.ID, cy.CycleID, s.Role)
+	if err := putCycle(c, ac); err != nil {
+		return LockAcquired{}, err
+	}
+	out := ac.lock
+	out.Cycle = nil
+	return LockAcquired{Lock: out, CycleID: cy.CycleID, Role: s.Role, LockToken: token}, nil
+}
+
+// reservedLockName refuses the names of cycle locks in the named-lock
+// tools: a cycle's lock moves only with its phase.
+func reservedLockName(name string) error {
+	if strings.HasPrefix(name, cycleLockPrefix) {
+		return Errorf(InvalidInput, "lock names starting %q belong to cycles; a cycle's lock comes with lock_acquire {session_token}", cycleLockPrefix).With("name", name)
+	}
+	return nil
+}
+
+// acquireNamed takes a named lock.
+func acquireNamed(c *Call, in LockAcquireIn) (Lock, error) {
+	if err := validLockName(in.Name); err != nil {
+		return Lock{}, err
+	}
+	if err := reservedLockName(in.Name); err != nil {
+		return Lock{}, err
+	}
+	if in.TTLSeconds < 0 || in.TTLSeconds > maxLockTTL {
+		return Lock{}, Errorf(InvalidInput, "ttl_seconds must be between 0 (no expiry) and %d (a year)", maxLockTTL).With("field", "ttl_seconds")
+	}
+	if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Reason) > limit {
+		return Lock{}, Errorf(InvalidInput, "reason is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Reason), limit).
+			With("field", "reason").With("size", len(in.Reason)).With("limit", limit)
+	}
+	tx := c.Tx
+	l, err := getLock(tx, in.Name)
+	if err != nil {
+		return Lock{}, err
+	}
+	now := tx.Now()
+	c.Target(in.Name)
+	if l.Claim != nil && l.Claim.Holder != c.Caller.ID && !l.expired(now) {
+		e := Errorf(LockDenied, "lock %q is held by %s since %s; wait for it, or ask a person or supervisor to `git codex lock release %q --force`",
+			in.Name, l.Claim.Holder, l.Claim.At.Format(time.RFC3339), in.Name).With("name", in.Name).With("holder", l.Claim.Holder).With("since", l.Claim.At)
+		if l.ExpiresAt != nil {
+			e = e.With("expires_at", *l.ExpiresAt)
+		}
+		return Lock{}, e
+	}
+	if l.Claim != nil && l.Claim.Holder != c.Caller.ID {
+		// taken over after its time ran out: tell the holder
+		if err := notifyTaken(c, "lock", in.Name, l.Claim.Holder, "taken by "+c.Caller.ID+" after its ttl ran out"); err != nil {
+			return Lock{}, err
+		}
+	}
+	if l.Claim == nil || l.Claim.Holder != c.Caller.ID {
+		l.Claim = &Claim{Holder: c.Caller.ID, Clock: tx.Clock(), At: now}
+	}
+	l.Reason, l.ExpiresAt = in.Reason, nil
+	if in.TTLSeconds > 0 {
+		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
+		l.ExpiresAt = &exp
+	}
+	l.UpdatedAt, l.UpdatedBy, l.Clock = now, c.Caller.ID, tx.Clock()
+	c.Summarize("%s took lock %s", c.Caller.ID, oneLineCut(in.Name))
+	if err := tx.Put(lockPath(in.Name), l); err != nil {
+		return Lock{}, err
+	}
+	return l, touchAgent(c)
+}
 
 // LockReleaseIn is lock_release's input.
 type LockReleaseIn struct {
@@ -159,6 +234,9 @@ var LockRelease = Define("lock_release", "lock.release",
 	CLI{Path: "lock release", Args: []string{"name"}},
 	func(ctx context.Context, c *Call, in LockReleaseIn) (Lock, error) {
 		if err := validLockName(in.Name); err != nil {
+			return Lock{}, err
+		}
+		if err := reservedLockName(in.Name); err != nil {
 			return Lock{}, err
 		}
 		tx := c.Tx
@@ -221,6 +299,7 @@ var LockListTool = Define("lock_list", "lock.list",
 		out := LockList{Locks: []Lock{}}
 		err := walkJSON(c.Tx, dirLocks, func(l Lock) {
 			if l.Claim != nil && (in.Holder == "" || l.Claim.Holder == in.Holder) {
+				l.Cycle = nil // cycle_status shows it
 				out.Locks = append(out.Locks, l)
 			}
 		})

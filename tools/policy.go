@@ -19,28 +19,31 @@ func defaultPolicy() map[AgentType]rule {
 		TypeSupervisor: {allow: []string{"*"}},
 		TypeHuman:      {allow: []string{"*"}},
 		TypeOrchestrator: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*", "session.*", "cycle.*", "handoff.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
 			allow: []string{"mail.*", "agent.get_status", "agent.get_task", "agent.get_epic",
 				"system.log_decision", "system.read_decisions", "task.update_status", "task.add_comment",
-				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*"},
+				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*",
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
-				"github.create_issues", "github.create_pull_request", "prompt.*"},
+				"github.create_issues", "github.create_pull_request", "prompt.*", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
 			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
-				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*"},
+				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*",
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
 			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request",
-				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*"},
+				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*",
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 	}

@@ -62,6 +62,11 @@ type Call struct {
 	summary string
 	target  string
 	after   []AfterFunc
+	// auth is the Codex-Auth trailer (authenticate); authenticated is
+	// true when the caller presented its agent's valid credential.
+	auth          string
+	authenticated bool
+	origin        Origin
 }
 
 // Summarize sets the commit's summary line (after the tool name).
@@ -216,14 +221,20 @@ type Result struct {
 // Call.After) does that once the call has committed, and records the
 // outcome in one more commit; undo steps that fail are recorded too.
 func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage) Result {
+	return r.CallAs(ctx, st, Origin{ID: callerID}, name, args)
+}
+
+// CallAs is Call for a caller whose origin carries credentials (the
+// adapters' form: CODEX_TOKEN, the agent environment, local PSKs).
+func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
 	var res Result
 	var c *Call
 	commit, err := st.Update(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, callerID, name, args, st)
+		res, c = r.run(ctx, tx, o, name, args, st)
 		return nil
 	})
 	if gitstate.Unwritable(err) {
-		return r.unrecorded(ctx, st, callerID, name, args, err)
+		return r.unrecorded(ctx, st, o, name, args, err)
 	}
 	if err != nil {
 		return Result{Error: StoreError(err)}
@@ -241,11 +252,11 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 // unrecorded answers a call when the repository cannot be written (werr):
 // a read is answered from the tip without its audit commit, and says so; a
 // call that changes the state is refused with READ_ONLY.
-func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage, werr error) Result {
+func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage, werr error) Result {
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, callerID, name, args, st)
+		res, c = r.run(ctx, tx, o, name, args, st)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
@@ -288,9 +299,10 @@ func StoreError(err error) *Error {
 
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
-func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name string, args json.RawMessage, repo Repo) (res Result, c *Call) {
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo) (res Result, c *Call) {
+	callerID := o.ID
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
-	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name}
+	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil
@@ -307,7 +319,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 	a.actorType = c.Caller.Type
 	t, ok := r.Lookup(name)
 	if !ok {
-		return fail(Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name)), c
+		return fail(unknownTool(name)), c
 	}
 	if callerErr != nil {
 		return fail(AsError(callerErr)), c
@@ -317,6 +329,9 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, callerID, name stri
 		return fail(AsError(err)), c
 	}
 	c.Config = cfg
+	if err := authenticate(c, o); err != nil {
+		return fail(AsError(err)), c
+	}
 	// Permission first: a caller who may not use the tool learns that, not
 	// what was wrong with arguments it should not have sent.
 	if !permitted(cfg, c.Caller.Type, t.Permission) {

@@ -173,11 +173,12 @@ var RequestReview = Define("request_review", "review.request",
 		c.Tx.OnAbort(func(context.Context) error { release(); return nil })
 		now, clock := c.Tx.Now(), c.Tx.Clock()
 		iteration++
+		token := newSecret(prefixAgentToken) // the reviewer's credential (see spawn)
 		r := Agent{
 			ID: id, Type: TypeReview, State: StateIdle, Status: StatusStarting, Supervisor: coder.ID, ReviewOf: coder.ID,
 			Worktree: filepath.Join(worktreeDir(c), id), Branch: branchName(id), TmuxSession: sessionName(id), Launcher: l.Name,
 			BaseCommit: reviewed, Prompt: in.ReviewerPrompt,
-			CreatedBy: coder.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: coder.ID, Clock: clock,
+			CreatedBy: coder.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: coder.ID, TokenHash: hashSecret(token), Clock: clock,
 		}
 		if c.Repo.BranchExists(ctx, r.Branch) {
 			return nil, Errorf(AlreadyExists, "branch %s already exists; try again", r.Branch)
@@ -210,7 +211,7 @@ var RequestReview = Define("request_review", "review.request",
 			stat, _ := f.Store.DiffStat(ctx, cw.BaseCommit, reviewed)
 			prompt := reviewPrompt(f.Store.WorkDir(), r, cw, iteration, in.CompletionMessage, stat)
 			spawned := &Spawned{}
-			return startInstance(ctx, f, r, l, prompt, StatusReviewing, spawned, func(c *Call) error {
+			return startInstance(ctx, f, r, token, l, prompt, StatusReviewing, spawned, func(c *Call) error {
 				// the reviewer never started: the coder is no longer waiting
 				return endReview(c, cw.ID, id, StatusActive)
 			})

@@ -148,7 +148,7 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 				t.Fatalf("%s: lock_acquire: %+v", c.name, res.Error)
 			}
 			// a holder taking its own lock again renews it: no new claim
-			if l, _ := res.Data.(tools.Lock); res.OK && l.Claim.Clock == l.Clock {
+			if l, _ := res.Data.(tools.LockAcquired); res.OK && l.Claim.Clock == l.Clock {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "lock", resource: name, holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s acquires %s (%v)", c.name, who, name, res.OK))

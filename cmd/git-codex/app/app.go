@@ -83,6 +83,7 @@ func (e *env) app() *cli.App {
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", EnvVars: []string{"CODEX_INSTANCE"}, Usage: "act as this agent `ID` (default: human:EMAIL, EMAIL from git config user.email)"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"CODEX_TOKEN"}, Usage: "the agent's credential `TOKEN` (see auth.agents)"},
 			&cli.BoolFlag{Name: "no-pager", Usage: "do not page long output (log, show, tools) on a terminal"},
 		},
 		Commands: append([]*cli.Command{
@@ -217,12 +218,12 @@ func (e *env) session(c *cli.Context) (string, *gitstate.Store, error) {
 
 // call runs one tool through the registry, exactly as MCP does.
 func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte) tools.Result {
-	caller, st, err := e.session(c)
+	o, st, err := e.origin(c)
 	if err != nil {
 		return tools.Result{Error: tools.AsError(err)}
 	}
 	defer st.Close()
-	res := e.reg.Call(ctx, st, caller, name, args)
+	res := e.reg.CallAs(ctx, st, o, name, args)
 	if res.Notice != "" {
 		fmt.Fprintf(e.stderr, "git codex: note: %s\n", res.Notice)
 	}

@@ -9,8 +9,8 @@ import (
 // permuteArgs lets flags follow positional arguments (`git codex agent show
 // alice --json`): urfave/cli v2 stops parsing flags at the first positional
 // argument, so flags found after one are moved in front of it. Tokens after
-// "--" are left alone. The global --as may also follow the command
-// (`git codex mail inbox --as boss`); it is moved back to the front.
+// "--" are left alone. The global --as (and --token) may also follow the
+// command (`git codex mail inbox --as boss`); it is moved back to the front.
 func permuteArgs(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -20,7 +20,7 @@ func permuteArgs(app *cli.App, args []string) []string {
 	// global flags come first
 	i := 0
 	for i < len(rest) && strings.HasPrefix(rest[i], "-") {
-		if rest[i] == "--as" && i+1 < len(rest) {
+		if (rest[i] == "--as" || rest[i] == "--token") && i+1 < len(rest) {
 			i++
 		}
 		i++
@@ -84,15 +84,16 @@ func permuteArgs(app *cli.App, args []string) []string {
 	return append(append(out, flags...), positional...)
 }
 
-// isGlobalAs reports an --as flag that belongs to the app, not to cmd.
+// isGlobalAs reports an --as or --token flag that belongs to the app, not
+// to cmd.
 func isGlobalAs(cmd *cli.Command, a string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-	if name != "as" || !strings.HasPrefix(a, "--") {
+	if (name != "as" && name != "token") || !strings.HasPrefix(a, "--") {
 		return false
 	}
 	for _, f := range cmd.Flags {
 		for _, n := range f.Names() {
-			if n == "as" {
+			if n == name {
 				return false
 			}
 		}

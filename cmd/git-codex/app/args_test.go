@@ -28,6 +28,8 @@ func TestPermuteArgs(t *testing.T) {
 		{"call keeps json", `call mail_send {"a":1}`, `call mail_send {"a":1}`},
 		{"global --as after the command", "mail inbox --as boss --json", "--as=boss mail inbox --json"},
 		{"global --as= after positional", "mail read m-1 --as=boss", "--as=boss mail read m-1"},
+		{"global --token first, with a value", "--as bob --token ctok_1 agent rotate-token bob --json", "--as bob --token ctok_1 agent rotate-token --json bob"},
+		{"global --token after the command", "mail inbox --token ctok_1 --as boss", "--token=ctok_1 --as=boss mail inbox"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func (e *env) mcpCommand() *cli.Command {
 			"Logs go to stderr; stdout carries only the protocol. Clients that set a level with\n" +
 			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.",
 		Action: func(c *cli.Context) error {
-			caller, st, err := e.session(c)
+			o, st, err := e.origin(c) // the credential comes from the launch environment
 			if err != nil {
 				return err
 			}
@@ -47,7 +47,8 @@ func (e *env) mcpCommand() *cli.Command {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			s := newMCPServer(e.reg, st, caller, logger)
+			s := newMCPServer(e.reg, st, o.ID, logger)
+			s.origin = o
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			watched := make(chan struct{})
 			go func() {
@@ -71,6 +72,7 @@ type mcpServer struct {
 	reg    *tools.Registry
 	st     *gitstate.Store
 	caller string
+	origin tools.Origin // the caller and its credentials, fixed at launch
 	logger *slog.Logger
 	srv    *mcp.Server
 
@@ -90,7 +92,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 	}
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
-	s := &mcpServer{reg: reg, st: st, caller: caller, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
+	s := &mcpServer{reg: reg, st: st, caller: caller, origin: tools.Origin{ID: caller}, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       logger,
@@ -122,7 +124,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 // made.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
-	res := s.reg.Call(ctx, s.st, s.caller, name, req.Params.Arguments)
+	res := s.reg.CallAs(ctx, s.st, s.origin, name, req.Params.Arguments)
 	text, err := json.Marshal(res)
 	if err != nil {
 		return nil, err

@@ -158,6 +158,30 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	reviewer, _ := mcpConnect(t, dir, vars["REV"])
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, true, "")
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, false, "")
+	// a cycle (seed 001), with this machine's role PSKs, and a credential
+	cyc, _, srv := mcpConnectWith(t, dir, mcpHuman, nil, nil)
+	srv.origin.PSK = func(role string) string { return "psk-" + role }
+	pay := func(from, to string) string {
+		return `{"cycle_id":"$CID","feature":"f","producer":"` + from + `","consumer":"` + to + `","files_modified":[],"endpoints":[],"data_shapes":[],"assumptions":[],"todos":[],"notes":[]}`
+	}
+	for _, c := range []struct{ tool, args, set string }{
+		{"session_open", `{"role":"gemini","psk":"psk-gemini"}`, "GS=session_token"},
+		{"session_open", `{"role":"codex","psk":"psk-codex"}`, "CS=session_token"},
+		{"cycle_start", `{"feature":"f"}`, "CID=cycle_id"},
+		{"cycle_status", `{}`, ""},
+		{"lock_acquire", `{"session_token":"$GS"}`, "GLA=lock_token"},
+		{"handoff_write", `{"target":"codex","session_token":"$GS","lock_token":"$GLA","payload":` + pay("gemini", "codex") + `}`, ""},
+		{"handoff_read", `{"target":"codex"}`, ""},
+		{"lock_acquire", `{"session_token":"$CS"}`, "CLA=lock_token"},
+		{"handoff_write", `{"target":"gemini","session_token":"$CS","lock_token":"$CLA","payload":` + pay("codex", "gemini") + `}`, ""},
+		{"lock_acquire", `{"session_token":"$GS"}`, "GLB=lock_token"},
+		{"cycle_complete", `{"session_token":"$GS","lock_token":"$GLB"}`, ""},
+		{"cycle_archive", `{"session_token":"$GS","lock_token":"$GLB"}`, ""},
+		{"agent_rotate_token", `{"id":"alice"}`, ""},
+	} {
+		check(cyc, c.tool, c.args, true, c.set)
+	}
+	check(cyc, "cycle_archive", `{"session_token":"$GS","lock_token":"$GLB"}`, false, "")
 	for name := range schemas {
 		if !called[name] {
 			t.Errorf("%s: no successful call checked against its output schema; add one", name)

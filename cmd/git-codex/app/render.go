@@ -76,6 +76,15 @@ func (e *env) render(tool string, data any) error {
 	case tools.Decision:
 		fmt.Fprintf(w, "id:      %s\ntitle:   %s\nby:      %s (%s)\nlogged:  %s\n\n%s\n",
 			d.ID, d.Title, d.Actor, d.ActorType, d.CreatedAt.Format(time.RFC3339), strings.TrimRight(d.Body, "\n"))
+	case tools.AgentRegistered:
+		if err := e.render(tool, d.Agent); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "token:       %s\n", d.Token)
+		fmt.Fprintln(e.stderr, "The token is shown only now: give it to the agent as CODEX_TOKEN.")
+	case tools.AgentToken:
+		fmt.Fprintf(w, "id:          %s\ntoken:       %s\n", d.ID, d.Token)
+		fmt.Fprintln(e.stderr, "The token is shown only now: give it to the agent as CODEX_TOKEN. The old one no longer works.")
 	case tools.Agent:
 		fmt.Fprintf(w, "id:          %s\ntype:        %s\nstate:       %s\n", d.ID, d.Type, d.State)
 		for _, kv := range [][2]string{{"status", d.Status}, {"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}, {"launcher", d.Launcher}} {
@@ -160,6 +169,11 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
+	case tools.LockAcquired:
+		if d.LockToken == "" {
+			return e.render(tool, d.Lock)
+		}
+		fmt.Fprintf(w, "cycle:      %s\nrole:       %s\nlock_token: %s\n", d.CycleID, d.Role, d.LockToken)
 	case tools.Lock:
 		if d.Claim == nil {
 			fmt.Fprintf(w, "lock %s is free\n", d.Name)

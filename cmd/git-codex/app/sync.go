@@ -101,7 +101,7 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 func (e *env) pushCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "push",
-		Usage:     "publish the local state and notes to a remote (fast-forward only)",
+		Usage:     "publish the local state, notes and archived cycles to a remote (fast-forward only)",
 		ArgsUsage: "[<remote>]",
 		Action: func(c *cli.Context) error {
 			remote, err := remoteArg(c)

@@ -36,6 +36,12 @@ func groupUsage(group string) string {
 		return "list the conflicts sync settled: a lock, task or review granted twice"
 	case "prompt":
 		return "search, describe and execute the prompt registry's commands (.agent/<agent>/registry.json)"
+	case "session":
+		return "open a cycle role's session (seed 001)"
+	case "cycle":
+		return "start, follow, complete and archive handoff cycles between roles (seed 001)"
+	case "handoff":
+		return "read and write the handoffs of a cycle"
 	}
 	return ""
 }
@@ -107,6 +113,7 @@ func jsonFlag() cli.Flag {
 type inputField struct {
 	json     string
 	kind     reflect.Kind
+	strings  bool // a map of strings: a repeatable KEY=VALUE flag (else a map is one JSON object)
 	doc      string
 	required bool // no omitempty: the tool's schema requires it
 }
@@ -128,7 +135,8 @@ func inputFields(t *tools.Tool) []inputField {
 			continue
 		}
 		required := !strings.Contains(","+opts+",", ",omitempty,")
-		out = append(out, inputField{json: name, kind: f.Type.Kind(), doc: f.Tag.Get("jsonschema"), required: required})
+		strs := f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.String
+		out = append(out, inputField{json: name, kind: f.Type.Kind(), strings: strs, doc: f.Tag.Get("jsonschema"), required: required})
 	}
 	return out
 }
@@ -166,7 +174,11 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 		case reflect.Int, reflect.Int64:
 			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: usage})
 		case reflect.Map:
-			flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
+			if f.strings {
+				flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
+			} else {
+				flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage + " (a JSON object)"})
+			}
 		default:
 			flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage})
 		}
@@ -203,7 +215,15 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 		case reflect.Int, reflect.Int64:
 			m[f.json] = c.Int64(name)
 		case reflect.Map:
-			m[f.json] = c.Generic(name).(*keyValues).m
+			if f.strings {
+				m[f.json] = c.Generic(name).(*keyValues).m
+				break
+			}
+			var v any // a JSON object (a handoff's payload)
+			if err := json.Unmarshal([]byte(c.String(name)), &v); err != nil {
+				return nil, usageError{fmt.Errorf("--%s takes a JSON object: %v", name, err)}
+			}
+			m[f.json] = v
 		default:
 			m[f.json] = rawText(c.String(name))
 		}

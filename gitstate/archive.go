@@ -1,0 +1,77 @@
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Archived cycles travel with sync as refs of their own: each is written
+// once, under an id no other cycle has, so a side takes those it lacks and
+// keeps its own. Two different archives under one id (the same cycle
+// archived on two machines before a sync) stay as they are on each side;
+// the remote's is at refs/codex/remotes/<remote>/archive/<id>.
+
+// localArchives lists the archive refs this repository has.
+func (s *Store) localArchives(ctx context.Context) ([]string, error) {
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname)", ArchivePrefix); err != nil {
+		return nil, err
+	}
+	return strings.Fields(out.String()), nil
+}
+
+// unpublishedArchives lists the local archives the remote lacks: those it
+// did not advertise (adv), or without adv, those it had none of when last
+// fetched (no remote-tracking ref).
+func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv advertised) ([]string, error) {
+	refs, err := s.localArchives(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ref := range refs {
+		if adv != nil {
+			if _, ok := adv[ref]; !ok {
+				out = append(out, ref)
+			}
+			continue
+		}
+		if _, ok, err := readRef(s.commonDir, trackingRef(remote, ref)); err != nil {
+			return nil, err
+		} else if !ok {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// adoptArchives creates each archive ref fetched from remote that is not
+// here yet; one that is here stays as it is.
+func (s *Store) adoptArchives(ctx context.Context, remote string) error {
+	var out bytes.Buffer
+	prefix := remoteDir(remote) + "archive/"
+	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
+		return err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		local := ArchivePrefix + strings.TrimPrefix(f[0], prefix)
+		if _, ok, err := readRef(s.commonDir, local); err != nil {
+			return err
+		} else if ok {
+			continue
+		}
+		// create only: a ref made meanwhile is kept
+		if err := s.git(ctx, nil, "update-ref", local, f[1], plumbing.ZeroHash.String()); err != nil {
+			return fmt.Errorf("gitstate: adopt %s: %w", local, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package tools
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// Origin is what an adapter knows about the process a call comes from,
+// fixed when the CLI runs or the MCP server starts: who it says it is, the
+// agent credential it presents, whether an agent's identity is in its
+// environment, and where this machine keeps its local secrets. Nothing in
+// it ever enters the state.
+type Origin struct {
+	// ID is the caller: --as / CODEX_INSTANCE, else human:<git user.email>.
+	ID string
+	// Token is the agent credential presented (CODEX_TOKEN or --token).
+	Token string
+	// AgentEnv is true when CODEX_INSTANCE or CODEX_TOKEN is set in the
+	// environment: the process runs as, or next to, an agent.
+	AgentEnv bool
+	// PSK returns a cycle role's pre-shared key from this machine (local
+	// git config codex.role.<role>.psk, or CODEX_PSK_<ROLE>); "" when none.
+	PSK func(role string) string
+}
+
+// psk is the role's pre-shared key, "" when the origin knows none.
+func (o Origin) psk(role string) string {
+	if o.PSK == nil {
+		return ""
+	}
+	return o.PSK(role)
+}
+
+// Secret prefixes: every credential git codex issues starts with one, so
+// that a secret is recognised wherever it turns up (argument redaction,
+// handoff payloads), whatever the key that carries it.
+const (
+	prefixAgentToken   = "ctok_"
+	prefixSessionToken = "sess_"
+	prefixLockToken    = "lock_"
+)
+
+// secretValue matches a credential git codex issued: a prefix and 64 hex
+// digits (32 random bytes).
+var secretValue = regexp.MustCompile(`(ctok|sess|lock)_[0-9a-f]{64}`)
+
+// newSecret returns a fresh credential with the given prefix. It is shown
+// to its owner once; the state keeps only hashSecret of it.
+func newSecret(prefix string) string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand panics rather)
+	return prefix + hex.EncodeToString(b)
+}
+
+// hashSecret is what the state stores of a credential: its SHA-256, hex.
+// Credentials are 256 random bits, so the hash gives nothing away to anyone
+// who reads the refs.
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// matchesHash reports whether secret hashes to want, in constant time.
+func matchesHash(secret, want string) bool {
+	if secret == "" || want == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(want)) == 1
+}
+
+// redactSecrets replaces every credential git codex issued inside s.
+func redactSecrets(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	return secretValue.ReplaceAllString(s, "[redacted]")
+}
