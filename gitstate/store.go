@@ -63,6 +63,8 @@ type Store struct {
 // linked worktree) and opens its state. State lives in the common git dir, so
 // every worktree of a repository sees the same state. Open succeeds on a
 // repository without state; View and Update then report ErrNotInitialized.
+// It fails with ErrUnsupportedRepository on a repository whose object or
+// ref format git codex cannot write (SHA-256 object names, reftable).
 func Open(dir string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -74,6 +76,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	common, err := commonDirOf(gitDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFormat(common); err != nil {
 		return nil, err
 	}
 	if opts.Now == nil {
