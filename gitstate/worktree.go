@@ -119,9 +119,14 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 }
 
 // halfMade reports whether the worktree at path is one `git worktree add`
-// began and never finished: its admin directory still holds git's
-// "initializing" lock.
+// began and never finished: an empty directory without its .git file yet,
+// or one whose admin directory still holds git's "initializing" lock.
 func halfMade(path string) bool {
+	if _, err := os.Lstat(filepath.Join(path, ".git")); os.IsNotExist(err) {
+		// killed before it wrote even the .git file: an empty directory
+		entries, err := os.ReadDir(path)
+		return err == nil && len(entries) == 0
+	}
 	admin, err := readGitFile(filepath.Join(path, ".git"))
 	if err != nil {
 		return false

@@ -88,7 +88,7 @@ func TestSpawnKilledAnyTime(t *testing.T) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	}
-	for round := 0; round < 10; round++ {
+	for round := 0; round < 16; round++ {
 		name := fmt.Sprintf("c%d", round)
 		killAt(cmdIn(repo, "git-codex", "spawn", "coding", "--name", name, "task"), time.Duration(r.Int64N(int64(span))))
 		// a coder that did start asks for a review, killed midway too
