@@ -39,10 +39,10 @@ func (w *waiter) announce(ctx context.Context, s *Store, remote, state string) {
 	if w.name != "" || state == "" {
 		return
 	}
-	name := fmt.Sprintf("%s%013d-%06d", waitingPrefix, time.Now().UnixMilli(), rand.IntN(1000000))
-	if err := s.git(ctx, nil, "push", "--quiet", remote, state+":"+name); err == nil {
-		w.name = name
-	}
+	// named before the push: a push cut short by the context may still
+	// have landed, and leave must then delete it
+	w.name = fmt.Sprintf("%s%013d-%06d", waitingPrefix, time.Now().UnixMilli(), rand.IntN(1000000))
+	_ = s.git(ctx, nil, "push", "--quiet", remote, state+":"+w.name)
 }
 
 // leave deletes our waiting ref, if we pushed one (best effort, even when
