@@ -23,7 +23,7 @@ func defaultPolicy() map[AgentType]rule {
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
-			allow: []string{"mail.*", "agent.get_status", "agent.get_task", "agent.get_epic",
+			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "agent.get_task", "agent.get_epic",
 				"system.log_decision", "system.read_decisions", "task.update_status", "task.add_comment",
 				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*",
 				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
@@ -35,13 +35,13 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
+			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
 				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*",
 				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
-			allow: []string{"mail.*", "agent.get_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request",
+			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request",
 				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*",
 				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},

@@ -158,6 +158,8 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	reviewer, _ := mcpConnect(t, dir, vars["REV"])
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, true, "")
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, false, "")
+	check(coder, "agent_set_status", `{"status":"COMPLETED","reason":"approved"}`, true, "")
+	check(coder, "agent_set_status", `{"status":"ACTIVE"}`, false, "")
 	// a cycle (seed 001), with this machine's role PSKs, and a credential
 	cyc, _, srv := mcpConnectWith(t, dir, mcpHuman, nil, nil)
 	srv.origin.PSK = func(role string) string { return "psk-" + role }
