@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,33 +175,20 @@ func (s *Store) snapshotWorktree(ctx context.Context, path, message string) (str
 	}
 	index.Close()
 	defer os.Remove(index.Name())
-	run := func(out io.Writer, args ...string) error {
-		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", path}, args...)...)
-		cmd.Env = append(gitEnv(), "GIT_INDEX_FILE="+index.Name())
-		cmd.Stdout, cmd.Stderr = out, &stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("gitstate: git %s in %s: %v: %s", args[0], path, err, strings.TrimSpace(stderr.String()))
+	head, err := s.gitIn(ctx, path, index.Name(), nil, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	for _, args := range [][]string{{"read-tree", "HEAD"}, {"add", "-A", "."}} {
+		if _, err := s.gitIn(ctx, path, index.Name(), nil, args...); err != nil {
+			return "", err
 		}
-		return nil
 	}
-	var head, tree, commit bytes.Buffer
-	if err := run(&head, "rev-parse", "--verify", "HEAD"); err != nil {
+	tree, err := s.gitIn(ctx, path, index.Name(), nil, "write-tree")
+	if err != nil {
 		return "", err
 	}
-	if err := run(nil, "read-tree", "HEAD"); err != nil {
-		return "", err
-	}
-	if err := run(nil, "add", "-A", "."); err != nil {
-		return "", err
-	}
-	if err := run(&tree, "write-tree"); err != nil {
-		return "", err
-	}
-	if err := run(&commit, "commit-tree", strings.TrimSpace(tree.String()), "-p", strings.TrimSpace(head.String()), "-m", message); err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(commit.String()), nil
+	return s.gitIn(ctx, path, index.Name(), nil, "commit-tree", tree, "-p", head, "-m", message)
 }
 
 // RemoveWorktree removes the worktree at path (forcefully: callers check
