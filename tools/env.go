@@ -22,6 +22,10 @@ type Env struct {
 	// long-running server sets one, so a search index is built once per
 	// load); nil means each call loads what it reads.
 	Prompts *prompts.Cache
+	// GitHub connects to the forge for pull requests and issues (package
+	// github's Open over go-gh); nil means no forge is reachable and every
+	// GitHub call fails with GITHUB_UNAVAILABLE.
+	GitHub GitHubOpener
 }
 
 // Repo is what handlers may read of the code repository, quickly and

@@ -51,6 +51,9 @@ const (
 	ArchiveNotAllowed    Code = "ARCHIVE_NOT_ALLOWED"    // only a completed cycle is archived
 	SchemaInvalid        Code = "SCHEMA_INVALID"         // a handoff payload does not follow the handoff schema
 	InvalidTool          Code = "INVALID_TOOL"           // a seed-001 tool name (session.open): ours are spelled with _
+	GitHubUnavailable    Code = "GITHUB_UNAVAILABLE"     // GitHub could not be reached, or no token or repository was found; the call is kept to retry
+	GitHubRefused        Code = "GITHUB_REFUSED"         // GitHub answered with a refusal (401, 403, 404, 422); the message is GitHub's
+	TransientError       Code = "TRANSIENT_ERROR"        // a transient failure outlasted every retry
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -101,6 +104,9 @@ func Codes() []CodeInfo {
 		{ArchiveNotAllowed, "the cycle is not complete, or the caller is not the role that completes it"},
 		{SchemaInvalid, "a handoff payload does not follow the handoff schema (details name the field)"},
 		{InvalidTool, "a seed-001 tool name such as session.open: git codex spells them session_open"},
+		{GitHubUnavailable, "GitHub could not be reached, or no token (GH_TOKEN) or repository (origin, GH_REPO) was found; the call is kept and `git codex github retry` replays it"},
+		{GitHubRefused, "GitHub refused the call (401, 403, 404, 422); the message is GitHub's"},
+		{TransientError, "a transient failure (timeout, connection, GitHub 5xx or rate limit) outlasted every retry"},
 	}
 }
 

@@ -52,15 +52,21 @@ const (
 // Task is a unit of work (seed 003) that one agent at a time holds: its
 // claim. Mutable: Clock is the Lamport time of its last change.
 type Task struct {
-	ID          string         `json:"id"`
-	Title       string         `json:"title"`
-	Description string         `json:"description"`
-	State       string         `json:"state"`
-	Claim       *Claim         `json:"claim" jsonschema:"who holds the task; null while it is open"`
-	CreatedBy   string         `json:"created_by"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
-	UpdatedBy   string         `json:"updated_by"`
+	ID          string    `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	State       string    `json:"state"`
+	Claim       *Claim    `json:"claim" jsonschema:"who holds the task; null while it is open"`
+	CreatedBy   string    `json:"created_by"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	UpdatedBy   string    `json:"updated_by"`
+	// EpicID is the epic the task belongs to, if any.
+	EpicID string `json:"epic_id,omitempty"`
+	// PR is the pull request its holder opened for it (create_pull_request);
+	// SubmittedAt orders the review queue.
+	PR          *PullRequest   `json:"pr,omitempty"`
+	SubmittedAt *time.Time     `json:"submitted_at,omitempty"`
 	Clock       gitstate.Clock `json:"clock"`
 }
 
