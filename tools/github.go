@@ -30,6 +30,10 @@ type GitHub interface {
 	MergePullRequest(ctx context.Context, number int, method string) (sha string, err error)
 	// CreateIssue opens an issue.
 	CreateIssue(ctx context.Context, in NewIssue) (Issue, error)
+	// FindIssue finds an issue whose body holds marker (git codex puts
+	// one in every issue it opens); ok is false when there is none. A
+	// replayed create_issues asks first, so nothing is opened twice.
+	FindIssue(ctx context.Context, marker string) (issue Issue, ok bool, err error)
 }
 
 // NewPullRequest is what opening a pull request needs.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/term"
+	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
@@ -52,7 +53,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "git codex: %v\n", err)
 		return exitError
 	}
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, dir: dir, getenv: os.Getenv, reg: tools.Builtin(), width: 80}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, dir: dir, getenv: os.Getenv, reg: tools.Builtin().WithEnv(tools.Env{GitHub: github.Open}), width: 80}
 	if f, ok := stdout.(*os.File); ok && term.IsTerminal(f) {
 		e.tty = true
 		if w, _, err := term.FromEnv().Size(); err == nil && w > 0 {
