@@ -1,0 +1,56 @@
+package tools
+
+import (
+	"context"
+	"sort"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// LiveInstances reads every instance in the snapshot (every agent git codex
+// runs, ended and cleaned-up ones too) with the live state of its tmux
+// session, as ps shows them, but without a tool call: a reader such as the
+// web page looks again after every commit, and a look that committed an
+// audit record would itself be a commit to look at. Registered agents that
+// git codex does not run come back too, with Live empty. Sorted by id.
+func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env) ([]InstanceView, error) {
+	var views, running []InstanceView
+	err := walkSnapshot(sn, dirAgents, func(a Agent) {
+		if a.Status == "" {
+			views = append(views, InstanceView{Agent: a})
+			return
+		}
+		running = append(running, InstanceView{Agent: a, Live: LiveNone})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(running) > 0 {
+		cfg, err := loadConfig(sn)
+		if err != nil {
+			return nil, err
+		}
+		if err := fillLive(ctx, tmuxFor(cfg, env), running); err != nil {
+			// No tmux server (or no tmux at all) means no session runs:
+			// fillLive's own answer for a server without them.
+			for i := range running {
+				if running[i].CleanedAt == nil {
+					running[i].Live = LiveMissing
+				}
+			}
+		}
+	}
+	views = append(views, running...)
+	sort.Slice(views, func(i, j int) bool { return views[i].ID < views[j].ID })
+	return views, nil
+}
+
+// ReviewLimit is the review.max_iterations in force in the snapshot: how
+// many reviews a coder may ask for.
+func ReviewLimit(sn *gitstate.Snapshot) (int, error) {
+	cfg, err := loadConfig(sn)
+	if err != nil {
+		return 0, err
+	}
+	return cfg.intValue("review.max_iterations"), nil
+}

@@ -1,0 +1,79 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+var (
+	commitID   = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	shortID    = regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`)
+	stateAgo   = regexp.MustCompile(`^refs/codex/state~[0-9]{1,7}$`)
+	timeLayout = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
+)
+
+func isCommitID(s string) bool { return commitID.MatchString(s) }
+
+// at resolves the request's ?at= to a state commit: "" (the tip) when
+// absent; a commit id (full or abbreviated), refs/codex/state~N, or a time
+// (RFC 3339, "2006-01-02 15:04[:05]" in UTC, or a date) otherwise, the
+// newest commit made at or before it. Anything else is answered 400 (ok is
+// false): it never reaches git as an option or a revision expression.
+func (s *Server) at(w http.ResponseWriter, r *http.Request) (commit string, ok bool) {
+	v := strings.TrimSpace(r.URL.Query().Get("at"))
+	if v == "" {
+		return "", true
+	}
+	if t, isTime := parseTime(v); isTime {
+		c, err := s.commitAt(r, t)
+		if err != nil {
+			notFoundOr(w, r, err, "the state has no commit at or before "+t.Format(time.RFC3339))
+			return "", false
+		}
+		return c, true
+	}
+	if !shortID.MatchString(v) && !stateAgo.MatchString(v) {
+		writeError(w, http.StatusBadRequest, "INVALID_INPUT", "at must be a commit id, refs/codex/state~N or a time such as 2026-11-23T22:15:00Z")
+		return "", false
+	}
+	ev, err := s.opts.Store.Event(r.Context(), strings.ToLower(v))
+	if errors.Is(err, gitstate.ErrNotInitialized) {
+		writeError(w, http.StatusNotFound, "NOT_INITIALIZED", "this repository has no git codex state yet: run `git codex init`")
+		return "", false
+	}
+	if err != nil {
+		notFoundOr(w, r, err, "at names no commit in this repository")
+		return "", false
+	}
+	return ev.Commit, true
+}
+
+func parseTime(v string) (time.Time, bool) {
+	for _, l := range timeLayout {
+		if t, err := time.Parse(l, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// commitAt is the newest state commit made at or before t.
+func (s *Server) commitAt(r *http.Request, t time.Time) (string, error) {
+	found := ""
+	err := s.opts.Store.Events(r.Context(), "", func(ev gitstate.Event) bool {
+		if ev.Time.After(t) {
+			return true
+		}
+		found = ev.Commit
+		return false
+	})
+	if err == nil && found == "" {
+		err = gitstate.ErrNotFound
+	}
+	return found, err
+}

@@ -1,0 +1,174 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// eventJSON is one audit event (one state commit) as the API answers it.
+type eventJSON struct {
+	Commit  string         `json:"commit"`
+	Parents []string       `json:"parents"`
+	Time    time.Time      `json:"time"`
+	Clock   gitstate.Clock `json:"clock"`
+	// Kind is what the call did: "change" (the state changed), "read"
+	// (it succeeded and changed nothing) or "refusal" (it failed), as
+	// `git codex log` says.
+	Kind      string `json:"kind"`
+	Tool      string `json:"tool"`
+	Actor     string `json:"actor"`
+	ActorType string `json:"actor_type,omitempty"`
+	// Result is "ok", or the error code of a refusal.
+	Result  string `json:"result"`
+	Error   string `json:"error,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Follows string `json:"follows,omitempty"`
+	Args    string `json:"args,omitempty"`
+	Summary string `json:"summary"`
+}
+
+func eventOf(ev gitstate.Event) eventJSON {
+	e := eventJSON{Commit: ev.Commit, Parents: ev.Parents, Time: ev.Time, Clock: ev.Clock,
+		Tool: ev.Get(gitstate.TrailerTool), Actor: ev.Get(gitstate.TrailerActor), ActorType: ev.Get(gitstate.TrailerActorType),
+		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
+		Target: ev.Get(gitstate.TrailerTarget), Follows: ev.Get(gitstate.TrailerFollows), Args: ev.Get(gitstate.TrailerArgs),
+		Summary: ev.Summary}
+	if e.Parents == nil {
+		e.Parents = []string{}
+	}
+	switch {
+	case e.Error != "":
+		e.Kind, e.Result = "refusal", e.Error
+	case ev.Changed:
+		e.Kind = "change"
+	default:
+		e.Kind = "read"
+	}
+	if e.Result == "" {
+		e.Result = "ok"
+	}
+	return e
+}
+
+// Paging bounds of /api/events.
+const (
+	defaultEvents = 50
+	maxEvents     = 500
+	// maxScanned bounds the commits one page walks looking for matches
+	// to its filters; past it the page ends early and next continues.
+	maxScanned = 5000
+)
+
+// eventPage is /api/events' answer: newest first; Next, when set, is the
+// `before` that continues the walk.
+type eventPage struct {
+	Events []eventJSON `json:"events"`
+	Next   string      `json:"next,omitempty"`
+}
+
+// serveEvents answers GET /api/events: the audit log, newest first, paged
+// (limit, before=<commit> from the last page's next), filtered by tool,
+// actor, errors=1 (refusals only) and changes=1 (changes only), from
+// ?at= or the tip. History is read lazily: a page reads its own commits
+// and no more.
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := defaultEvents
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxEvents {
+			writeError(w, http.StatusBadRequest, "INVALID_INPUT", "limit must be a number from 1 to 500")
+			return
+		}
+		limit = n
+	}
+	start := q.Get("before")
+	if start != "" && !isCommitID(start) {
+		writeError(w, http.StatusBadRequest, "INVALID_INPUT", "before must be a full commit id, the next of a previous page")
+		return
+	}
+	if start == "" {
+		at, ok := s.at(w, r)
+		if !ok {
+			return
+		}
+		start = at
+	}
+	tool, actor := q.Get("tool"), q.Get("actor")
+	errorsOnly, changesOnly := q.Get("errors") == "1", q.Get("changes") == "1"
+	page := eventPage{Events: []eventJSON{}}
+	scanned := 0
+	err := s.opts.Store.Events(r.Context(), start, func(ev gitstate.Event) bool {
+		if len(page.Events) == limit || scanned == maxScanned {
+			page.Next = ev.Commit
+			return false
+		}
+		scanned++
+		e := eventOf(ev)
+		if (tool != "" && e.Tool != tool) || (actor != "" && e.Actor != actor) ||
+			(errorsOnly && e.Kind != "refusal") || (changesOnly && e.Kind != "change") {
+			return true
+		}
+		page.Events = append(page.Events, e)
+		return true
+	})
+	switch {
+	case errors.Is(err, gitstate.ErrNotInitialized):
+		writeJSON(w, http.StatusOK, page)
+	case errors.Is(err, gitstate.ErrNotFound):
+		writeError(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no such commit in the state's history")
+	case err != nil:
+		storeError(w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, page)
+	}
+}
+
+// commitDetail is /api/commit/{rev}'s answer: the event and the records
+// it changed.
+type commitDetail struct {
+	eventJSON
+	Changes []gitstate.Change `json:"changes"`
+}
+
+// serveCommit answers GET /api/commit/{rev}: one event with the records
+// it added, changed or deleted (every event on the page links here).
+func (s *Server) serveCommit(w http.ResponseWriter, r *http.Request) {
+	rev := r.PathValue("rev")
+	if !isCommitID(rev) {
+		writeError(w, http.StatusBadRequest, "INVALID_INPUT", "name the commit by its full id")
+		return
+	}
+	ev, err := s.opts.Store.Event(r.Context(), rev)
+	if err != nil {
+		notFoundOr(w, r, err, "no such commit in this repository")
+		return
+	}
+	ch, err := s.opts.Store.Changes(r.Context(), rev)
+	if err != nil {
+		storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, commitDetail{eventJSON: eventOf(ev), Changes: ch})
+}
+
+func notFoundOr(w http.ResponseWriter, r *http.Request, err error, msg string) {
+	if errors.Is(err, gitstate.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", msg)
+		return
+	}
+	storeError(w, r, err)
+}
+
+// storeError answers a store failure (unless the client left, when nobody
+// is there to read it).
+func storeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
+	writeError(w, http.StatusInternalServerError, "STORE_ERROR", err.Error())
+}
