@@ -100,6 +100,7 @@ func (e *env) app() *cli.App {
 			e.pushCommand(),
 			e.remoteCommand(),
 			e.attachCommand(),
+			e.uiCommand(),
 			e.completionCommand(),
 		}, e.toolCommands()...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
