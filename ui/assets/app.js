@@ -8,6 +8,7 @@ const at = params.get("at") || "";
 let state = null;
 let logNext = "";
 let reloadTimer = null;
+let stateSeq = 0; // only the newest request's answer is shown
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -58,8 +59,11 @@ function withAt(path) {
 }
 
 async function loadState() {
+  const mine = ++stateSeq;
   try {
-    state = await api(withAt("/api/state"));
+    const s = await api(withAt("/api/state"));
+    if (mine !== stateSeq) return;
+    state = s;
     notice("");
     render();
   } catch (e) {
