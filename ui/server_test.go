@@ -349,7 +349,6 @@ func next(t *testing.T, ch <-chan eventJSON) eventJSON {
 func TestStreamOneEventPerCommit(t *testing.T) {
 	f := newFixture(t, true, Options{})
 	events := openStream(t, f.url+"/api/stream")
-	var commits []string
 	for i := 0; i < 5; i++ {
 		start := time.Now()
 		r := f.call(t, human, "mail_send", fmt.Sprintf(`{"to_human":true,"subject":"n%d","body":"b"}`, i))
@@ -360,7 +359,6 @@ func TestStreamOneEventPerCommit(t *testing.T) {
 		if ev.Commit != r.Commit || ev.Tool != "mail_send" || ev.Kind != "change" {
 			t.Fatalf("event %d: %+v, want commit %s", i, ev, r.Commit)
 		}
-		commits = append(commits, ev.Commit)
 	}
 	// a burst of commits arrives one event each, oldest first
 	var want []string

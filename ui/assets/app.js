@@ -149,12 +149,32 @@ function renderMail(s) {
   const counts = Object.entries(s.mail || {}).sort();
   const out = [];
   out.push(table("Mail per recipient", ["recipient", "messages", "unread"],
-    counts.map(([to, c]) => el("tr", {}, el("th", { scope: "row" }, to === "human" ? "human (the people's inbox)" : to), td(c.total), td(c.unread)))));
+    counts.map(([to, c]) => el("tr", {}, el("th", { scope: "row" },
+      el("a", { href: "#inbox", onclick: () => showInbox(to) }, to === "human" ? "human (the people's inbox)" : to)), td(c.total), td(c.unread)))));
+  out.push(el("section", { id: "inbox", hidden: true, "aria-labelledby": "inbox-h" }, el("h3", { id: "inbox-h", tabindex: "-1" }, "Inbox"), el("div", { id: "inbox-body" })));
   const mail = kind(s, "mail").records;
   out.push(el("h3", {}, "Newest messages"));
-  out.push(table("Newest mail, all recipients", ["when", "from", "to", "subject", "body", "read"],
-    mail.slice(0, 100).map(m => el("tr", {}, td(when(m.created_at)), td(m.from), td(m.to), td(m.subject), td(m.body, "wrap"), td(m.is_read ? "yes" : "no")))));
+  out.push(mailTable("Newest mail, all recipients", mail.slice(0, 100)));
   document.getElementById("mail-body").replaceChildren(...out);
+}
+
+function mailTable(caption, mail) {
+  return table(caption, ["when", "from", "to", "subject", "body", "read"],
+    mail.map(m => el("tr", {}, td(when(m.created_at)), td(m.from), td(m.to), td(m.subject), td(m.body, "wrap"), td(m.is_read ? "yes" : "no"))));
+}
+
+// showInbox pages one recipient's mail from /api/records (newest first).
+async function showInbox(to) {
+  try {
+    const page = await api(withAt("/api/records/mail?limit=200&under=" + encodeURIComponent(to)));
+    const sec = document.getElementById("inbox");
+    sec.hidden = false;
+    document.getElementById("inbox-h").textContent = "Inbox of " + to + " (" + page.count + (page.count > page.records.length ? ", newest " + page.records.length + " shown" : "") + ")";
+    document.getElementById("inbox-body").replaceChildren(mailTable("Mail to " + to, page.records));
+    document.getElementById("inbox-h").focus();
+  } catch (e) {
+    notice(e.message);
+  }
 }
 
 // Every other kind is shown the same way: its newest records as a table of
@@ -167,10 +187,16 @@ function renderRecords(s) {
     const cols = [];
     for (const r of k.records.slice(0, 50)) {
       for (const [key, v] of Object.entries(r || {})) {
-        if (cols.length < 7 && !cols.includes(key) && (v === null || typeof v !== "object" || key === "claim")) cols.push(key);
+        if (cols.length < 8 && !cols.includes(key) && !/token|hash$/.test(key)) cols.push(key);
       }
     }
-    const cell = v => v && typeof v === "object" ? (v.holder ? "held by " + v.holder : JSON.stringify(v)) : v;
+    const cell = v => {
+      if (!v || typeof v !== "object") return v;
+      if (v.holder) return "held by " + v.holder;
+      if (v.phase) return "phase " + v.phase + (v.active_role ? ", " + v.active_role + " active" : "");
+      const j = JSON.stringify(v);
+      return j.length > 120 ? j.slice(0, 117) + "…" : j;
+    };
     const d = el("details", { open: k.count > 0 && k.count <= 20 },
       el("summary", {}, k.name + " (" + k.count + (k.more ? ", newest " + k.records.length + " shown" : "") + ")"),
       k.count ? table(k.name + " records in " + k.dir + "/", cols, k.records.map(r => el("tr", {}, cols.map(c => td(cell(r[c]), "wrap"))))) : el("p", { class: "muted" }, "none"));

@@ -119,10 +119,24 @@ func TestUIInBrowser(t *testing.T) {
 	t.Logf("coder1 WAITING_REVIEW on the page %s after request_review returned", time.Since(asked).Round(time.Millisecond))
 	waitText(t, ctx, "#reviews-body", "coder1", time.Second)
 
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	// the page acts as the person: mail to the people's inbox, through
+	// the form, lands as one mail_send commit by the page's caller
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const f = document.getElementById("mail-form");
+		f.to.value = "coder1"; f.subject.value = "from the page"; f.body.value = "hello";
+		f.requestSubmit(); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, "#act-result", "mail_send: ok", 5*time.Second)
+	ev, err := st.Event(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ev.Get(gitstate.TrailerTool) != "mail_send" || ev.Get(gitstate.TrailerActor) != "human:ui@example.com" {
+		t.Fatalf("the page's mail: the tip is %s by %s", ev.Get(gitstate.TrailerTool), ev.Get(gitstate.TrailerActor))
+	}
+	waitText(t, ctx, "#mail-body", "from the page", 2*time.Second)
+
 	art := os.Getenv("CODEX_ARTIFACTS")
 	if art == "" {
 		art = t.TempDir()
@@ -130,14 +144,37 @@ func TestUIInBrowser(t *testing.T) {
 	if err := os.MkdirAll(art, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(art, "ui.png")
-	if err := os.WriteFile(p, shot, 0o644); err != nil {
+	screenshot(t, ctx, filepath.Join(art, "ui.png"))
+	// a phone's width: the page still reads (no horizontal scroll of the page itself)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		if (document.documentElement.scrollWidth <= window.innerWidth + 1) return "";
+		const w = [...document.querySelectorAll("body *")].filter(e => e.closest(".scroll") === null && e.getBoundingClientRect().right > window.innerWidth + 1);
+		return w.slice(0, 5).map(e => e.tagName + (e.id ? "#" + e.id : "")).join(" ") })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide != "" {
+		t.Errorf("at a phone's width the page scrolls sideways; too wide: %s", wide)
+	}
+	screenshot(t, ctx, filepath.Join(art, "ui-phone.png"))
+}
+
+func screenshot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(shot) < 1000 {
 		t.Fatalf("screenshot of %d bytes", len(shot))
 	}
-	t.Logf("screenshot: %s", p)
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
 }
 
 // waitText waits until the element's text contains want, at most within.
