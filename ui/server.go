@@ -146,7 +146,7 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 		return "", errors.New("ui: server closed")
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	s.url = "http://" + urlHost(ln.Addr().String()) + "/"
 	if s.token != "" {
 		s.url += "?token=" + s.token

@@ -163,6 +163,47 @@ func TestStateAndEvents(t *testing.T) {
 	if recs.Count != 1 || len(recs.Records) != 1 {
 		t.Fatalf("records: %+v", recs)
 	}
+	f.call(t, human, "config_set", `{"key":"policy.human.deny","value":"[\"review.*\"]"}`)
+	var ts []toolJSON
+	get(t, f.url+"/api/tools", &ts)
+	permitted := map[string]bool{}
+	for _, tl := range ts {
+		permitted[tl.Name] = true
+	}
+	if !permitted["mail_send"] || !permitted["instance_send"] || permitted["send_feedback"] {
+		t.Errorf("tools a person may call: %v", permitted)
+	}
+	// an action the policy refuses is refused from the page too, and audited
+	req, _ := http.NewRequest("POST", f.url+"/api/call/request_review", strings.NewReader(`{}`))
+	req.Header.Set("X-Codex-UI", "1")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused struct {
+		OK    bool     `json:"ok"`
+		Error apiError `json:"error"`
+	}
+	json.NewDecoder(res.Body).Decode(&refused)
+	res.Body.Close()
+	tip, _ := f.st.Event(context.Background(), "")
+	if refused.OK || refused.Error.Code != "PERMISSION_DENIED" || tip.Get(gitstate.TrailerError) != "PERMISSION_DENIED" || tip.Get(gitstate.TrailerActor) != human {
+		t.Errorf("refused action: %+v; tip %s by %s", refused, tip.Get(gitstate.TrailerError), tip.Get(gitstate.TrailerActor))
+	}
+	// the page and its assets, embedded, with a policy that allows no other origin
+	for path, want := range map[string]string{"/": "text/html", "/assets/app.js": "javascript", "/assets/style.css": "text/css"} {
+		res, err := http.Get(f.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), want) {
+			t.Errorf("%s: %d %s", path, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		if path == "/" && !strings.Contains(res.Header.Get("Content-Security-Policy"), "default-src 'self'") {
+			t.Errorf("/: CSP %q", res.Header.Get("Content-Security-Policy"))
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {
