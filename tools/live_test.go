@@ -1,0 +1,80 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+// TestLiveInstances reads instances with their sessions' live state from a
+// snapshot, without a tool call: no commit is written.
+func TestLiveInstances(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not on PATH")
+	}
+	sock, err := os.MkdirTemp("", "cxl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMUX_TMPDIR", sock)
+	t.Cleanup(func() {
+		exec.Command("tmux", "kill-server").Run()
+		os.RemoveAll(sock)
+	})
+	if out, err := exec.Command("tmux", "new-session", "-d", "-s", sessionName("a"), "sleep 60").CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	dir := gitstatetest.NewRepo(t)
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := Init(context.Background(), st, "human:t@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Update(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(gitstate.Meta{Summary: "agents"})
+		now := tx.Now()
+		for _, a := range []Agent{
+			{ID: "a", Type: TypeCoding, Status: StatusActive, TmuxSession: sessionName("a")},
+			{ID: "b", Type: TypeCoding, Status: StatusActive, TmuxSession: sessionName("b")},
+			{ID: "c", Type: TypeCoding, Status: StatusTerminated, TmuxSession: sessionName("c"), CleanedAt: &now},
+			{ID: "d", Type: TypeWorker},
+		} {
+			a.State, a.CreatedAt, a.UpdatedAt, a.Clock = StateIdle, now, now, tx.Clock()
+			if err := tx.Put(agentPath(a.ID), a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	var views []InstanceView
+	err = st.View(context.Background(), func(sn *gitstate.Snapshot) error {
+		views, err = LiveInstances(context.Background(), sn, Env{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": LiveRunning, "b": LiveMissing, "c": LiveNone, "d": ""}
+	if len(views) != len(want) {
+		t.Fatalf("views: %+v", views)
+	}
+	for i, v := range views {
+		if v.Live != want[v.ID] || (i > 0 && views[i-1].ID > v.ID) {
+			t.Errorf("%s: live %q, want %q (order %d)", v.ID, v.Live, want[v.ID], i)
+		}
+	}
+	if after := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState); after != before {
+		t.Errorf("reading live instances moved the ref: %s -> %s", before, after)
+	}
+}
