@@ -58,6 +58,8 @@ type Agent struct {
 	UpdatedAt    time.Time  `json:"updated_at"`
 	UpdatedBy    string     `json:"updated_by,omitempty"`
 	LastActiveAt *time.Time `json:"last_active_at"`
+	// PR is the pull request the agent opened last (create_pull_request).
+	PR *PullRequest `json:"pr,omitempty"`
 	// TokenHash is the hash of the agent's credential (hashSecret); the
 	// credential itself is shown once, to whoever registered it.
 	TokenHash string         `json:"token_hash,omitempty"`

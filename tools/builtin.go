@@ -19,6 +19,7 @@ func Builtin() *Registry {
 		ConflictListTool,
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
 		RequestReview, SendFeedback,
+		CreatePullRequest, CreateIssues, GitHubRetry,
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 	)

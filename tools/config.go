@@ -76,6 +76,7 @@ func configKeys() []configKey {
 			Doc: "the phases, roles and handoffs of cycles (JSON); the default is seed 001's frontend -> backend -> frontend_refine -> complete"},
 	}
 	keys = append(keys, instanceKeys()...)
+	keys = append(keys, githubKeys()...)
 	pol := defaultPolicy()
 	for _, t := range AgentTypes() {
 		r := pol[t]

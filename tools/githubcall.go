@@ -1,0 +1,411 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// A GitHub call (create_pull_request, create_issues) is a record first:
+// its intent, written under the writer lock with everything the call will
+// send. The network call runs after that commit (Call.After), tried up to
+// retry.max_attempts times, each failed try recorded; its outcome is one
+// more commit. A call that could not be made (no token, no network,
+// GitHub down) stays PENDING and `git codex github retry` replays it; a
+// replay asks GitHub first whether the pull request or issue is already
+// there, so nothing is ever sent twice.
+
+const dirGitHub = "github"
+
+// GitHub call states.
+const (
+	GitHubPending = "PENDING" // not made yet, or its outcome not known: github retry replays it
+	GitHubDone    = "DONE"    // GitHub did it; the result is recorded
+	GitHubFailed  = "FAILED"  // GitHub refused it (401, 403, 404, 422); replaying would not help
+)
+
+// Operations a GitHub call record holds.
+const (
+	opCreatePR     = "create_pull_request"
+	opCreateIssues = "create_issues"
+)
+
+var githubCallIDPattern = regexp.MustCompile(`^g-[0-9a-z]{16}$`)
+
+func githubCallPath(id string) string {
+	return dirGitHub + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+}
+
+// githubCallKind: github/<x>/<y>/<id>.json, one record per GitHub call.
+func githubCallKind() Kind {
+	return recordKind(Kind{Name: "github call", Dir: dirGitHub, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, g *GitHubCall) error {
+		if g.ID != name || !githubCallIDPattern.MatchString(g.ID) || !fannedOut(rel, g.ID) {
+			return fmt.Errorf("github call record %q does not belong at this path", g.ID)
+		}
+		switch g.State {
+		case GitHubPending, GitHubDone, GitHubFailed:
+			return nil
+		}
+		return fmt.Errorf("github call %s has unknown state %q", g.ID, g.State)
+	})
+}
+
+// GitHubCall is one call to GitHub and what came of it. Mutable: Clock is
+// the Lamport time of its last change.
+type GitHubCall struct {
+	ID     string `json:"id"`
+	Op     string `json:"op" jsonschema:"create_pull_request or create_issues"`
+	Caller string `json:"caller" jsonschema:"who asked for it"`
+	// Task is the task the caller held when it asked for a pull request;
+	// the pull request is recorded on it.
+	Task string `json:"task_id,omitempty"`
+	// A pull request's title, body and branches (Base empty: the
+	// repository's default branch).
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body,omitempty"`
+	Head  string `json:"head,omitempty"`
+	Base  string `json:"base,omitempty"`
+	// Issues to open, each with its number once opened.
+	Issues   []IssueRequest `json:"issues,omitempty"`
+	Repo     string         `json:"repo,omitempty" jsonschema:"owner/name, once known"`
+	State    string         `json:"state" jsonschema:"PENDING (github retry replays it), DONE or FAILED"`
+	Attempts int            `json:"attempts" jsonschema:"tries made so far"`
+	// LastError is the last failure: its code and message (never a
+	// credential: GitHub's messages hold none, and they are redacted).
+	LastCode  Code           `json:"last_code,omitempty"`
+	LastError string         `json:"last_error,omitempty"`
+	PR        *PullRequest   `json:"pr,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	UpdatedBy string         `json:"updated_by"`
+	Clock     gitstate.Clock `json:"clock"`
+}
+
+// IssueRequest is one issue of create_issues, and once opened its number
+// and URL.
+type IssueRequest struct {
+	Title  string   `json:"title" jsonschema:"the issue's title"`
+	Body   string   `text:"multiline" json:"body" jsonschema:"the issue's text (markdown)"`
+	Labels []string `json:"labels,omitempty" jsonschema:"labels to put on it (they must exist in the repository)"`
+	Number int      `json:"number,omitempty" jsonschema:"the issue's number once opened"`
+	URL    string   `json:"url,omitempty" jsonschema:"the issue's page once opened"`
+}
+
+func getGitHubCall(tx *gitstate.Tx, id string) (GitHubCall, error) {
+	notFound := Errorf(ResourceNotFound, "no GitHub call %q; list pending ones with `git codex github retry --list`", id).With("call_id", id)
+	if !githubCallIDPattern.MatchString(id) {
+		return GitHubCall{}, notFound
+	}
+	var g GitHubCall
+	err := tx.Get(githubCallPath(id), &g)
+	if errors.Is(err, gitstate.ErrNotFound) {
+		return GitHubCall{}, notFound
+	}
+	return g, err
+}
+
+// githubKeys are the settings of GitHub calls, retries and escalation.
+func githubKeys() []configKey {
+	return []configKey{
+		{Name: "github.api_url", Kind: "string", Default: "", Doc: "GitHub's REST endpoint (e.g. https://ghe.example.com/api/v3/, or a local stand-in); empty: the repository host's own. CODEX_GITHUB_API_URL overrides it"},
+		{Name: "retry.max_attempts", Kind: "int", Default: 3, Doc: "tries of a call that fails transiently (GitHub not answering, 5xx, rate limits) before it fails with TRANSIENT_ERROR"},
+		{Name: "retry.delay_ms", Kind: "int", Default: 1000, Doc: "milliseconds before the second try; each later try waits twice as long (a rate limit's reset time if later)"},
+		{Name: "escalation.critical", Kind: "list", Default: []string{}, Doc: "tools whose failures mail the people with a CRITICAL subject, besides seed 003's (mail_send, agent_get_task, agent_get_epic, task_update_status, epic_update_status)"},
+	}
+}
+
+// maxRetryWait bounds how long a call waits for a rate limit to reset;
+// one that resets later stays PENDING for `git codex github retry`.
+const maxRetryWait = time.Minute
+
+// githubSettings are where the forge is: CODEX_GITHUB_API_URL, else
+// github.api_url.
+func githubSettings(cfg *Config, dir string) GitHubSettings {
+	s := GitHubSettings{Dir: dir, APIURL: cfg.stringValue("github.api_url")}
+	if u := os.Getenv("CODEX_GITHUB_API_URL"); u != "" {
+		s.APIURL = u
+	}
+	return s
+}
+
+// githubRun is one run of GitHub calls from an after-step: the forge
+// (opened once), the settings in force.
+type githubRun struct {
+	f        *Followup
+	cfg      *Config
+	gh       GitHub
+	openErr  *GitHubError
+	attempts int
+	delay    time.Duration
+	sleep    func(context.Context, time.Duration) error
+}
+
+func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
+	cfg, err := configAt(ctx, f.Store)
+	if err != nil {
+		return nil, err
+	}
+	r := &githubRun{f: f, cfg: cfg, attempts: max(1, cfg.intValue("retry.max_attempts")),
+		delay: time.Duration(max(0, cfg.intValue("retry.delay_ms"))) * time.Millisecond, sleep: sleepCtx}
+	if f.Env.GitHub == nil {
+		r.openErr = &GitHubError{Message: "no GitHub client in this git codex"}
+		return r, nil
+	}
+	gh, err := f.Env.GitHub(ctx, githubSettings(cfg, f.Store.WorkDir()))
+	if err != nil {
+		var ge *GitHubError
+		if !errors.As(err, &ge) {
+			ge = &GitHubError{Message: err.Error()}
+		}
+		r.openErr = ge
+		return r, nil
+	}
+	r.gh = gh
+	return r, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// run makes call g (read again from the state: a replay may find it done),
+// trying up to r.attempts times, and records the outcome. It returns the
+// call as recorded, and the call's error: GITHUB_REFUSED (FAILED),
+// GITHUB_UNAVAILABLE or TRANSIENT_ERROR (still PENDING).
+func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
+	var g GitHubCall
+	if err := r.f.Store.View(ctx, func(s *gitstate.Snapshot) error {
+		return s.Get(githubCallPath(id), &g)
+	}); err != nil {
+		return g, err
+	}
+	if g.State != GitHubPending {
+		return g, nil
+	}
+	if r.openErr != nil {
+		e := unavailable(r.openErr)
+		return g, r.outcome(ctx, &g, e, 0)
+	}
+	g.Repo = r.gh.Repo()
+	for try := 1; ; try++ {
+		err := r.perform(ctx, &g, g.Attempts > 0 || try > 1)
+		g.Attempts++
+		if err == nil {
+			return g, r.outcome(ctx, &g, nil, try)
+		}
+		var ge *GitHubError
+		if !errors.As(err, &ge) {
+			return g, r.outcome(ctx, &g, AsError(err), try)
+		}
+		if !ge.Transient() {
+			return g, r.outcome(ctx, &g, refused(ge), try)
+		}
+		wait := r.delay << (try - 1)
+		if until := time.Until(ge.RetryAt); until > wait {
+			wait = until
+		}
+		if try >= r.attempts || wait > maxRetryWait {
+			e := Errorf(TransientError, "%s failed %d time(s): %s; it is kept PENDING: `git codex github retry %s` replays it", g.Op, try, ge.Message, g.ID)
+			if ge.Status == 0 {
+				e = unavailable(ge)
+				e.Message = fmt.Sprintf("%s: tried %d time(s). It is kept PENDING: `git codex github retry %s` replays it", ge.Message, try, g.ID)
+			}
+			if !ge.RetryAt.IsZero() {
+				e = e.With("retry_at", ge.RetryAt.UTC().Format(time.RFC3339))
+			}
+			return g, r.outcome(ctx, &g, e.With("attempts", try).With("status", ge.Status), try)
+		}
+		// each failed try is in the audit trail
+		tryErr := Errorf(TransientError, "try %d of %d failed: %s; trying again in %s", try, r.attempts, ge.Message, wait).
+			With("call_id", g.ID).With("attempt", try).With("status", ge.Status)
+		_ = r.f.Record(ctx, func(c *Call) error {
+			c.Target(g.ID)
+			return tryErr
+		})
+		if err := r.sleep(ctx, wait); err != nil {
+			return g, r.outcome(ctx, &g, unavailable(&GitHubError{Message: "cancelled while waiting to retry: " + err.Error()}), try)
+		}
+	}
+}
+
+// unavailable is GITHUB_UNAVAILABLE for a forge that could not be reached
+// or opened.
+func unavailable(ge *GitHubError) *Error {
+	return Errorf(GitHubUnavailable, "%s; the call is kept PENDING: `git codex github retry` replays it", ge.Message)
+}
+
+// refused is GITHUB_REFUSED with GitHub's status and message.
+func refused(ge *GitHubError) *Error {
+	hint := ""
+	switch ge.Status {
+	case 401:
+		hint = " (check GH_TOKEN or `gh auth status`)"
+	case 403:
+		hint = " (the token may lack the repo scope)"
+	case 404:
+		hint = " (check the repository: origin or GH_REPO, and that the token can see it)"
+	}
+	return Errorf(GitHubRefused, "%s%s", ge.Message, hint).With("status", ge.Status)
+}
+
+// perform makes the call once. again is true for a retry or a replay:
+// GitHub may have done it already, so it is looked for first.
+func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) error {
+	switch g.Op {
+	case opCreatePR:
+		base := g.Base
+		if base == "" {
+			b, err := r.gh.DefaultBranch(ctx)
+			if err != nil {
+				return err
+			}
+			base = b
+		}
+		if base == g.Head {
+			return &GitHubError{Status: 422, Message: fmt.Sprintf("your branch %s is the base branch; work on a branch of your own", g.Head)}
+		}
+		// an open pull request from this branch is the one to record
+		// (made by an earlier try, or by someone else)
+		pr, ok, err := r.gh.FindPullRequest(ctx, g.Head, base)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			pr, err = r.gh.CreatePullRequest(ctx, NewPullRequest{Title: g.Title, Body: g.Body, Head: g.Head, Base: base})
+			var ge *GitHubError
+			if errors.As(err, &ge) && ge.Status == 422 && strings.Contains(ge.Message, "already exists") {
+				pr, ok, err = r.gh.FindPullRequest(ctx, g.Head, base)
+				if err == nil && !ok {
+					err = ge
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		g.PR = &pr
+		return nil
+	case opCreateIssues:
+		for i := range g.Issues {
+			is := &g.Issues[i]
+			if is.Number != 0 {
+				continue
+			}
+			marker := issueMarker(g.ID, i)
+			if again {
+				found, ok, err := r.gh.FindIssue(ctx, marker)
+				if err != nil {
+					return err
+				}
+				if ok {
+					is.Number, is.URL = found.Number, found.URL
+					continue
+				}
+			}
+			made, err := r.gh.CreateIssue(ctx, NewIssue{Title: is.Title, Body: is.Body + "\n\n" + marker, Labels: is.Labels})
+			if err != nil {
+				return err
+			}
+			is.Number, is.URL = made.Number, made.URL
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown GitHub operation %q", g.Op)
+}
+
+// issueMarker is the line in an issue's body that ties it to its call, so
+// a replay finds it rather than opening it again.
+func issueMarker(id string, i int) string {
+	return fmt.Sprintf("<!-- git-codex: %s/%d -->", id, i)
+}
+
+// outcome records how call g ended (e nil: done) in one commit: the call's
+// record, and for a pull request the caller's instance and task. The
+// issues opened so far are kept even when a later one failed.
+func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries int) error {
+	rerr := r.f.Record(ctx, func(c *Call) error {
+		cur, err := getGitHubCall(c.Tx, g.ID)
+		if err != nil {
+			return err
+		}
+		if cur.State != GitHubPending { // another replay got there first
+			*g = cur
+			return nil
+		}
+		now := c.Tx.Now()
+		cur.Repo, cur.Attempts, cur.Issues, cur.PR = g.Repo, g.Attempts, g.Issues, g.PR
+		cur.UpdatedAt, cur.UpdatedBy, cur.Clock = now, c.Caller.ID, c.Tx.Clock()
+		c.Target(g.ID)
+		switch {
+		case e == nil:
+			cur.State, cur.LastCode, cur.LastError = GitHubDone, "", ""
+			if cur.PR != nil {
+				c.Summarize("%s opened pull request #%d (%s -> %s)", cur.Caller, cur.PR.Number, cur.Head, cur.PR.Base)
+				if err := recordPR(c, cur); err != nil {
+					return err
+				}
+			} else {
+				c.Summarize("%s opened %d issue(s)", cur.Caller, len(cur.Issues))
+			}
+		case e.Code == GitHubRefused:
+			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, redactSecrets(e.Message)
+			c.Summarize("GitHub refused %s %s: %s", cur.Op, cur.ID, oneLineCut(e.Message))
+		default:
+			cur.LastCode, cur.LastError = e.Code, redactSecrets(e.Message)
+			c.Summarize("%s %s is PENDING after %d try(s): %s", cur.Op, cur.ID, tries, oneLineCut(e.Message))
+		}
+		*g = cur
+		return c.Tx.Put(githubCallPath(cur.ID), cur)
+	})
+	if rerr != nil {
+		return rerr
+	}
+	if e != nil {
+		return e.With("call_id", g.ID)
+	}
+	return nil
+}
+
+// recordPR puts the pull request on the caller's instance and on the task
+// it holds; a task IN_PROGRESS is submitted: REVIEW, in the review queue
+// by its submission time.
+func recordPR(c *Call, g GitHubCall) error {
+	tx := c.Tx
+	now := tx.Now()
+	if a, err := getAgent(tx, g.Caller); err == nil {
+		a.PR = g.PR
+		a.UpdatedAt, a.UpdatedBy, a.Clock = now, c.Caller.ID, tx.Clock()
+		if err := tx.Put(agentPath(a.ID), a); err != nil {
+			return err
+		}
+	}
+	if g.Task == "" {
+		return nil
+	}
+	t, err := getTask(tx, g.Task)
+	if err != nil {
+		return err
+	}
+	if taskFinal(t.State) || holderOf(t) != g.Caller {
+		return nil // the task moved on meanwhile; the PR is on the call's record
+	}
+	t.PR, t.SubmittedAt = g.PR, &now
+	if t.State == TaskInProgress {
+		t.State = TaskReview
+	}
+	t.UpdatedAt, t.UpdatedBy, t.Clock = now, c.Caller.ID, tx.Clock()
+	return tx.Put(taskPath(t.ID), t)
+}

@@ -1,0 +1,282 @@
+package tools
+
+import (
+	"context"
+	"os/exec"
+	"sort"
+	"strings"
+)
+
+// CreatePullRequestIn is create_pull_request's input (seed 000).
+type CreatePullRequestIn struct {
+	Title       string `json:"title" jsonschema:"the pull request's title"`
+	Description string `text:"multiline" json:"description" jsonschema:"the pull request's body (markdown)"`
+	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"the branch to merge into (default: the repository's default branch)"`
+}
+
+// PullRequestCreated is what create_pull_request returns.
+type PullRequestCreated struct {
+	PRNumber   int    `json:"pr_number"`
+	PRURL      string `json:"pr_url"`
+	BranchName string `json:"branch_name" jsonschema:"the branch the pull request merges (yours)"`
+	BaseBranch string `json:"base_branch"`
+	TaskID     string `json:"task_id,omitempty" jsonschema:"the task it was recorded on (now in REVIEW)"`
+	CallID     string `json:"call_id" jsonschema:"the GitHub call's record (git codex github retry <call_id>)"`
+}
+
+// CreatePullRequest opens a pull request from the caller's branch.
+var CreatePullRequest = Define("create_pull_request", "github.create_pull_request",
+	"Open a GitHub pull request from your branch (push it first) into base_branch (default: the repository's default branch). "+
+		"It is recorded on your instance and on the task you hold, which goes to REVIEW. An open pull request from your branch is found, not opened again. "+
+		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it.",
+	CLI{Path: "github pr", Args: []string{"title"}},
+	func(ctx context.Context, c *Call, in CreatePullRequestIn) (*PullRequestCreated, error) {
+		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
+			return nil, err
+		}
+		head := ""
+		if c.Agent != nil {
+			head = c.Agent.Branch
+		}
+		if head == "" && c.Repo != nil {
+			head = currentBranch(ctx, c.Repo.WorkDir())
+		}
+		if head == "" {
+			return nil, Errorf(InvalidAgentState, "%s has no branch to open a pull request from: spawn an instance (it gets a branch), or check out a branch", c.Caller.ID)
+		}
+		base := strings.TrimSpace(in.BaseBranch)
+		if base == head {
+			return nil, Errorf(InvalidInput, "base_branch %s is your own branch; name the branch to merge into", base).With("field", "base_branch")
+		}
+		tx := c.Tx
+		task := ""
+		err := walkJSON(tx, dirTasks, func(t Task) {
+			if task == "" && holderOf(t) == c.Caller.ID && (t.State == TaskInProgress || t.State == TaskReview) {
+				task = t.ID
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		now := tx.Now()
+		// a pull request from this branch still pending is the same call
+		g, found, err := pendingPR(c, head)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			g = GitHubCall{ID: tx.NewID("g"), Op: opCreatePR, Caller: c.Caller.ID, State: GitHubPending, CreatedAt: now}
+		}
+		g.Task, g.Title, g.Body, g.Head, g.Base = task, in.Title, in.Description, head, base
+		g.UpdatedAt, g.UpdatedBy, g.Clock = now, c.Caller.ID, tx.Clock()
+		if err := tx.Put(githubCallPath(g.ID), g); err != nil {
+			return nil, err
+		}
+		others, err := pendingCalls(c, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		c.Target(g.ID)
+		c.Summarize("%s asks GitHub for a pull request from %s: %s", c.Caller.ID, head, oneLineCut(in.Title))
+		out := &PullRequestCreated{BranchName: head, BaseBranch: base, TaskID: task, CallID: g.ID}
+		c.After(func(ctx context.Context, f *Followup) error {
+			r, err := newGitHubRun(ctx, f)
+			if err != nil {
+				return err
+			}
+			done, err := r.run(ctx, g.ID)
+			if err != nil {
+				return err
+			}
+			if done.PR != nil {
+				out.PRNumber, out.PRURL, out.BaseBranch = done.PR.Number, done.PR.URL, done.PR.Base
+			}
+			r.replayOthers(ctx, others)
+			return nil
+		})
+		return out, touchAgent(c)
+	})
+
+// pendingPR finds the caller's PENDING pull request call from head.
+func pendingPR(c *Call, head string) (GitHubCall, bool, error) {
+	var g GitHubCall
+	found := false
+	err := walkJSON(c.Tx, dirGitHub, func(x GitHubCall) {
+		if !found && x.State == GitHubPending && x.Op == opCreatePR && x.Caller == c.Caller.ID && x.Head == head {
+			g, found = x, true
+		}
+	})
+	return g, found, err
+}
+
+// currentBranch is the branch checked out in dir, or "".
+func currentBranch(ctx context.Context, dir string) string {
+	if dir == "" {
+		return ""
+	}
+	cmd := exec.CommandContext(ctx, "git", "symbolic-ref", "--quiet", "--short", "HEAD")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// CreateIssuesIn is create_issues's input.
+type CreateIssuesIn struct {
+	Issues []IssueRequest `json:"issues" jsonschema:"the issues to open: title, body and optional labels each"`
+}
+
+// IssuesCreated is what create_issues returns.
+type IssuesCreated struct {
+	Count  int            `json:"count"`
+	Issues []IssueRequest `json:"issues" jsonschema:"the issues, each with its number and url"`
+	CallID string         `json:"call_id"`
+}
+
+// maxIssues bounds one create_issues call.
+const maxIssues = 50
+
+// CreateIssues opens GitHub issues (planning agents).
+var CreateIssues = Define("create_issues", "github.create_issues",
+	"Open GitHub issues from planning work: a list of {title, body, labels}; returns their numbers and URLs. "+
+		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it without opening any issue twice.",
+	CLI{Path: "github issues"},
+	func(ctx context.Context, c *Call, in CreateIssuesIn) (*IssuesCreated, error) {
+		if len(in.Issues) == 0 || len(in.Issues) > maxIssues {
+			return nil, Errorf(InvalidInput, "give between 1 and %d issues; got %d", maxIssues, len(in.Issues)).With("field", "issues")
+		}
+		for i := range in.Issues {
+			is := &in.Issues[i]
+			if err := checkText(c.Config, "title", is.Title, "body", is.Body); err != nil {
+				return nil, AsError(err).With("index", i)
+			}
+			if is.Number != 0 || is.URL != "" {
+				return nil, Errorf(InvalidInput, "issue %d: number and url are GitHub's to give; leave them out", i).With("index", i)
+			}
+		}
+		tx := c.Tx
+		now := tx.Now()
+		g := GitHubCall{ID: tx.NewID("g"), Op: opCreateIssues, Caller: c.Caller.ID, Issues: in.Issues, State: GitHubPending,
+			CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: tx.Clock()}
+		if err := tx.Put(githubCallPath(g.ID), g); err != nil {
+			return nil, err
+		}
+		others, err := pendingCalls(c, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		c.Target(g.ID)
+		c.Summarize("%s asks GitHub for %d issue(s)", c.Caller.ID, len(in.Issues))
+		out := &IssuesCreated{CallID: g.ID}
+		c.After(func(ctx context.Context, f *Followup) error {
+			r, err := newGitHubRun(ctx, f)
+			if err != nil {
+				return err
+			}
+			done, err := r.run(ctx, g.ID)
+			if err != nil {
+				return err
+			}
+			out.Issues, out.Count = done.Issues, len(done.Issues)
+			r.replayOthers(ctx, others)
+			return nil
+		})
+		return out, touchAgent(c)
+	}).Hint(Hints{Additive: true})
+
+// GitHubRetryIn is github_retry's input.
+type GitHubRetryIn struct {
+	ID   string `json:"id,omitempty" jsonschema:"replay only this call (default: every PENDING call you may replay)"`
+	List bool   `json:"list,omitempty" jsonschema:"only list the PENDING calls; replay nothing"`
+}
+
+// GitHubRetried is what github_retry returns.
+type GitHubRetried struct {
+	Count int          `json:"count"`
+	Calls []GitHubCall `json:"calls" jsonschema:"the calls replayed (or listed), as recorded afterwards"`
+}
+
+// GitHubRetry replays GitHub calls that are still PENDING.
+var GitHubRetry = Define("github_retry", "github.retry",
+	"Replay GitHub calls still PENDING (GitHub was unreachable, down or rate-limited): each asks GitHub first whether it was done, so nothing is sent twice. "+
+		"People and supervisors replay anyone's; agents their own. With list: true, only list them.",
+	CLI{Path: "github retry", Args: []string{"id"}},
+	func(ctx context.Context, c *Call, in GitHubRetryIn) (*GitHubRetried, error) {
+		out := &GitHubRetried{Calls: []GitHubCall{}}
+		if in.ID != "" {
+			g, err := getGitHubCall(c.Tx, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			if g.Caller != c.Caller.ID && !mayForce(c.Caller.Type) {
+				return nil, Errorf(PermissionDenied, "GitHub call %s is %s's; only they, a person or a supervisor may replay it", g.ID, g.Caller).With("call_id", g.ID)
+			}
+			if g.State != GitHubPending {
+				return nil, Errorf(InvalidInput, "GitHub call %s is %s, not PENDING: nothing to replay", g.ID, g.State).With("call_id", g.ID).With("state", g.State)
+			}
+			out.Calls = append(out.Calls, g)
+		} else {
+			err := walkJSON(c.Tx, dirGitHub, func(g GitHubCall) {
+				if g.State == GitHubPending && (g.Caller == c.Caller.ID || mayForce(c.Caller.Type)) {
+					out.Calls = append(out.Calls, g)
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			sort.Slice(out.Calls, func(i, j int) bool { return out.Calls[i].ID < out.Calls[j].ID })
+		}
+		out.Count = len(out.Calls)
+		if in.List || out.Count == 0 {
+			c.Summarize("%s listed %d pending GitHub call(s)", c.Caller.ID, out.Count)
+			return out, nil
+		}
+		c.Summarize("%s replays %d pending GitHub call(s)", c.Caller.ID, out.Count)
+		c.After(func(ctx context.Context, f *Followup) error {
+			r, err := newGitHubRun(ctx, f)
+			if err != nil {
+				return err
+			}
+			var first error
+			for i, g := range out.Calls {
+				done, err := r.run(ctx, g.ID)
+				out.Calls[i] = done
+				if err != nil && first == nil {
+					first = err
+				}
+			}
+			if len(out.Calls) == 1 {
+				return first // one call asked for: its outcome is the answer
+			}
+			return nil
+		})
+		return out, nil
+	})
+
+// replayOthers replays, once each, the calls that were PENDING when this
+// one was asked for (ids, from its transaction): GitHub answers again, so
+// what waited for it goes now. Failures stay PENDING for `git codex
+// github retry`.
+func (r *githubRun) replayOthers(ctx context.Context, ids []string) {
+	saved := r.attempts
+	r.attempts = 1
+	defer func() { r.attempts = saved }()
+	for _, id := range ids {
+		if _, err := r.run(ctx, id); err != nil {
+			return // GitHub stopped answering: the rest wait for the next retry
+		}
+	}
+}
+
+// pendingCalls lists the ids of PENDING GitHub calls but skip.
+func pendingCalls(c *Call, skip string) ([]string, error) {
+	var ids []string
+	err := walkJSON(c.Tx, dirGitHub, func(g GitHubCall) {
+		if g.State == GitHubPending && g.ID != skip {
+			ids = append(ids, g.ID)
+		}
+	})
+	return ids, err
+}
