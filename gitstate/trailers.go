@@ -15,6 +15,7 @@ const (
 	TrailerActorType = "Codex-Actor-Type" // the caller's agent type
 	TrailerResult    = "Codex-Result"     // "ok" on success
 	TrailerError     = "Codex-Error"      // the error code on refusal or failure
+	TrailerMessage   = "Codex-Message"    // the error's message, on one line, credentials redacted
 	TrailerClock     = "Codex-Clock"      // the commit's Lamport time, set by the store
 	TrailerArgs      = "Codex-Args"       // the call's arguments as JSON, secrets redacted
 	TrailerTarget    = "Codex-Target"     // the id of the record the call created or changed

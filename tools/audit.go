@@ -42,6 +42,7 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 		}
 	} else {
 		add(gitstate.TrailerError, string(e.Code))
+		add(gitstate.TrailerMessage, redactMessage(e.Message))
 		m.Summary = fmt.Sprintf("%s: %s refused: %s", a.tool, a.actor, e.Code)
 	}
 	add(gitstate.TrailerTarget, c.target)
@@ -49,6 +50,21 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 	add(gitstate.TrailerAuth, c.auth)
 	add(gitstate.TrailerArgs, a.args)
 	return m
+}
+
+// maxAuditMessage is how much of an error's message the audit keeps.
+const maxAuditMessage = 300
+
+// redactMessage is an error message fit for a trailer: one line, every
+// word shaped like a credential replaced, cut to maxAuditMessage.
+func redactMessage(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		if kind := secretIn(w); kind != "" {
+			words[i] = "[redacted: " + kind + "]"
+		}
+	}
+	return truncate(redactSecrets(strings.Join(words, " ")), maxAuditMessage)
 }
 
 // redactName replaces a name shaped like a credential.

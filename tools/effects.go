@@ -63,7 +63,7 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 			tx.SetMeta(a.meta(c, ferr))
 			return nil
 		}
-		tx.SetMeta(a.meta(c, nil))
+		tx.SetMeta(a.meta(c, c.failed))
 		return nil
 	})
 	if err != nil {
@@ -75,6 +75,11 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 	}
 	return nil
 }
+
+// Failed marks an outcome that is a failure although fn records it (a
+// call kept to retry, with its last error): the commit keeps fn's writes
+// and carries e's code and message, so `git codex log --errors` lists it.
+func (c *Call) Failed(e *Error) { c.failed = e }
 
 // runAfter runs a successful call's after-steps and returns the call's
 // final result: the first step's error, or the result with the latest

@@ -367,6 +367,9 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 			cur.LastCode, cur.LastError = e.Code, redactSecrets(e.Message)
 			c.Summarize("%s %s is PENDING after %d try(s): %s", cur.Op, cur.ID, tries, oneLineCut(e.Message))
 		}
+		if e != nil {
+			c.Failed(e)
+		}
 		*g = cur
 		return c.Tx.Put(githubCallPath(cur.ID), cur)
 	})

@@ -31,7 +31,7 @@ func defaultPolicy() map[AgentType]rule {
 		},
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
-				"github.create_issues", "github.create_pull_request", "prompt.*", "session.*", "cycle.*", "handoff.*"},
+				"github.create_issues", "github.create_pull_request", "github.retry", "prompt.*", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
@@ -41,7 +41,7 @@ func defaultPolicy() map[AgentType]rule {
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
-			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request",
+			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request", "github.retry",
 				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*",
 				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},

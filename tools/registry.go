@@ -60,6 +60,7 @@ type Call struct {
 
 	tool    string
 	summary string
+	failed  *Error // an outcome recorded as a failure (Followup.Record)
 	target  string
 	after   []AfterFunc
 	// auth is the Codex-Auth trailer (authenticate); authenticated is
@@ -245,6 +246,9 @@ func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, nam
 	}
 	if res.OK && len(c.after) > 0 {
 		res = r.runAfter(ctx, st, c, res)
+	}
+	if !res.OK {
+		res.Commit = r.escalate(ctx, st, c, res)
 	}
 	return res
 }

@@ -88,6 +88,9 @@ type Failure struct {
 	// "POST" and "/pulls".
 	Method     string
 	PathSuffix string
+	// After is how many matching requests are served before the rule
+	// starts failing them (0: from the first).
+	After int
 	// Times is how many matching requests fail; a negative number fails
 	// them all.
 	Times int
@@ -257,6 +260,10 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 func (s *Server) failure(method, path string) *Failure {
 	for _, f := range s.failures {
 		if f.Times == 0 || (f.Method != "" && f.Method != method) || (f.PathSuffix != "" && !strings.HasSuffix(path, f.PathSuffix)) {
+			continue
+		}
+		if f.After > 0 {
+			f.After--
 			continue
 		}
 		if f.Times > 0 {

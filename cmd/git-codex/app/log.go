@@ -26,9 +26,11 @@ type logEntry struct {
 	ActorType string `json:"actor_type,omitempty"`
 	Result    string `json:"result,omitempty"`
 	Error     string `json:"error,omitempty"`
-	Target    string `json:"target,omitempty"`
-	Args      string `json:"args,omitempty"`
-	Summary   string `json:"summary"`
+	// Message is a refusal's error message (Codex-Message).
+	Message string `json:"message,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Args    string `json:"args,omitempty"`
+	Summary string `json:"summary"`
 }
 
 // Event kinds, as logEntry.Kind names them.
@@ -66,7 +68,8 @@ func entryOf(ev gitstate.Event) logEntry {
 		Commit: ev.Commit, Parents: ev.Parents, Time: ev.Time, Clock: ev.Clock,
 		Tool: ev.Get(gitstate.TrailerTool), Actor: ev.Get(gitstate.TrailerActor), ActorType: ev.Get(gitstate.TrailerActorType),
 		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
-		Target: ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
+		Message: ev.Get(gitstate.TrailerMessage),
+		Target:  ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
 	}
 }
 
@@ -135,7 +138,11 @@ func (e *env) logCommand() *cli.Command {
 				tp.AddField(en.Tool)
 				tp.AddField(en.Actor)
 				tp.AddField(result, tableprinter.WithColor(func(s string) string { return e.paint(kindColor(en.Kind), s) }))
-				tp.AddField(en.Summary)
+				summary := en.Summary
+				if en.Message != "" { // what went wrong, not only its code
+					summary += " — " + en.Message
+				}
+				tp.AddField(summary)
 				tp.EndRow()
 			}
 			return tp.Render()
