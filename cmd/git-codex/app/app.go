@@ -53,7 +53,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "git codex: %v\n", err)
 		return exitError
 	}
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, dir: dir, getenv: os.Getenv, reg: tools.Builtin().WithEnv(tools.Env{GitHub: github.Open}), width: 80}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, dir: dir, getenv: os.Getenv, reg: builtinRegistry(), width: 80}
 	if f, ok := stdout.(*os.File); ok && term.IsTerminal(f) {
 		e.tty = true
 		if w, _, err := term.FromEnv().Size(); err == nil && w > 0 {
@@ -69,6 +69,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.exitCode(err)
 	}
 	return e.exitCode(app.Run(permuteArgs(app, helpArgs(app, args))))
+}
+
+// builtinRegistry is every tool, reaching GitHub through package github.
+func builtinRegistry() *tools.Registry {
+	return tools.Builtin().WithEnv(tools.Env{GitHub: github.Open})
 }
 
 func (e *env) app() *cli.App {

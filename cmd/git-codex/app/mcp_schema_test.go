@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,11 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	writeConflict(t, dir)
 	privateTmux(t)
 	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base") // spawn forks HEAD
+	gh := githubtest.New() // create_pull_request and create_issues go here
+	t.Cleanup(gh.Close)
+	for k, v := range map[string]string{"CODEX_GITHUB_API_URL": gh.URL, "GH_REPO": "o/r", "GH_TOKEN": "t", "GH_CONFIG_DIR": t.TempDir(), "GH_PATH": "/nonexistent"} {
+		t.Setenv(k, v)
+	}
 	cs, _ := mcpConnect(t, dir, mcpHuman)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -158,6 +164,9 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	reviewer, _ := mcpConnect(t, dir, vars["REV"])
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, true, "")
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, false, "")
+	check(coder, "create_pull_request", `{"title":"t","description":"d"}`, true, "")
+	check(coder, "github_retry", `{"list":true}`, true, "")
+	check(cs, "create_issues", `{"issues":[{"title":"a","body":"b","labels":["x"]}]}`, true, "")
 	check(coder, "agent_set_status", `{"status":"COMPLETED","reason":"approved"}`, true, "")
 	check(coder, "agent_set_status", `{"status":"ACTIVE"}`, false, "")
 	// a cycle (seed 001), with this machine's role PSKs, and a credential
