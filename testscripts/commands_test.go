@@ -11,6 +11,9 @@ func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for name, fn := range mcpCommands() {
 		cmds[name] = fn
 	}
+	for name, fn := range githubCommands() {
+		cmds[name] = fn
+	}
 	for name, fn := range tmuxCommands() {
 		cmds[name] = fn
 	}

@@ -73,5 +73,20 @@ func setup(e *testscript.Env) error {
 		return err
 	}
 	e.Setenv("REPO", repo)
+	// nothing a script runs may reach GitHub itself: no token or
+	// repository from the environment, gh's config private and gh never
+	// run for a token, and every request to a host that is not this
+	// machine sent to a proxy that does not exist (Go never proxies
+	// loopback addresses, so the local stand-in, `github start`, is
+	// reached directly)
+	for _, k := range []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_REPO", "GH_HOST", "CODEX_GITHUB_API_URL", "NO_PROXY", "no_proxy"} {
+		e.Setenv(k, "")
+	}
+	e.Setenv("GH_CONFIG_DIR", filepath.Join(home, ".config", "gh"))
+	e.Setenv("GH_PATH", "/nonexistent/gh")
+	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"} {
+		e.Setenv(k, "http://127.0.0.1:9")
+	}
+	e.Values[githubKey{}] = &githubHolder{}
 	return nil
 }

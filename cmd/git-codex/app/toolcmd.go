@@ -114,6 +114,7 @@ type inputField struct {
 	json     string
 	kind     reflect.Kind
 	strings  bool // a map of strings: a repeatable KEY=VALUE flag (else a map is one JSON object)
+	objects  bool // a list of objects (create_issues' issues): one JSON array
 	doc      string
 	required bool // no omitempty: the tool's schema requires it
 }
@@ -136,7 +137,8 @@ func inputFields(t *tools.Tool) []inputField {
 		}
 		required := !strings.Contains(","+opts+",", ",omitempty,")
 		strs := f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.String
-		out = append(out, inputField{json: name, kind: f.Type.Kind(), strings: strs, doc: f.Tag.Get("jsonschema"), required: required})
+		objs := f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct
+		out = append(out, inputField{json: name, kind: f.Type.Kind(), strings: strs, objects: objs, doc: f.Tag.Get("jsonschema"), required: required})
 	}
 	return out
 }
@@ -178,6 +180,12 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 				flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
 			} else {
 				flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage + " (a JSON object)"})
+			}
+		case reflect.Slice:
+			if f.objects {
+				flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage + " (a JSON array of objects)"})
+			} else {
+				flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage})
 			}
 		default:
 			flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage})
@@ -222,6 +230,16 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 			var v any // a JSON object (a handoff's payload)
 			if err := json.Unmarshal([]byte(c.String(name)), &v); err != nil {
 				return nil, usageError{fmt.Errorf("--%s takes a JSON object: %v", name, err)}
+			}
+			m[f.json] = v
+		case reflect.Slice:
+			if !f.objects {
+				m[f.json] = rawText(c.String(name))
+				break
+			}
+			var v []any // a list of objects (create_issues' issues)
+			if err := json.Unmarshal([]byte(c.String(name)), &v); err != nil {
+				return nil, usageError{fmt.Errorf("--%s takes a JSON array: %v", name, err)}
 			}
 			m[f.json] = v
 		default:

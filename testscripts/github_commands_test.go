@@ -1,0 +1,103 @@
+package testscripts
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gitcodex/git-codex/github/githubtest"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// githubCommands drive a stand-in of GitHub's REST API (githubtest) in
+// the test process, for scripts that point git codex at it:
+//
+//	github start [token]      start it; $GITHUB_API is its URL (github.api_url)
+//	github fail METHOD SUFFIX TIMES STATUS [ratelimit]
+//	                          make matching requests fail (- matches any
+//	                          method or path; TIMES -1: always; STATUS 0: no answer)
+//	github clear              remove every failure rule
+//	github prs OWNER/NAME     print the repository's pull requests (JSON)
+//	github issues OWNER/NAME  print its issues (JSON)
+//	github requests           print "METHOD path" of every request received
+func githubCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"github": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg {
+				ts.Fatalf("github does not take !")
+			}
+			if len(args) == 0 {
+				ts.Fatalf("usage: github start|fail|clear|prs|issues|requests")
+			}
+			holder := ts.Value(githubKey{}).(*githubHolder)
+			if args[0] == "start" {
+				if holder.srv != nil {
+					ts.Fatalf("github: already started")
+				}
+				holder.srv = githubtest.New()
+				if len(args) > 1 {
+					holder.srv.RequireToken(args[1])
+				}
+				ts.Defer(holder.srv.Close)
+				ts.Setenv("GITHUB_API", holder.srv.URL)
+				return
+			}
+			srv := holder.srv
+			if srv == nil {
+				ts.Fatalf("github: run `github start` first")
+			}
+			switch args[0] {
+			case "fail":
+				if len(args) < 5 {
+					ts.Fatalf("usage: github fail METHOD SUFFIX TIMES STATUS [ratelimit]")
+				}
+				f := githubtest.Failure{Method: any1(args[1]), PathSuffix: any1(args[2])}
+				var err error
+				if f.Times, err = strconv.Atoi(args[3]); err != nil {
+					ts.Fatalf("github fail: TIMES: %v", err)
+				}
+				if f.Status, err = strconv.Atoi(args[4]); err != nil {
+					ts.Fatalf("github fail: STATUS: %v", err)
+				}
+				if len(args) > 5 && args[5] == "ratelimit" {
+					f.RateLimited, f.Reset = true, time.Now()
+				}
+				srv.Fail(f)
+			case "clear":
+				srv.ClearFailures()
+			case "prs", "issues":
+				if len(args) != 2 {
+					ts.Fatalf("usage: github %s OWNER/NAME", args[0])
+				}
+				var v any = srv.PullRequests(args[1])
+				if args[0] == "issues" {
+					v = srv.Issues(args[1])
+				}
+				b, err := json.MarshalIndent(v, "", "  ")
+				ts.Check(err)
+				fmt.Fprintf(ts.Stdout(), "%s\n", b)
+			case "requests":
+				for _, r := range srv.Requests() {
+					fmt.Fprintf(ts.Stdout(), "%s %s\n", r.Method, r.Path)
+				}
+			default:
+				ts.Fatalf("github: unknown subcommand %q", args[0])
+			}
+		},
+	}
+}
+
+// any1 is "" for "-": a failure rule that matches any method or path.
+func any1(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
+// githubKey finds a script's githubHolder among its values.
+type githubKey struct{}
+
+// githubHolder is the stand-in a script started, if any.
+type githubHolder struct{ srv *githubtest.Server }
