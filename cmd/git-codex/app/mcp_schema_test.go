@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
-	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +25,7 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	writeConflict(t, dir)
 	privateTmux(t)
 	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base") // spawn forks HEAD
-	gh := githubtest.New() // create_pull_request and create_issues go here
+	gh := githubtest.New()                                                  // create_pull_request and create_issues go here
 	t.Cleanup(gh.Close)
 	for k, v := range map[string]string{"CODEX_GITHUB_API_URL": gh.URL, "GH_REPO": "o/r", "GH_TOKEN": "t", "GH_CONFIG_DIR": t.TempDir(), "GH_PATH": "/nonexistent"} {
 		t.Setenv(k, v)
