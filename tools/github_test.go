@@ -390,3 +390,52 @@ func TestGitHubTokenNeverStored(t *testing.T) {
 		t.Fatalf("the token is in the repository (or nothing was read: %d bytes)", len(all))
 	}
 }
+
+// TestNextCallReplaysPending: a call that waited for GitHub goes with the
+// next call that gets through.
+func TestNextCallReplaysPending(t *testing.T) {
+	e, srv, _ := withGitHub(t)
+	e.ok(human, "agent_register", `{"id":"p1","type":"planning"}`)
+	t.Setenv("GH_TOKEN", "")
+	r := e.call("p1", "create_issues", `{"issues":[{"title":"waited","body":"b"}]}`)
+	if r.OK || r.Error.Code != tools.GitHubUnavailable {
+		t.Fatalf("got %+v", r)
+	}
+	waiting := r.Error.Details["call_id"].(string)
+	t.Setenv("GH_TOKEN", ghToken)
+	e.ok("c1", "create_pull_request", prArgs)
+	if g := e.githubCall(waiting); g.State != tools.GitHubDone || g.Issues[0].Number == 0 {
+		t.Fatalf("the waiting call: %+v", g)
+	}
+	if is := srv.Issues("o/r"); len(is) != 1 || is[0].Title != "waited" {
+		t.Fatalf("issues %+v", is)
+	}
+}
+
+// TestConcurrentReplaysSendOnce: replays racing for the same PENDING
+// calls open each issue once.
+func TestConcurrentReplaysSendOnce(t *testing.T) {
+	e, srv, _ := withGitHub(t)
+	e.ok(human, "agent_register", `{"id":"p1","type":"planning"}`)
+	t.Setenv("GH_TOKEN", "")
+	for i := range 3 {
+		e.call("p1", "create_issues", fmt.Sprintf(`{"issues":[{"title":"i%d","body":"b"},{"title":"j%d","body":"b"}]}`, i, i))
+	}
+	t.Setenv("GH_TOKEN", ghToken)
+	done := make(chan tools.Result)
+	for range 4 {
+		go func() {
+			done <- e.reg.Call(t.Context(), e.st, human, "github_retry", json.RawMessage(`{}`))
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	e.ok(human, "github_retry", `{}`) // whatever a busy mark turned away
+	if is := srv.Issues("o/r"); len(is) != 6 {
+		t.Fatalf("%d issues opened for 6 asked: %+v", len(is), is)
+	}
+	if out := e.ok(human, "github_retry", `{"list":true}`); out["count"].(float64) != 0 {
+		t.Fatalf("still pending: %v", out)
+	}
+}

@@ -187,6 +187,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // GITHUB_UNAVAILABLE or TRANSIENT_ERROR (still PENDING).
 func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 	var g GitHubCall
+	// one process at a time makes a call: two replays at once would both
+	// find nothing made and both make it
+	release, err := r.f.Store.HoldWork(id)
+	if err != nil {
+		return g, Errorf(GitHubUnavailable, "GitHub call %s is being made by another process; see how it went with `git codex github retry --list`", id).With("call_id", id)
+	}
+	defer release()
 	if err := r.f.Store.View(ctx, func(s *gitstate.Snapshot) error {
 		return s.Get(githubCallPath(id), &g)
 	}); err != nil {
