@@ -176,7 +176,7 @@ func escalateTo(c *Call, to, tool string, code Code, msg string, critical bool, 
 	if esc.Folded > 0 {
 		body += fmt.Sprintf("\n\n%d more failure(s) of this kind since %s were folded into this mail (one mail per hour).", esc.Folded, esc.LastMailAt.UTC().Format(time.RFC3339))
 	}
-	if code == GitHubUnavailable || code == TransientError {
+	if (tool == opCreatePR || tool == opCreateIssues) && (code == GitHubUnavailable || code == TransientError) {
 		body += "\n\nThe call is kept PENDING; `git codex github retry` replays it."
 	}
 	m, err := post(c, to, subject, body, "")

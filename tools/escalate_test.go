@@ -1,0 +1,100 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// escalationRegistry has a tool "boom" that fails as asked.
+func escalationRegistry() *Registry {
+	type boomIn struct {
+		Code string `json:"code"`
+	}
+	boom := Define("boom", "boom.run", "test tool", CLI{}, func(ctx context.Context, c *Call, in boomIn) (struct{}, error) {
+		return struct{}{}, Errorf(Code(in.Code), "it broke (token ghp_TESTtokenTESTtokenTESTtokenTESTtoken12 inside)")
+	})
+	return NewRegistry(boom, AgentRegister, MailListInbox, ConfigSet)
+}
+
+func TestEscalationFoldsPerHour(t *testing.T) {
+	st, _ := effectsStore(t)
+	ctx := context.Background()
+	reg := escalationRegistry()
+	call := func(caller, tool, args string) Result {
+		t.Helper()
+		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+	}
+	const person = "human:test@example.com"
+	for _, a := range []string{`{"id":"boss","type":"supervisor"}`, `{"id":"s2","type":"supervisor","supervisor":"boss"}`} {
+		if r := call(person, "agent_register", a); !r.OK {
+			t.Fatal(r.Error)
+		}
+	}
+	inbox := func(who string) []map[string]any {
+		t.Helper()
+		r := call(who, "mail_list_inbox", `{"include_read":true}`)
+		if !r.OK {
+			t.Fatal(r.Error)
+		}
+		b, _ := json.Marshal(r.Data)
+		var in struct{ Mails []map[string]any }
+		json.Unmarshal(b, &in)
+		return in.Mails
+	}
+	// the caller's own mistake, or a person's failure: nobody is mailed
+	call("s2", "boom", `{"code":"INVALID_INPUT"}`)
+	call(person, "boom", `{"code":"INTERNAL_ERROR"}`)
+	if m := inbox("boss"); len(m) != 0 {
+		t.Fatalf("mailed for a caller's own mistake: %v", m)
+	}
+	// a failure nobody's input caused: the supervisor hears once an hour
+	for range 3 {
+		if r := call("s2", "boom", `{"code":"INTERNAL_ERROR"}`); r.OK || r.Error.Code != InternalError {
+			t.Fatalf("got %+v", r)
+		}
+	}
+	m := inbox("boss")
+	if len(m) != 1 || m[0]["subject"] != "boom failed: INTERNAL_ERROR" || !strings.Contains(m[0]["body"].(string), "it broke") ||
+		strings.Contains(m[0]["body"].(string), "ghp_TEST") {
+		t.Fatalf("boss's mail: %v", m)
+	}
+	// an hour on, the next failure is mailed with the count folded into it
+	key := escalationKey("boss", "boom", InternalError)
+	_, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+		var e Escalation
+		if err := tx.Get(escalationPath(key), &e); err != nil {
+			return err
+		}
+		if e.Folded != 2 {
+			t.Errorf("folded %d, want 2", e.Folded)
+		}
+		e.LastMailAt = e.LastMailAt.Add(-foldWindow - time.Minute)
+		tx.SetMeta(gitstate.Meta{Summary: "test: an hour passes"})
+		return tx.Put(escalationPath(key), e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call("s2", "boom", `{"code":"INTERNAL_ERROR"}`)
+	m = inbox("boss")
+	if len(m) != 2 || !strings.Contains(m[0]["body"].(string), "2 more failure(s) of this kind") {
+		t.Fatalf("boss's mail after an hour: %v", m)
+	}
+	// critical tools: the people hear too, CRITICAL first
+	if r := call(person, "config_set", `{"key":"escalation.critical","value":"boom"}`); !r.OK {
+		t.Fatal(r.Error)
+	}
+	call("s2", "boom", `{"code":"TRANSIENT_ERROR"}`)
+	people := inbox(person)
+	if len(people) != 1 || people[0]["subject"] != "CRITICAL: boom failed: TRANSIENT_ERROR" {
+		t.Fatalf("people's mail: %v", people)
+	}
+	if m := inbox("boss"); len(m) != 3 || m[0]["subject"] != "CRITICAL: boom failed: TRANSIENT_ERROR" || strings.Contains(m[0]["body"].(string), "github retry") {
+		t.Fatalf("boss's mail: %v", m)
+	}
+}
