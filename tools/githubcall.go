@@ -153,9 +153,17 @@ func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
 	}
 	r := &githubRun{f: f, cfg: cfg, attempts: max(1, cfg.intValue("retry.max_attempts")),
 		delay: time.Duration(max(0, cfg.intValue("retry.delay_ms"))) * time.Millisecond, sleep: sleepCtx}
+	r.gh, r.openErr = openGitHub(ctx, f, cfg)
+	return r, nil
+}
+
+// openGitHub connects to the forge from an after-step, with the settings
+// in force (cfg: the config at the tip). Its error says why none could be
+// reached (no client, repository or token); unavailable(err) is the
+// call's GITHUB_UNAVAILABLE.
+func openGitHub(ctx context.Context, f *Followup, cfg *Config) (GitHub, *GitHubError) {
 	if f.Env.GitHub == nil {
-		r.openErr = &GitHubError{Message: "no GitHub client in this git codex"}
-		return r, nil
+		return nil, &GitHubError{Message: "no GitHub client in this git codex"}
 	}
 	gh, err := f.Env.GitHub(ctx, githubSettings(cfg, f.Store.WorkDir()))
 	if err != nil {
@@ -163,11 +171,9 @@ func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
 		if !errors.As(err, &ge) {
 			ge = &GitHubError{Message: err.Error()}
 		}
-		r.openErr = ge
-		return r, nil
+		return nil, ge
 	}
-	r.gh = gh
-	return r, nil
+	return gh, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
