@@ -94,6 +94,8 @@ func (e *env) app() *cli.App {
 		},
 		Commands: append([]*cli.Command{
 			e.initCommand(),
+			e.demoCommand(),
+			e.demoAgentCommand(),
 			e.statusCommand(),
 			e.logCommand(),
 			e.showCommand(),
