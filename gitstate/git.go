@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 )
@@ -27,9 +28,7 @@ func (s *Store) gitTo(ctx context.Context, stdout, progress io.Writer, args ...s
 	if progress != nil {
 		cmd.Stderr = io.MultiWriter(&stderr, progress)
 	}
-	if s.workDir != "" {
-		cmd.Dir = s.workDir
-	}
+	cmd.Dir = s.gitCwd()
 	if err := cmd.Run(); err != nil {
 		return &gitError{args: args, stderr: strings.TrimSpace(stderr.String()), err: err}
 	}
@@ -52,3 +51,16 @@ func (e *gitError) Error() string {
 }
 
 func (e *gitError) Unwrap() error { return e.err }
+
+// gitCwd is where git commands run: the work tree the store was opened
+// in, or the git directory once that work tree is gone (a reviewer's
+// process removes its own worktree, then prunes and deletes its branch).
+func (s *Store) gitCwd() string {
+	if s.workDir == "" {
+		return ""
+	}
+	if _, err := os.Stat(s.workDir); err != nil {
+		return s.commonDir
+	}
+	return s.workDir
+}

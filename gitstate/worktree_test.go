@@ -93,3 +93,39 @@ func TestWorktreeLifecycle(t *testing.T) {
 		t.Errorf("git still lists the deleted worktree: %s", got)
 	}
 }
+
+// TestRemoveOwnWorktree: a store opened in a linked worktree (a reviewer's
+// own `git codex call`, whose process runs there) removes that worktree,
+// and git commands after it (prune, deleting its branch) still run,
+// though the directory they were started from is gone.
+func TestRemoveOwnWorktree(t *testing.T) {
+	ctx := context.Background()
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	main, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer main.Close()
+	wt := filepath.Join(t.TempDir(), "review")
+	if err := main.AddWorktree(ctx, wt, "codex/review", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := gitstate.Open(wt, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.RemoveWorktree(ctx, wt); err != nil {
+		t.Fatalf("remove the store's own worktree: %v", err)
+	}
+	if err := s.DeleteBranch(ctx, "codex/review"); err != nil {
+		t.Fatalf("delete its branch after: %v", err)
+	}
+	if s.BranchExists(ctx, "codex/review") {
+		t.Errorf("codex/review is still there")
+	}
+	if got := gitstatetest.Git(t, dir, "worktree", "list", "--porcelain"); strings.Contains(got, wt) {
+		t.Errorf("git still lists the worktree:\n%s", got)
+	}
+}
