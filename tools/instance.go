@@ -76,17 +76,28 @@ func branchName(instance string) string { return "codex/" + instance }
 // worktreeDir is where instances' worktrees go: worktree.dir, else
 // <repository>.codex-worktrees beside the repository.
 func worktreeDir(c *Call) string {
+	top := mainWorkTree(c.Repo)
 	if d := c.Config.stringValue("worktree.dir"); d != "" {
-		if !filepath.IsAbs(d) && c.Repo.WorkDir() != "" {
-			d = filepath.Join(c.Repo.WorkDir(), d)
+		if !filepath.IsAbs(d) && top != "" {
+			d = filepath.Join(top, d)
 		}
 		return filepath.Clean(d)
 	}
-	top := c.Repo.WorkDir()
 	if top == "" {
 		top = strings.TrimSuffix(c.Repo.GitDir(), string(filepath.Separator)+".git")
 	}
 	return top + ".codex-worktrees"
+}
+
+// mainWorkTree is the repository's main work tree, wherever the caller
+// runs: a coder asking for its review from its own worktree gets its
+// reviewer beside itself, not in a directory beside its worktree. It is
+// the caller's work tree when the git directory is not <top>/.git.
+func mainWorkTree(r Repo) string {
+	if gd := r.GitDir(); filepath.Base(gd) == ".git" {
+		return filepath.Dir(gd)
+	}
+	return r.WorkDir()
 }
 
 // tmuxFor is the tmux server of agents' sessions: tmux.socket if set, else
