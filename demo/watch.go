@@ -123,6 +123,7 @@ func (w *watcher) explain(out io.Writer, ws *workspace, coder string, keep bool)
 		{"git log --notes=codex-reviews " + branch, "the coder's work, each reviewed commit with its review as a note"},
 		{"git show " + branch + ":REVIEW_FEEDBACK.md", "the last feedback, as the coder received it"},
 		{"git codex ps --all", "the instances and how they ended"},
+		{"git codex ui", "the web page over the same state, any moment of it"},
 	} {
 		fmt.Fprintf(out, "  %-52s %s\n", l[0], l[1])
 	}

@@ -1,9 +1,14 @@
 package testscripts
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -15,10 +20,56 @@ import (
 //	    polls the tmux session's pane (on the script's private server)
 //	    for up to 10 seconds until its text matches REGEXP. With !, the
 //	    session must be gone or never match within a second.
+//
+//	noprocs TEXT
+//	    fails if a live process (other than the test's own) has TEXT in
+//	    its command line or its environment: what a command that must
+//	    leave nothing running (git codex demo) left behind. Processes in
+//	    a tmux pane have TMUX=<socket>,... in theirs.
 func tmuxCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"waitpane": cmdWaitPane,
+		"noprocs":  cmdNoProcs,
 	}
+}
+
+func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: noprocs TEXT")
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		ts.Logf("noprocs: no /proc (%v); nothing checked", err)
+		return
+	}
+	var left []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil || zombie(stat) {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			if err == nil && bytes.Contains(b, []byte(args[0])) {
+				cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				left = append(left, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+				break
+			}
+		}
+	}
+	if len(left) > 0 {
+		ts.Fatalf("noprocs: processes left with %s:\n%s", args[0], strings.Join(left, "\n"))
+	}
+}
+
+// zombie reports a process that has exited and waits to be reaped.
+func zombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 func cmdWaitPane(ts *testscript.TestScript, neg bool, args []string) {

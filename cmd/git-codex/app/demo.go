@@ -8,6 +8,9 @@ import (
 	"syscall"
 
 	"github.com/gitcodex/git-codex/demo"
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/ui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,12 +50,27 @@ func (e *env) runDemo(ctx context.Context, opts demoOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := demo.Run(ctx, demo.Options{Dir: opts.Dir, Keep: opts.Keep, Exe: exe, Registry: e.reg, Out: e.stdout})
+	res, err := demo.Run(ctx, demo.Options{Dir: opts.Dir, Keep: opts.Keep, Exe: exe, Registry: e.reg, Out: e.stdout, UI: demoPage})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\ngit codex demo: done; pull request #%d\n", res.PullRequest.Number)
 	return nil
+}
+
+// demoPage serves the web page (git codex ui) over the demo's repository
+// on loopback while the demo runs; its actions go through the demo's
+// registry, so they reach the demo's own tmux server.
+func demoPage(ctx context.Context, st *gitstate.Store, reg *tools.Registry, caller string) (string, func(), error) {
+	srv, err := ui.New(ui.Options{Store: st, Registry: reg, Caller: caller})
+	if err != nil {
+		return "", nil, err
+	}
+	url, err := srv.Start(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return url, func() { srv.Close() }, nil
 }
 
 // demoAgentCommand is the stand-in agent the demo's launcher starts in a
