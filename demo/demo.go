@@ -183,6 +183,10 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	res.Coder = spawned.InstanceID
 	if err := w.await(ctx, o.Timeout); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(out, "\nInterrupted: stopping the agents and removing what the demo made.")
+			return res, errors.New("demo interrupted")
+		}
 		fmt.Fprintf(out, "\nThe loop did not finish: %v\n", err)
 		w.showPanes(cleanup, tm)
 		return res, err
