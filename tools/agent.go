@@ -82,16 +82,18 @@ func getAgent(tx *gitstate.Tx, id string) (Agent, error) {
 // AgentGetStatusIn is agent_get_status's input: none.
 type AgentGetStatusIn struct{}
 
-// AgentGetStatus returns the caller's own record.
+// AgentGetStatus returns the caller's own record, with its current task
+// and epic.
 var AgentGetStatus = Define("agent_get_status", "agent.get_status",
-	"Get your own agent record: id, type, state, worktree, tmux session, last activity.",
+	"Get your own agent record: id, type, state (BUSY while you hold a task), your current task and epic, worktree, tmux session, last activity.",
 	CLI{Path: "agent status"},
-	func(ctx context.Context, c *Call, _ AgentGetStatusIn) (Agent, error) {
+	func(ctx context.Context, c *Call, _ AgentGetStatusIn) (AgentStatus, error) {
 		c.Summarize("%s asked for its status", c.Caller.ID)
-		if c.Agent == nil { // a person: no record, but a type
-			return Agent{ID: c.Caller.ID, Type: TypeHuman, State: StateIdle, CreatedBy: c.Caller.ID}, nil
+		a := Agent{ID: c.Caller.ID, Type: TypeHuman, State: StateIdle, CreatedBy: c.Caller.ID} // a person: no record, but a type
+		if c.Agent != nil {
+			a = *c.Agent
 		}
-		return *c.Agent, nil
+		return agentStatus(c, a)
 	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // AgentListIn is agent_list's input.

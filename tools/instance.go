@@ -138,84 +138,91 @@ var Spawn = Define("spawn", "instance.spawn",
 		"wired to git codex's MCP server as that instance. Returns the instance id, branch, worktree path and session name.",
 	CLI{Path: "spawn", Args: []string{"type", "prompt"}, Envelope: true},
 	func(ctx context.Context, c *Call, in SpawnIn) (*Spawned, error) {
-		t, err := ParseAgentType(in.Type)
-		if err != nil {
-			return nil, err
-		}
-		if t == TypeHuman {
-			return nil, Errorf(InvalidInput, "people are not spawned; spawn one of planning, coding, review, worker, supervisor, orchestrator")
-		}
-		if !mayRegister(c.Caller.Type, t) {
-			return nil, Errorf(PermissionDenied, "a %s agent may spawn only worker, coding and review agents", c.Caller.Type).With("type", string(t))
-		}
-		if strings.TrimSpace(in.Prompt) == "" {
-			return nil, Errorf(InvalidInput, "give the instance its task: a non-empty prompt").With("field", "prompt")
-		}
-		if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Prompt) > limit {
-			return nil, Errorf(InvalidInput, "prompt is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Prompt), limit).With("field", "prompt")
-		}
-		l, err := c.Config.launcher(in.Agent)
-		if err != nil {
-			return nil, err
-		}
-		if err := l.checkProgram(exec.LookPath); err != nil {
-			return nil, err
-		}
-		from := in.From
-		if from == "" {
-			from = "HEAD"
-		}
-		base, err := c.Repo.RevParse(ctx, from)
-		if err != nil {
-			return nil, Errorf(InvalidInput, "--from %q names no commit in this repository", from).With("from", from)
-		}
-		id := in.Name
-		if id == "" {
-			id = newInstanceID(t, c.Tx.Now())
-		}
-		if err := ValidateAgentID(id); err != nil {
-			return nil, err
-		}
-		if _, err := c.Tx.Read(agentPath(id)); err == nil {
-			return nil, Errorf(AlreadyExists, "agent %q already exists; pick another --name", id).With("agent_id", id)
-		}
-		out := &Spawned{
-			InstanceID: id, Type: string(t), Status: StatusStarting, Agent: l.Name, Branch: branchName(id), BaseCommit: base,
-			WorktreePath: filepath.Join(worktreeDir(c), id), SessionName: sessionName(id),
-		}
-		if c.Repo.BranchExists(ctx, out.Branch) {
-			return nil, Errorf(AlreadyExists, "branch %s already exists; pick another --name, or delete the branch", out.Branch).With("branch", out.Branch)
-		}
-		if _, err := os.Stat(out.WorktreePath); err == nil {
-			return nil, Errorf(AlreadyExists, "%s already exists; pick another --name, or remove it", out.WorktreePath).With("worktree_path", out.WorktreePath)
-		}
-		// held until the outcome is recorded: a spawn that dies midway
-		// leaves an instance STARTING whose mark nobody holds (reap)
-		release, err := c.Repo.HoldWork(id)
-		if err != nil {
-			return nil, Errorf(AlreadyExists, "instance %q is being made by another call", id).With("agent_id", id)
-		}
-		c.Tx.OnAbort(func(context.Context) error { release(); return nil })
-		now := c.Tx.Now()
-		// the instance's credential: in its environment and MCP config
-		// only (files git ignores), its hash in the state
-		token := newSecret(prefixAgentToken)
-		a := Agent{
-			ID: id, Type: t, State: StateIdle, Status: StatusStarting, Supervisor: supervisorOf(c),
-			Worktree: out.WorktreePath, Branch: out.Branch, TmuxSession: out.SessionName, Launcher: l.Name, BaseCommit: base, Prompt: in.Prompt,
-			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, TokenHash: hashSecret(token), Clock: c.Tx.Clock(),
-		}
-		if err := c.Tx.Put(agentPath(id), a); err != nil {
-			return nil, err
-		}
-		c.Target(id)
-		c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
-		c.After(func(ctx context.Context, f *Followup) error {
-			defer release()
-			return startInstance(ctx, f, a, token, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, out, nil)
-		})
-		return out, nil
+		return spawnInstance(ctx, c, in, nil)
 	})
+
+// spawnInstance records a new instance (STARTING) and, after the commit,
+// makes its worktree and session (startInstance). onFail, if set, is
+// recorded with a start that fails (a task's worker gives its task back).
+func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) error) (*Spawned, error) {
+	t, err := ParseAgentType(in.Type)
+	if err != nil {
+		return nil, err
+	}
+	if t == TypeHuman {
+		return nil, Errorf(InvalidInput, "people are not spawned; spawn one of planning, coding, review, worker, supervisor, orchestrator")
+	}
+	if !mayRegister(c.Caller.Type, t) {
+		return nil, Errorf(PermissionDenied, "a %s agent may spawn only worker, coding and review agents", c.Caller.Type).With("type", string(t))
+	}
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, Errorf(InvalidInput, "give the instance its task: a non-empty prompt").With("field", "prompt")
+	}
+	if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Prompt) > limit {
+		return nil, Errorf(InvalidInput, "prompt is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Prompt), limit).With("field", "prompt")
+	}
+	l, err := c.Config.launcher(in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkProgram(exec.LookPath); err != nil {
+		return nil, err
+	}
+	from := in.From
+	if from == "" {
+		from = "HEAD"
+	}
+	base, err := c.Repo.RevParse(ctx, from)
+	if err != nil {
+		return nil, Errorf(InvalidInput, "--from %q names no commit in this repository", from).With("from", from)
+	}
+	id := in.Name
+	if id == "" {
+		id = newInstanceID(t, c.Tx.Now())
+	}
+	if err := ValidateAgentID(id); err != nil {
+		return nil, err
+	}
+	if _, err := c.Tx.Read(agentPath(id)); err == nil {
+		return nil, Errorf(AlreadyExists, "agent %q already exists; pick another --name", id).With("agent_id", id)
+	}
+	out := &Spawned{
+		InstanceID: id, Type: string(t), Status: StatusStarting, Agent: l.Name, Branch: branchName(id), BaseCommit: base,
+		WorktreePath: filepath.Join(worktreeDir(c), id), SessionName: sessionName(id),
+	}
+	if c.Repo.BranchExists(ctx, out.Branch) {
+		return nil, Errorf(AlreadyExists, "branch %s already exists; pick another --name, or delete the branch", out.Branch).With("branch", out.Branch)
+	}
+	if _, err := os.Stat(out.WorktreePath); err == nil {
+		return nil, Errorf(AlreadyExists, "%s already exists; pick another --name, or remove it", out.WorktreePath).With("worktree_path", out.WorktreePath)
+	}
+	// held until the outcome is recorded: a spawn that dies midway
+	// leaves an instance STARTING whose mark nobody holds (reap)
+	release, err := c.Repo.HoldWork(id)
+	if err != nil {
+		return nil, Errorf(AlreadyExists, "instance %q is being made by another call", id).With("agent_id", id)
+	}
+	c.Tx.OnAbort(func(context.Context) error { release(); return nil })
+	now := c.Tx.Now()
+	// the instance's credential: in its environment and MCP config
+	// only (files git ignores), its hash in the state
+	token := newSecret(prefixAgentToken)
+	a := Agent{
+		ID: id, Type: t, State: StateIdle, Status: StatusStarting, Supervisor: supervisorOf(c),
+		Worktree: out.WorktreePath, Branch: out.Branch, TmuxSession: out.SessionName, Launcher: l.Name, BaseCommit: base, Prompt: in.Prompt,
+		CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, TokenHash: hashSecret(token), Clock: c.Tx.Clock(),
+	}
+	if err := c.Tx.Put(agentPath(id), a); err != nil {
+		return nil, err
+	}
+	c.Target(id)
+	c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
+	c.After(func(ctx context.Context, f *Followup) error {
+		defer release()
+		return startInstance(ctx, f, a, token, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, out, onFail)
+	})
+	return out, nil
+}
 
 // supervisorOf is who an instance a caller spawns reports to: the calling
 // agent, if it is one.

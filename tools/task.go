@@ -142,24 +142,48 @@ func grantTask(c *Call, t *Task, holder string) (changed bool, err error) {
 type TaskCreateIn struct {
 	Title       string `json:"title" jsonschema:"one-line summary of the work"`
 	Description string `text:"multiline" json:"description" jsonschema:"what to do and how to tell it is done"`
+	EpicID      string `json:"epic_id,omitempty" jsonschema:"the epic the task belongs to (one you run, unless you are a person or a supervisor)"`
 }
 
 // TaskCreate adds a task for someone to claim.
 var TaskCreate = Define("task_create", "task.create",
-	"Create a task: a unit of work one agent at a time holds. It starts PENDING and unclaimed; an agent takes it with task_claim, or a supervisor gives it to one with task_assign.",
+	"Create a task: a unit of work one agent at a time holds, optionally in an epic (epic_id). It starts PENDING and unclaimed; an agent takes it with task_claim, or a supervisor gives it to one with task_assign. "+
+		"With task.spawn_worker on, a worker instance task-<id>-<slug> is spawned for it and holds it at once.",
 	CLI{Path: "task create", Args: []string{"title"}},
 	func(ctx context.Context, c *Call, in TaskCreateIn) (Task, error) {
 		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
 			return Task{}, err
 		}
 		tx := c.Tx
+		var epic *Epic
+		if in.EpicID != "" {
+			e, err := getEpic(tx, in.EpicID)
+			if err != nil {
+				return Task{}, err
+			}
+			if err := mayRunEpic(c, e, "add tasks to it"); err != nil {
+				return Task{}, err
+			}
+			if e.State != EpicInProgress {
+				return Task{}, Errorf(InvalidInput, "epic %s is %s; add tasks only to an epic in progress", e.ID, e.State).With("epic_id", e.ID).With("state", e.State)
+			}
+			epic = &e
+		}
 		now := tx.Now()
 		t := Task{
-			ID: tx.NewID("t"), Title: in.Title, Description: in.Description, State: TaskPending,
+			ID: tx.NewID("t"), Title: in.Title, Description: in.Description, State: TaskPending, EpicID: in.EpicID,
 			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: tx.Clock(),
 		}
 		c.Target(t.ID)
 		c.Summarize("%s created task %s: %s", c.Caller.ID, t.ID, oneLineCut(t.Title))
+		if c.Config.stringValue("task.spawn_worker") == "on" {
+			w, err := spawnTaskWorker(ctx, c, &t, epic)
+			if err != nil {
+				return Task{}, err
+			}
+			c.Target(t.ID)
+			c.Summarize("%s created task %s for worker %s: %s", c.Caller.ID, t.ID, w, oneLineCut(t.Title))
+		}
 		if err := tx.Put(taskPath(t.ID), t); err != nil {
 			return Task{}, err
 		}
@@ -299,7 +323,8 @@ type TaskUpdateStatusIn struct {
 
 // TaskUpdateStatus moves a task along.
 var TaskUpdateStatus = Define("task_update_status", "task.update_status",
-	"Move a task to IN_PROGRESS, REVIEW, COMPLETED or CANCELLED. Its holder, its creator, people and supervisors may; COMPLETED and CANCELLED are final, and a task nobody holds can only be CANCELLED.",
+	"Move a task to IN_PROGRESS, REVIEW, COMPLETED or CANCELLED. Its holder, its creator, people and supervisors may; COMPLETED and CANCELLED are final, and a task nobody holds can only be CANCELLED. "+
+		"Work is reviewed before it is COMPLETED: IN_PROGRESS goes to REVIEW first, and someone other than the holder completes it (unless task.allow_skip_review is on).",
 	CLI{Path: "task status", Args: []string{"id", "state"}},
 	func(ctx context.Context, c *Call, in TaskUpdateStatusIn) (Task, error) {
 		if err := validTaskState("state", in.State); err != nil {
@@ -336,6 +361,9 @@ var TaskUpdateStatus = Define("task_update_status", "task.update_status",
 			return Task{}, Errorf(InvalidInput, "task %s is not claimed, so it can only be CANCELLED; claim it first with `git codex task claim %s`", t.ID, t.ID).
 				With("task_id", t.ID).With("state", t.State)
 		}
+		if err := checkMove(c, t, in.State); err != nil {
+			return Task{}, err
+		}
 		if holder != "" && holder != c.Caller.ID {
 			// the holder may be working on it: tell it
 			if err := notifyTaken(c, "task", t.ID, holder, "moved to "+in.State+" by "+c.Caller.ID); err != nil {
@@ -345,6 +373,10 @@ var TaskUpdateStatus = Define("task_update_status", "task.update_status",
 		from := t.State
 		t.State = in.State
 		t.UpdatedAt, t.UpdatedBy, t.Clock = tx.Now(), c.Caller.ID, tx.Clock()
+		if t.State == TaskReview { // submitted (again): its place in the review queue
+			at := t.UpdatedAt
+			t.SubmittedAt = &at
+		}
 		c.Summarize("%s moved task %s from %s to %s", c.Caller.ID, t.ID, from, t.State)
 		if err := tx.Put(taskPath(t.ID), t); err != nil {
 			return Task{}, err

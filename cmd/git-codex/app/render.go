@@ -85,6 +85,15 @@ func (e *env) render(tool string, data any) error {
 	case tools.AgentToken:
 		fmt.Fprintf(w, "id:          %s\ntoken:       %s\n", d.ID, d.Token)
 		fmt.Fprintln(e.stderr, "The token is shown only now: give it to the agent as CODEX_TOKEN. The old one no longer works.")
+	case tools.AgentStatus:
+		if err := e.render(tool, d.Agent); err != nil {
+			return err
+		}
+		for _, kv := range [][2]string{{"task", d.CurrentTaskID}, {"epic", d.CurrentEpicID}} {
+			if kv[1] != "" {
+				fmt.Fprintf(w, "%-12s %s\n", kv[0]+":", kv[1])
+			}
+		}
 	case tools.Agent:
 		fmt.Fprintf(w, "id:          %s\ntype:        %s\nstate:       %s\n", d.ID, d.Type, d.State)
 		for _, kv := range [][2]string{{"status", d.Status}, {"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}, {"launcher", d.Launcher}} {
