@@ -26,7 +26,7 @@ func defaultPolicy() map[AgentType]rule {
 			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "agent.get_task", "agent.get_epic",
 				"system.log_decision", "system.read_decisions", "task.update_status", "task.add_comment",
 				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*",
-				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "github.create_pull_request"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {

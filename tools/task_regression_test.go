@@ -103,8 +103,9 @@ func TestRegressionFinalStatusIsIdempotent(t *testing.T) {
 	e.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)
 	id := e.ok(human, "task_create", `{"title":"t","description":"d"}`)["id"].(string)
 	e.ok("w1", "task_claim", `{"id":"`+id+`"}`)
-	e.ok("w1", "task_update_status", `{"id":"`+id+`","state":"COMPLETED"}`)
-	if r := e.call("w1", "task_update_status", `{"id":"`+id+`","state":"COMPLETED"}`); !r.OK {
+	e.ok("w1", "task_update_status", `{"id":"`+id+`","state":"REVIEW"}`)
+	e.ok(human, "task_update_status", `{"id":"`+id+`","state":"COMPLETED"}`)
+	if r := e.call(human, "task_update_status", `{"id":"`+id+`","state":"COMPLETED"}`); !r.OK {
 		t.Errorf("retrying COMPLETED: %+v", r.Error)
 	}
 }
