@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,9 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	for k, v := range map[string]string{"CODEX_GITHUB_API_URL": gh.URL, "GH_REPO": "o/r", "GH_TOKEN": "t", "GH_CONFIG_DIR": t.TempDir(), "GH_PATH": "/nonexistent"} {
 		t.Setenv(k, v)
 	}
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("# widgets\n"), 0o644)
+	gitstatetest.Git(t, dir, "add", "README.md")
+	gitstatetest.Git(t, dir, "commit", "-q", "-m", "base") // spawn forks HEAD; epic_read_file reads README.md
 	cs, _ := mcpConnect(t, dir, mcpHuman)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -169,6 +174,28 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	check(cs, "create_issues", `{"issues":[{"title":"a","body":"b","labels":["x"]}]}`, true, "")
 	check(coder, "agent_set_status", `{"status":"COMPLETED","reason":"approved"}`, true, "")
 	check(coder, "agent_set_status", `{"status":"ACTIVE"}`, false, "")
+	// an epic and its review queue, with GitHub in memory
+	forge := &testForge{}
+	boss := mcpConnectForge(t, dir, "boss", forge)
+	alice, _ := mcpConnect(t, dir, "alice")
+	check(boss, "epic_create", `{"title":"Profiles","description":"end to end"}`, true, "EPIC=epic_id")
+	check(boss, "epic_create", `{"title":"Profiles","description":"end to end","branch":"-x"}`, false, "")
+	check(boss, "task_create", `{"title":"Page","description":"the page","epic_id":"$EPIC"}`, true, "ET=id")
+	check(boss, "epic_list_tasks", `{}`, true, "")
+	check(boss, "agent_get_epic", `{}`, true, "")
+	check(alice, "task_claim", `{"id":"$ET"}`, true, "")
+	check(alice, "agent_get_task", `{}`, true, "")
+	check(alice, "task_add_comment", `{"task_id":"$ET","body":"on it"}`, true, "")
+	check(boss, "agent_get_task", `{}`, false, "")
+	submitPR(t, dir, forge, vars["ET"], "epic/"+vars["EPIC"], "epic/"+vars["EPIC"])
+	check(boss, "epic_get_review_queue", `{}`, true, "")
+	check(boss, "epic_read_file", `{"task_id":"$ET","file_path":"README.md","source":"branch"}`, true, "")
+	check(boss, "epic_read_file", `{"task_id":"$ET","file_path":"../x","source":"branch"}`, false, "")
+	check(boss, "epic_request_changes", `{"task_id":"$ET","feedback":"add tests"}`, true, "")
+	check(alice, "task_update_status", `{"id":"$ET","state":"REVIEW"}`, true, "")
+	check(boss, "epic_approve_pr", `{"task_id":"$ET"}`, true, "")
+	check(boss, "epic_approve_pr", `{"task_id":"$ET"}`, false, "")
+	check(boss, "epic_create_epic_pr", `{}`, true, "")
 	// a cycle (seed 001), with this machine's role PSKs, and a credential
 	cyc, _, srv := mcpConnectWith(t, dir, mcpHuman, nil, nil)
 	srv.origin.PSK = func(role string) string { return "psk-" + role }
