@@ -112,6 +112,10 @@ func (m *memForge) CreateIssue(ctx context.Context, in tools.NewIssue) (tools.Is
 	return tools.Issue{}, &tools.GitHubError{Status: 501, Message: "not in memForge"}
 }
 
+func (m *memForge) FindIssue(ctx context.Context, marker string) (tools.Issue, bool, error) {
+	return tools.Issue{}, false, nil
+}
+
 // submitIn is the input of the test's stand-in for create_pull_request.
 type submitIn struct {
 	TaskID string `json:"task_id"`
@@ -121,7 +125,7 @@ type submitIn struct {
 // submitTool stands in for create_pull_request (built on branch
 // h/github): it opens a pull request for the caller's task, into the
 // task's epic branch, and records it on the task, moving it to REVIEW.
-func submitTool(forge *memForge) *tools.Tool {
+func submitTool(forge tools.GitHub) *tools.Tool {
 	return tools.Define("test_submit_pr", "github.create_pull_request", "test stand-in for create_pull_request", tools.CLI{Path: "test submit"},
 		func(ctx context.Context, c *tools.Call, in submitIn) (tools.Task, error) {
 			var t tools.Task

@@ -15,7 +15,8 @@ import (
 
 // testForge is a GitHub kept in memory for the MCP tests of the epic
 // tools: enough of the contract for the review queue and the epic's pull
-// request.
+// request (tools/epic_rest_test.go runs them over go-gh against
+// github/githubtest).
 type testForge struct {
 	mu  sync.Mutex
 	prs []tools.PullRequest
@@ -65,6 +66,10 @@ func (f *testForge) MergePullRequest(_ context.Context, n int, _ string) (string
 
 func (f *testForge) CreateIssue(context.Context, tools.NewIssue) (tools.Issue, error) {
 	return tools.Issue{}, &tools.GitHubError{Status: 501, Message: "not here"}
+}
+
+func (f *testForge) FindIssue(context.Context, string) (tools.Issue, bool, error) {
+	return tools.Issue{}, false, nil
 }
 
 // mcpConnectForge connects caller to a server whose tools reach forge.
