@@ -164,6 +164,7 @@ type EpicCreateIn struct {
 type EpicCreated struct {
 	EpicID string `json:"epic_id"`
 	Epic
+	Note string `json:"note,omitempty" jsonschema:"what is left to do, e.g. the branch to make once the repository has a commit"`
 }
 
 // EpicCreate starts an epic run by the caller.
@@ -194,7 +195,7 @@ var EpicCreate = Define("epic_create", "epic.create",
 			from = "HEAD"
 		}
 		base, err := c.Repo.RevParse(ctx, from)
-		if err != nil {
+		if err != nil && in.From != "" {
 			return nil, Errorf(InvalidInput, "--from %q names no commit in this repository", from).With("field", "from")
 		}
 		if c.Repo.BranchExists(ctx, branch) {
@@ -213,6 +214,12 @@ var EpicCreate = Define("epic_create", "epic.create",
 		}
 		c.Target(id)
 		c.Summarize("%s created epic %s: %s", c.Caller.ID, id, oneLineCut(in.Title))
+		out := &EpicCreated{EpicID: id, Epic: e}
+		if base == "" {
+			// a repository without a commit yet: nothing to branch from
+			out.Note = "no commit to start " + branch + " from yet; make it with `git branch " + branch + "` once there is one"
+			return out, touchAgent(c)
+		}
 		// a ref of the code repository: made after the commit, outside the
 		// writer lock; an epic whose branch could not be made still stands
 		// (make one as the record says)
@@ -223,7 +230,7 @@ var EpicCreate = Define("epic_create", "epic.create",
 			}
 			return nil
 		})
-		return &EpicCreated{EpicID: id, Epic: e}, touchAgent(c)
+		return out, touchAgent(c)
 	}).Hint(Hints{Additive: true})
 
 // EpicListTasksIn is epic_list_tasks's input.
