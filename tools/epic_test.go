@@ -528,3 +528,30 @@ func TestEpicReadFile(t *testing.T) {
 	}
 	e.refused("w2", "epic_read_file", `{"task_id":"`+id+`","file_path":"src/auth.go"}`, tools.PermissionDenied)
 }
+
+// TestEpicKindsValidate: an epic or comment arriving by sync must decode
+// and belong at its path.
+func TestEpicKindsValidate(t *testing.T) {
+	e, _ := epicEnv(t)
+	epic := e.newEpic("boss")
+	id := e.epicTask("boss", epic, "Profile page")
+	c := e.ok("boss", "task_add_comment", `{"task_id":"`+id+`","body":"hi"}`)["id"].(string)
+	epicRec := gitstatetest.Git(t, e.dir, "show", gitstate.RefState+":epics/"+gitstate.Fanout(epic)+"/"+epic+".json")
+	commentPath := "comments/" + id + "/" + gitstate.Fanout(c) + "/" + c + ".json"
+	commentRec := gitstatetest.Git(t, e.dir, "show", gitstate.RefState+":"+commentPath)
+	for _, tc := range []struct {
+		path, data string
+		ok         bool
+	}{
+		{"epics/" + gitstate.Fanout(epic) + "/" + epic + ".json", epicRec, true},
+		{"epics/0/0/" + epic + ".json", epicRec, false},
+		{"epics/" + gitstate.Fanout(epic) + "/" + epic + ".json", strings.Replace(epicRec, `"IN_PROGRESS"`, `"DONE"`, 1), false},
+		{commentPath, commentRec, true},
+		{"comments/t-0000000000000000/" + gitstate.Fanout(c) + "/" + c + ".json", commentRec, false},
+		{commentPath, strings.Replace(commentRec, `"kind": "comment"`, `"kind": "vote"`, 1), false},
+	} {
+		if err := tools.ValidateRecord(tc.path, []byte(tc.data)); (err == nil) != tc.ok {
+			t.Errorf("ValidateRecord(%s) = %v, want ok=%v", tc.path, err, tc.ok)
+		}
+	}
+}
