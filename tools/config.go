@@ -85,6 +85,7 @@ func configKeys() []configKey {
 			configKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
 			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
 	}
+	keys = append(keys, taskKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 }
