@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -115,4 +118,14 @@ func submitPR(t *testing.T, dir string, forge *testForge, taskID, head, base str
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// commitFile commits one file at the top of dir's work tree.
+func commitFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitstatetest.Git(t, dir, "add", name)
+	gitstatetest.Git(t, dir, "commit", "-q", "-m", "add "+name)
 }

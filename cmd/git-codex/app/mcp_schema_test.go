@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +175,7 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	// an epic and its review queue, with GitHub in memory
 	forge := &testForge{}
 	boss := mcpConnectForge(t, dir, "boss", forge)
+	commitFile(t, dir, "README.md", "# widgets\n") // on the epic's branch, for epic_read_file
 	alice, _ := mcpConnect(t, dir, "alice")
 	check(boss, "epic_create", `{"title":"Profiles","description":"end to end"}`, true, "EPIC=epic_id")
 	check(boss, "epic_create", `{"title":"Profiles","description":"end to end","branch":"-x"}`, false, "")
