@@ -52,6 +52,7 @@ type Agent struct {
 	ReviewOf     string     `json:"review_of,omitempty" jsonschema:"for a reviewer: the coding instance it reviews"`
 	EndedAt      *time.Time `json:"ended_at,omitempty"`
 	Rescued      []string   `json:"rescued,omitempty" jsonschema:"refs under refs/codex/rescue/ where cleanup saved its work"`
+	HeldTasks    []string   `json:"held_tasks,omitempty" jsonschema:"tasks it holds and has not finished (see noteHeld)"`
 	CleanedAt    *time.Time `json:"cleaned_at,omitempty" jsonschema:"when cleanup removed its session, worktree and branch"`
 	CreatedBy    string     `json:"created_by"`
 	CreatedAt    time.Time  `json:"created_at"`

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"slices"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
@@ -22,7 +23,7 @@ type AgentStatus struct {
 // it holds a task.
 func agentStatus(c *Call, a Agent) (AgentStatus, error) {
 	out := AgentStatus{Agent: a}
-	t, ok, err := currentTask(c.Tx, a.ID)
+	t, ok, err := currentTask(c.Tx, a)
 	if err != nil {
 		return out, err
 	}
@@ -41,25 +42,76 @@ func agentStatus(c *Call, a Agent) (AgentStatus, error) {
 	return out, nil
 }
 
-// currentTask is the task id holds and has not finished: the oldest
-// IN_PROGRESS one, else the oldest in REVIEW.
-func currentTask(tx *gitstate.Tx, id string) (Task, bool, error) {
+// currentTask is the task a holds and has not finished: the oldest
+// IN_PROGRESS one, else the oldest in REVIEW. It reads the tasks its
+// record lists (HeldTasks), each checked against the task's claim, so its
+// cost does not grow with the number of tasks; a person, who has no
+// record, is looked for among every task.
+func currentTask(tx *gitstate.Tx, a Agent) (Task, bool, error) {
 	var best Task
-	rank := func(t Task) int {
-		if t.State == TaskInProgress {
-			return 0
-		}
-		return 1
-	}
-	err := walkJSON(tx, dirTasks, func(t Task) {
-		if holderOf(t) != id || (t.State != TaskInProgress && t.State != TaskReview) {
+	consider := func(t Task) {
+		if holderOf(t) != a.ID || (t.State != TaskInProgress && t.State != TaskReview) {
 			return
 		}
-		if best.ID == "" || rank(t) < rank(best) || rank(t) == rank(best) && t.ID < best.ID {
+		if best.ID == "" || taskRank(t) < taskRank(best) || taskRank(t) == taskRank(best) && t.ID < best.ID {
 			best = t
 		}
-	})
-	return best, best.ID != "", err
+	}
+	if a.Type == TypeHuman {
+		err := walkJSON(tx, dirTasks, consider)
+		return best, best.ID != "", err
+	}
+	for _, id := range a.HeldTasks {
+		t, err := getTask(tx, id)
+		if err != nil {
+			if AsError(err).Code == ResourceNotFound {
+				continue
+			}
+			return Task{}, false, err
+		}
+		consider(t)
+	}
+	return best, best.ID != "", nil
+}
+
+// taskRank orders the tasks an agent holds: work in progress first.
+func taskRank(t Task) int {
+	if t.State == TaskInProgress {
+		return 0
+	}
+	return 1
+}
+
+// noteHeld adds (held) or removes task id from holder's HeldTasks. The
+// caller's own record is changed in place (c.Agent, which touchAgent
+// writes later); a holder without a record (a person) has nothing to note.
+func noteHeld(c *Call, holder, id string, held bool) error {
+	a := c.Agent
+	if a == nil || a.ID != holder {
+		rec, err := getAgent(c.Tx, holder)
+		if err != nil {
+			return nil
+		}
+		a = &rec
+	}
+	list := make([]string, 0, len(a.HeldTasks)+1)
+	for _, x := range a.HeldTasks {
+		if x != id {
+			list = append(list, x)
+		}
+	}
+	if held {
+		list = append(list, id)
+	}
+	if slices.Equal(list, a.HeldTasks) {
+		return nil
+	}
+	if len(list) == 0 {
+		list = nil
+	}
+	a.HeldTasks = list
+	a.UpdatedAt, a.UpdatedBy, a.Clock = c.Tx.Now(), c.Caller.ID, c.Tx.Clock()
+	return c.Tx.Put(agentPath(a.ID), *a)
 }
 
 // AgentGetTaskIn is agent_get_task's input: none.
@@ -85,7 +137,7 @@ var AgentGetTask = Define("agent_get_task", "agent.get_task",
 			return AgentTask{}, Errorf(InvalidAgentState, "%s is a %s agent, not a worker: only workers have a current task; see tasks with `git codex task list --holder %s`", c.Caller.ID, c.Caller.Type, c.Caller.ID).
 				With("agent_id", c.Caller.ID).With("agent_type", string(c.Caller.Type))
 		}
-		t, ok, err := currentTask(c.Tx, c.Caller.ID)
+		t, ok, err := currentTask(c.Tx, *c.Agent)
 		if err != nil {
 			return AgentTask{}, err
 		}
@@ -125,7 +177,7 @@ var AgentGetEpic = Define("agent_get_epic", "agent.get_epic",
 	func(ctx context.Context, c *Call, _ AgentGetEpicIn) (Epic, error) {
 		var id string
 		if c.Caller.Type == TypeWorker {
-			t, ok, err := currentTask(c.Tx, c.Caller.ID)
+			t, ok, err := currentTask(c.Tx, *c.Agent)
 			if err != nil {
 				return Epic{}, err
 			}

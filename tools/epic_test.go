@@ -555,3 +555,46 @@ func TestEpicKindsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentStatusFollowsHeldTasks: BUSY while an agent holds a task,
+// whichever way it got it and however it let go of one.
+func TestAgentStatusFollowsHeldTasks(t *testing.T) {
+	e := taskTeam(t)
+	status := func(w string) (string, string) {
+		s := e.ok(w, "agent_get_status", `{}`)
+		cur, _ := s["current_task_id"].(string)
+		return s["state"].(string), cur
+	}
+	a, b := e.newTask("boss", "First"), e.newTask("boss", "Second")
+	e.ok("w1", "task_claim", `{"id":"`+a+`"}`)
+	e.ok("boss", "task_assign", `{"id":"`+b+`","agent":"w1"}`)
+	if st, cur := status("w1"); st != tools.StateBusy || cur != a {
+		t.Fatalf("holding two: %s %s, want BUSY %s", st, cur, a)
+	}
+	e.ok("w1", "task_release", `{"id":"`+a+`"}`)
+	if st, cur := status("w1"); st != tools.StateBusy || cur != b {
+		t.Errorf("after releasing one: %s %s, want BUSY %s", st, cur, b)
+	}
+	e.ok("w1", "task_update_status", `{"id":"`+b+`","state":"REVIEW"}`)
+	if st, cur := status("w1"); st != tools.StateBusy || cur != b {
+		t.Errorf("in review: %s %s, want BUSY %s", st, cur, b)
+	}
+	e.ok("boss", "task_update_status", `{"id":"`+b+`","state":"COMPLETED"}`)
+	if st, cur := status("w1"); st != "idle" || cur != "" {
+		t.Errorf("after its last task completed: %s %s, want idle", st, cur)
+	}
+	if raw := gitstatetest.Git(t, e.dir, "show", gitstate.RefState+":agents/w1.json"); strings.Contains(raw, "held_tasks") {
+		t.Errorf("w1 holds nothing but its record lists:\n%s", raw)
+	}
+	// someone else's task w2 took by force-release and claim is not w1's
+	c := e.newTask("boss", "Third")
+	e.ok("w1", "task_claim", `{"id":"`+c+`"}`)
+	e.ok("boss", "task_release", `{"id":"`+c+`","force":true}`)
+	e.ok("w2", "task_claim", `{"id":"`+c+`"}`)
+	if st, _ := status("w1"); st != "idle" {
+		t.Errorf("w1 after its task was taken: %s", st)
+	}
+	if st, cur := status("w2"); st != tools.StateBusy || cur != c {
+		t.Errorf("w2: %s %s", st, cur)
+	}
+}

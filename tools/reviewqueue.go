@@ -200,6 +200,9 @@ func completeApproved(c *Call, id, sha string, out *Approved) error {
 	}
 	if !taskFinal(t.State) {
 		t.State = TaskCompleted
+		if err := noteHeld(c, holderOf(t), t.ID, false); err != nil {
+			return err
+		}
 	}
 	out.State = t.State
 	t.UpdatedAt, t.UpdatedBy, t.Clock = tx.Now(), c.Caller.ID, tx.Clock()

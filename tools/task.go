@@ -135,6 +135,9 @@ func grantTask(c *Call, t *Task, holder string) (changed bool, err error) {
 	t.Claim = &Claim{Holder: holder, Clock: tx.Clock(), At: now}
 	t.State = TaskInProgress
 	t.UpdatedAt, t.UpdatedBy, t.Clock = now, c.Caller.ID, tx.Clock()
+	if err := noteHeld(c, holder, t.ID, true); err != nil {
+		return false, err
+	}
 	return true, tx.Put(taskPath(t.ID), *t)
 }
 
@@ -373,6 +376,11 @@ var TaskUpdateStatus = Define("task_update_status", "task.update_status",
 		from := t.State
 		t.State = in.State
 		t.UpdatedAt, t.UpdatedBy, t.Clock = tx.Now(), c.Caller.ID, tx.Clock()
+		if taskFinal(t.State) {
+			if err := noteHeld(c, holder, t.ID, false); err != nil {
+				return Task{}, err
+			}
+		}
 		if t.State == TaskReview { // submitted (again): its place in the review queue
 			at := t.UpdatedAt
 			t.SubmittedAt = &at
@@ -421,6 +429,9 @@ var TaskRelease = Define("task_release", "task.release",
 		}
 		t.Claim, t.State = nil, TaskPending
 		t.UpdatedAt, t.UpdatedBy, t.Clock = tx.Now(), c.Caller.ID, tx.Clock()
+		if err := noteHeld(c, holder, t.ID, false); err != nil {
+			return Task{}, err
+		}
 		c.Summarize("%s released task %s", c.Caller.ID, t.ID)
 		if err := tx.Put(taskPath(t.ID), t); err != nil {
 			return Task{}, err

@@ -62,6 +62,8 @@ func spawnTaskWorker(ctx context.Context, c *Call, t *Task, epic *Epic) (string,
 		}
 		cur.Claim, cur.State = nil, TaskPending
 		cur.UpdatedAt, cur.UpdatedBy, cur.Clock = rc.Tx.Now(), rc.Caller.ID, rc.Tx.Clock()
+		// (the worker's record, FAILED, is written after this and keeps
+		// the task in its held_tasks; the task's own claim says it is not)
 		return rc.Tx.Put(taskPath(cur.ID), cur)
 	}
 	if _, err := spawnInstance(ctx, c, in, giveBack); err != nil {
