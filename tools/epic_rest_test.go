@@ -104,7 +104,7 @@ func TestEpicOverGitHubREST(t *testing.T) {
 	if merges != 1 {
 		t.Errorf("%d pull requests merged, want 1", merges)
 	}
-	if in := e.inbox("w2"); len(in) != 1 || !strings.HasPrefix(in[0], "Rebase Required") {
+	if in := e.subjectsOf("w2"); len(in) != 1 || !strings.HasPrefix(in[0], "Rebase Required") {
 		t.Errorf("w2's inbox = %q", in)
 	}
 

@@ -183,8 +183,8 @@ func (e *env) epicTask(caller, epic, title string) string {
 	return e.ok(caller, "task_create", string(args))["id"].(string)
 }
 
-// inbox is the subjects of the mail in agent's inbox, oldest first.
-func (e *env) inbox(agent string) []string {
+// subjectsOf is the subjects of the mail in agent's inbox, oldest first.
+func (e *env) subjectsOf(agent string) []string {
 	e.t.Helper()
 	var subjects []string
 	for _, m := range e.ok(agent, "mail_list_inbox", `{"include_read":true}`)["mails"].([]any) {
@@ -265,11 +265,11 @@ func TestEpicReviewLoop(t *testing.T) {
 		t.Errorf("t1 after approval: %+v", tk)
 	}
 	for _, w := range []string{"w2", "w3"} {
-		if in := e.inbox(w); len(in) != 1 || !strings.HasPrefix(in[0], "Rebase Required") {
+		if in := e.subjectsOf(w); len(in) != 1 || !strings.HasPrefix(in[0], "Rebase Required") {
 			t.Errorf("%s's inbox = %q", w, in)
 		}
 	}
-	if in := e.inbox("w1"); len(in) != 0 {
+	if in := e.subjectsOf("w1"); len(in) != 0 {
 		t.Errorf("w1 (whose PR merged) was mailed %q", in)
 	}
 	// approving again: not in REVIEW any more, nothing merged twice
@@ -280,7 +280,7 @@ func TestEpicReviewLoop(t *testing.T) {
 	if r["state"] != tools.TaskInProgress || r["holder"] != "w2" {
 		t.Fatalf("request_changes = %v", r)
 	}
-	if in := strings.Join(e.inbox("w2"), "|"); !strings.Contains(in, "Changes requested: Avatar upload") || strings.Count(in, "|") != 1 {
+	if in := strings.Join(e.subjectsOf("w2"), "|"); !strings.Contains(in, "Changes requested: Avatar upload") || strings.Count(in, "|") != 1 {
 		t.Errorf("w2's inbox = %q", in)
 	}
 	g := e.ok("w2", "agent_get_task", `{}`)
@@ -300,14 +300,14 @@ func TestEpicReviewLoop(t *testing.T) {
 	e.ok("w2", "task_update_status", `{"id":"`+t2+`","state":"REVIEW"}`)
 	e.ok("boss", "epic_approve_pr", `{"task_id":"`+t3+`"}`)
 	e.ok("boss", "epic_approve_pr", `{"task_id":"`+t2+`"}`)
-	if in := e.inbox("w2"); strings.Count(strings.Join(in, "|"), "Rebase Required") != 2 {
+	if in := e.subjectsOf("w2"); strings.Count(strings.Join(in, "|"), "Rebase Required") != 2 {
 		t.Errorf("w2 (pending after t3 merged) inbox = %q", in)
 	}
 	p := e.ok("boss", "epic_create_epic_pr", `{}`)
 	if p["state"] != tools.EpicCompleted || p["base"] != "main" || p["branch"] != "epic/"+epic || p["pr_url"] == "" {
 		t.Fatalf("epic pr = %v", p)
 	}
-	if in := e.inbox(human); len(in) != 1 || !strings.HasPrefix(in[0], "Epic ready for review") {
+	if in := e.subjectsOf(human); len(in) != 1 || !strings.HasPrefix(in[0], "Epic ready for review") {
 		t.Errorf("humans' inbox = %q", in)
 	}
 	// again: the same pull request, none opened twice
