@@ -64,17 +64,15 @@ func TestEpicOverGitHubREST(t *testing.T) {
 			tc.f.Times = -1
 			srv.Fail(tc.f)
 			defer srv.ClearFailures()
-			tree := e.tree()
+			work, tip := e.workTrees(), e.tip()
 			r := e.call("boss", "epic_approve_pr", `{"task_id":"`+t1+`"}`)
 			if r.OK || r.Error.Code != tc.want {
 				t.Fatalf("got %+v, want %s", r, tc.want)
 			}
-			if e.tree() != tree || e.taskAt(t1).State != tools.TaskReview {
-				t.Errorf("the failure changed the state")
+			if e.workTrees() != work || e.taskAt(t1).State != tools.TaskReview {
+				t.Errorf("the failure changed the tasks, epics or comments")
 			}
-			if msg := e.lastMessage(); !strings.Contains(msg, "Codex-Error: "+string(tc.want)) {
-				t.Errorf("audit record of the failure:\n%s", msg)
-			}
+			e.failureRecorded(tip, tc.want)
 		})
 	}
 	for _, pr := range srv.PullRequests("acme/widgets") {
