@@ -77,7 +77,6 @@ func configKeys() []configKey {
 	}
 	keys = append(keys, instanceKeys()...)
 	keys = append(keys, githubKeys()...)
-	keys = append(keys, taskKeys()...)
 	pol := defaultPolicy()
 	for _, t := range AgentTypes() {
 		r := pol[t]

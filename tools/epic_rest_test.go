@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/github/githubtest"
+	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 )
@@ -28,6 +29,7 @@ func restEpicEnv(t *testing.T) (*env, *githubtest.Server) {
 		t.Fatal(err)
 	}
 	e.reg = tools.NewRegistry(append(tools.Builtin().All(), submitTool(gh))...).WithEnv(tools.Env{GitHub: github.Open})
+	e.ok(human, "config_set", `{"key":"retry.delay_ms","value":"1"}`)
 	e.ok(human, "agent_register", `{"id":"boss","type":"supervisor"}`)
 	e.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)
 	e.ok(human, "agent_register", `{"id":"w2","type":"worker"}`)
@@ -81,7 +83,15 @@ func TestEpicOverGitHubREST(t *testing.T) {
 		}
 	}
 
+	// GitHub failing twice, then merging: three tries, the two failures
+	// in the audit trail
+	srv.Fail(githubtest.Failure{Method: "PUT", PathSuffix: "/merge", Status: 502, Times: 2})
+	tip := e.tip()
 	a := e.ok("boss", "epic_approve_pr", `{"task_id":"`+t1+`"}`)
+	trail := gitstatetest.Git(t, e.dir, "log", "--format=%(trailers:key=Codex-Error,valueonly)", tip+".."+gitstate.RefState)
+	if n := strings.Count(trail, string(tools.TransientError)); n != 2 {
+		t.Errorf("%d failed tries in the audit trail, want 2:\n%s", n, trail)
+	}
 	if a["merged"] != true || a["merge_commit"] == "" || a["state"] != tools.TaskCompleted {
 		t.Fatalf("approve = %v", a)
 	}

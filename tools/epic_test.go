@@ -17,9 +17,10 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 )
 
-// memForge is a GitHub kept in memory, for the epic tools' tests until
-// the stand-in REST server (github/githubtest) is on main: pull requests
-// by number, merges counted, and a failure to answer the next calls with.
+// memForge is a GitHub kept in memory: pull requests by number, merges
+// counted, and a failure to answer calls with, injected at the
+// tools.GitHub interface (epic_rest_test.go drives the same tools through
+// go-gh against github/githubtest).
 type memForge struct {
 	mu     sync.Mutex
 	prs    map[int]*tools.PullRequest
@@ -123,9 +124,9 @@ type submitIn struct {
 	Head   string `json:"head"`
 }
 
-// submitTool stands in for create_pull_request (built on branch
-// h/github): it opens a pull request for the caller's task, into the
-// task's epic branch, and records it on the task, moving it to REVIEW.
+// submitTool records a pull request on a task as create_pull_request does
+// (the task to REVIEW, its submission time), without the caller's git
+// branch: it opens one into the task's epic branch from any head.
 func submitTool(forge tools.GitHub) *tools.Tool {
 	return tools.Define("test_submit_pr", "github.create_pull_request", "test stand-in for create_pull_request", tools.CLI{Path: "test submit"},
 		func(ctx context.Context, c *tools.Call, in submitIn) (tools.Task, error) {
@@ -166,6 +167,7 @@ func epicEnv(t *testing.T) (*env, *memForge) {
 	gitstatetest.Git(t, e.dir, "commit", "-q", "--allow-empty", "-m", "base")
 	forge := newMemForge()
 	e.reg = tools.NewRegistry(append(tools.Builtin().All(), submitTool(forge), putTool)...).WithEnv(tools.Env{GitHub: forge.opener()})
+	e.ok(human, "config_set", `{"key":"retry.delay_ms","value":"1"}`)
 	e.ok(human, "agent_register", `{"id":"boss","type":"supervisor"}`)
 	for _, w := range []string{"w1", "w2", "w3"} {
 		e.ok(human, "agent_register", `{"id":"`+w+`","type":"worker"}`)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -149,7 +148,18 @@ var EpicApprovePR = Define("epic_approve_pr", "epic.approve_pr",
 		c.Target(t.ID)
 		c.Summarize("%s approves task %s: merging pull request #%d into %s", c.Caller.ID, t.ID, t.PR.Number, e.Branch)
 		c.After(func(ctx context.Context, f *Followup) error {
-			sha, err := mergePR(ctx, f, t.PR.Number)
+			// one approval of a task at a time: two at once would both
+			// find the pull request open and both merge it
+			release, err := f.Store.HoldWork("approve-" + t.ID)
+			if err != nil {
+				return recordForgeFailure(ctx, f, t.ID, Errorf(LockDenied, "task %s's pull request is being merged by another call; see the task in a moment", t.ID).With("task_id", t.ID))
+			}
+			defer release()
+			var sha string
+			err = withForge(ctx, f, t.ID, func(gh GitHub) (err error) {
+				sha, err = mergePR(ctx, gh, t.PR.Number)
+				return err
+			})
 			if err != nil {
 				return recordForgeFailure(ctx, f, t.ID, err)
 			}
@@ -163,11 +173,7 @@ var EpicApprovePR = Define("epic_approve_pr", "epic.approve_pr",
 // mergePR squash-merges pull request n, unless it is merged already (an
 // approval retried after GitHub merged it but before the outcome was
 // recorded): nothing is merged twice.
-func mergePR(ctx context.Context, f *Followup, n int) (string, error) {
-	gh, err := openForge(ctx, f)
-	if err != nil {
-		return "", err
-	}
+func mergePR(ctx context.Context, gh GitHub, n int) (string, error) {
 	pr, err := gh.GetPullRequest(ctx, n)
 	if err != nil {
 		return "", err
@@ -385,7 +391,11 @@ var EpicCreateEpicPR = Define("epic_create_epic_pr", "epic.create_epic_pr",
 		out := &EpicPR{EpicID: e.ID, Branch: e.Branch, State: e.State}
 		c.Summarize("%s opens epic %s's pull request: %s", c.Caller.ID, e.ID, e.Branch)
 		c.After(func(ctx context.Context, f *Followup) error {
-			pr, err := openEpicPR(ctx, f, np)
+			var pr PullRequest
+			err := withForge(ctx, f, e.ID, func(gh GitHub) (err error) {
+				pr, err = openEpicPR(ctx, gh, np)
+				return err
+			})
 			if err != nil {
 				return recordForgeFailure(ctx, f, e.ID, err)
 			}
@@ -414,15 +424,13 @@ func epicPRBody(e Epic, tasks []Task) string {
 
 // openEpicPR opens the epic's pull request, or finds the one a retried
 // call already opened.
-func openEpicPR(ctx context.Context, f *Followup, np NewPullRequest) (PullRequest, error) {
-	gh, err := openForge(ctx, f)
-	if err != nil {
-		return PullRequest{}, err
-	}
+func openEpicPR(ctx context.Context, gh GitHub, np NewPullRequest) (PullRequest, error) {
 	if np.Base == "" {
-		if np.Base, err = gh.DefaultBranch(ctx); err != nil {
+		b, err := gh.DefaultBranch(ctx)
+		if err != nil {
 			return PullRequest{}, err
 		}
+		np.Base = b
 	}
 	if pr, ok, err := gh.FindPullRequest(ctx, np.Head, np.Base); err != nil || ok {
 		return pr, err
@@ -455,21 +463,54 @@ func completeEpic(c *Call, id string, pr PullRequest, out *EpicPR) error {
 	return nil
 }
 
-// openForge connects to GitHub for an after-step, with the settings in
-// force (config github.api_url, else CODEX_GITHUB_API_URL).
-func openForge(ctx context.Context, f *Followup) (GitHub, error) {
-	if f.Env.GitHub == nil {
-		return nil, Errorf(GitHubUnavailable, "no GitHub client is configured in this process; nothing was sent").With("retry", "call again once GitHub is reachable")
-	}
+// withForge opens GitHub for an after-step (openGitHub, with the
+// settings in force) and runs op, trying again while it fails transiently
+// (no answer, a server error, a rate limit) as GitHub calls do: up to
+// retry.max_attempts tries, retry.delay_ms apart and doubling, or until a
+// rate limit resets; each failed try is one audit commit on target. Its
+// error is the last failure, coded (forgeError).
+func withForge(ctx context.Context, f *Followup, target string, op func(GitHub) error) error {
 	cfg, err := configAt(ctx, f.Store)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s := GitHubSettings{Dir: f.Store.WorkDir(), APIURL: cfg.stringValue("github.api_url")}
-	if s.APIURL == "" {
-		s.APIURL = os.Getenv("CODEX_GITHUB_API_URL")
+	gh, ge := openGitHub(ctx, f, cfg)
+	if ge != nil {
+		return forgeError(ge)
 	}
-	return f.Env.GitHub(ctx, s)
+	attempts := max(1, cfg.intValue("retry.max_attempts"))
+	delay := time.Duration(max(0, cfg.intValue("retry.delay_ms"))) * time.Millisecond
+	for try := 1; ; try++ {
+		err := op(gh)
+		var ge *GitHubError
+		if err == nil || !errors.As(err, &ge) || !ge.Transient() {
+			return forgeErrorOrNil(err)
+		}
+		wait := delay << (try - 1)
+		if until := time.Until(ge.RetryAt); until > wait {
+			wait = until
+		}
+		if try >= attempts || wait > maxRetryWait {
+			return forgeError(err).With("attempts", try)
+		}
+		tryErr := Errorf(TransientError, "try %d of %d failed: %s; trying again in %s", try, attempts, ge.Message, wait).
+			With("attempt", try).With("status", ge.Status)
+		_ = f.Record(ctx, func(c *Call) error {
+			c.Target(target)
+			return tryErr
+		})
+		if err := sleepCtx(ctx, wait); err != nil {
+			return forgeError(&GitHubError{Message: "cancelled while waiting to try again: " + err.Error()})
+		}
+	}
+}
+
+// forgeErrorOrNil is forgeError for a failure, nil for none.
+func forgeErrorOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return forgeError(err)
 }
 
 // forgeError gives a failed GitHub call its code: GITHUB_UNAVAILABLE when
@@ -483,13 +524,13 @@ func forgeError(err error) *Error {
 	}
 	var ge *GitHubError
 	if !errors.As(err, &ge) {
-		return Errorf(GitHubUnavailable, "GitHub: %v; nothing was recorded, call again", err)
+		return Errorf(GitHubUnavailable, "GitHub: %v; nothing changed, call again", err)
 	}
 	switch {
 	case ge.Status == 0:
-		return Errorf(GitHubUnavailable, "GitHub could not be reached: %s; nothing was recorded, call again once it is", ge.Message)
+		return Errorf(GitHubUnavailable, "GitHub could not be reached: %s; nothing changed, call again once it can be", ge.Message)
 	case ge.Transient():
-		e := Errorf(TransientError, "GitHub answered %d: %s; nothing was recorded, call again later", ge.Status, ge.Message).With("status", ge.Status)
+		e := Errorf(TransientError, "GitHub answered %d: %s; nothing changed, call again later", ge.Status, ge.Message).With("status", ge.Status)
 		if !ge.RetryAt.IsZero() {
 			e = e.With("retry_at", ge.RetryAt.UTC().Format(time.RFC3339))
 		}

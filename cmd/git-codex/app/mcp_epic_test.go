@@ -98,9 +98,9 @@ func mcpConnectForge(t *testing.T, dir, caller string, forge *testForge) *mcp.Cl
 	return cs
 }
 
-// submitPR stands in for create_pull_request (branch h/github): it opens
-// a pull request from head into the task's epic branch and records it on
-// the task, as that tool does.
+// submitPR records a pull request on a task as create_pull_request does
+// (the task to REVIEW, its submission time), opened from head into base
+// on forge.
 func submitPR(t *testing.T, dir string, forge *testForge, taskID, head, base string) {
 	t.Helper()
 	pr, _ := forge.CreatePullRequest(context.Background(), tools.NewPullRequest{Title: "work", Head: head, Base: base})

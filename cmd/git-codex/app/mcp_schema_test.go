@@ -30,9 +30,6 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	for k, v := range map[string]string{"CODEX_GITHUB_API_URL": gh.URL, "GH_REPO": "o/r", "GH_TOKEN": "t", "GH_CONFIG_DIR": t.TempDir(), "GH_PATH": "/nonexistent"} {
 		t.Setenv(k, v)
 	}
-	os.WriteFile(filepath.Join(dir, "README.md"), []byte("# widgets\n"), 0o644)
-	gitstatetest.Git(t, dir, "add", "README.md")
-	gitstatetest.Git(t, dir, "commit", "-q", "-m", "base") // spawn forks HEAD; epic_read_file reads README.md
 	cs, _ := mcpConnect(t, dir, mcpHuman)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
