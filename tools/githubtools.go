@@ -11,7 +11,7 @@ import (
 type CreatePullRequestIn struct {
 	Title       string `json:"title" jsonschema:"the pull request's title"`
 	Description string `text:"multiline" json:"description" jsonschema:"the pull request's body (markdown)"`
-	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"the branch to merge into (default: the repository's default branch)"`
+	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"the branch to merge into (default: your task's epic branch, else the repository's default branch)"`
 }
 
 // PullRequestCreated is what create_pull_request returns.
@@ -26,7 +26,7 @@ type PullRequestCreated struct {
 
 // CreatePullRequest opens a pull request from the caller's branch.
 var CreatePullRequest = Define("create_pull_request", "github.create_pull_request",
-	"Open a GitHub pull request from your branch (push it first) into base_branch (default: the repository's default branch). "+
+	"Open a GitHub pull request from your branch (push it first) into base_branch (default: your task's epic branch, else the repository's default branch). "+
 		"It is recorded on your instance and on the task you hold, which goes to REVIEW. An open pull request from your branch is found, not opened again. "+
 		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it.",
 	CLI{Path: "github pr", Args: []string{"title"}},
@@ -49,14 +49,24 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 			return nil, Errorf(InvalidInput, "base_branch %s is your own branch; name the branch to merge into", base).With("field", "base_branch")
 		}
 		tx := c.Tx
+		// the task the caller holds; a task of an epic goes into the
+		// epic's branch unless base_branch says otherwise
 		task := ""
-		err := walkJSON(tx, dirTasks, func(t Task) {
-			if task == "" && holderOf(t) == c.Caller.ID && (t.State == TaskInProgress || t.State == TaskReview) {
-				task = t.ID
-			}
-		})
+		holder := Agent{ID: c.Caller.ID, Type: TypeHuman}
+		if c.Agent != nil {
+			holder = *c.Agent
+		}
+		held, ok, err := currentTask(tx, holder)
 		if err != nil {
 			return nil, err
+		}
+		if ok {
+			task = held.ID
+			if base == "" && held.EpicID != "" {
+				if e, err := getEpic(tx, held.EpicID); err == nil && e.Branch != head {
+					base = e.Branch
+				}
+			}
 		}
 		now := tx.Now()
 		// a pull request from this branch still pending is the same call
