@@ -56,6 +56,7 @@ func (e *env) mcpCommand() *cli.Command {
 				s.watch(watchCtx, mcpPollInterval)
 			}()
 			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout})
+			s.inflight.Wait() // calls whose client went have their context cancelled
 			stopWatch()
 			<-watched // before the store closes
 			return err
@@ -78,6 +79,9 @@ type mcpServer struct {
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 	kick      chan struct{}      // a call may have changed the policy: look (see watch)
+	// inflight counts calls running: the server waits for them when its
+	// client goes (a delegated turn then stops and records how it ended).
+	inflight sync.WaitGroup
 
 	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
 	looked bool       // refresh has read the state once
@@ -124,6 +128,21 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 // made.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		// a long call's messages (agent_query_stream) as progress
+		// notifications, in the order they come
+		var mu sync.Mutex
+		ctx = tools.WithProgress(ctx, func(n int, msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: msg})
+			if err != nil {
+				s.logger.Debug("progress not sent", "err", err)
+			}
+		})
+	}
 	res := s.reg.CallAs(ctx, s.st, s.origin, name, req.Params.Arguments)
 	text, err := json.Marshal(res)
 	if err != nil {
