@@ -173,10 +173,12 @@ func finishTurn(ctx context.Context, f *Followup, id string, o turnOutcome, out 
 		switch {
 		case d.Stop == "abort":
 			status, reason = DelegationAborted, "aborted by agent_abort"
+		case d.Stop == "interrupt" && !(o.Finished && o.Failure == "" && o.Reason == ""):
+			// the SIGINT it asked for ended the process (with 130, no result)
+			status, reason = DelegationInterrupted, ReasonInterrupted
+			o.Failure = ""
 		case o.Failure != "":
 			status, reason = DelegationFailed, o.Failure
-		case d.Stop == "interrupt" && (o.Reason != "" || !o.Finished):
-			status, reason = DelegationInterrupted, ReasonInterrupted
 		case o.Reason != "":
 			status = DelegationInterrupted
 		}

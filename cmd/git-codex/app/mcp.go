@@ -31,6 +31,11 @@ const mcpInstructions = "git codex coordinates AI coding agents inside this git 
 // commit; the policy is read again only when the tip moved.
 const mcpPollInterval = 2 * time.Second
 
+// mcpInputEndGrace is how long calls may still run once the client closed
+// its input before they are cancelled (a delegated turn then stops and
+// records that its caller disconnected).
+const mcpInputEndGrace = 2 * time.Second
+
 func (e *env) mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
@@ -55,8 +60,13 @@ func (e *env) mcpCommand() *cli.Command {
 				defer close(watched)
 				s.watch(watchCtx, mcpPollInterval)
 			}()
-			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout})
-			s.inflight.Wait() // calls whose client went have their context cancelled
+			// once input ends, calls read before it still get their answers
+			// (piped requests), but a call still running after
+			// mcpInputEndGrace has lost its client: it is cancelled
+			inputEnded := func() { time.AfterFunc(mcpInputEndGrace, s.close) }
+			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout, inputEnded: inputEnded})
+			s.close()
+			s.inflight.Wait() // calls still running were cancelled: let them record how they ended
 			stopWatch()
 			<-watched // before the store closes
 			return err
@@ -82,6 +92,8 @@ type mcpServer struct {
 	// inflight counts calls running: the server waits for them when its
 	// client goes (a delegated turn then stops and records how it ended).
 	inflight sync.WaitGroup
+	closing  context.Context // done once the client is gone
+	close    context.CancelFunc
 
 	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
 	looked bool       // refresh has read the state once
@@ -97,6 +109,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
 	s := &mcpServer{reg: reg, st: st, caller: caller, origin: tools.Origin{ID: caller}, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
+	s.closing, s.close = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       logger,
@@ -130,6 +143,11 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	name := req.Params.Name
 	s.inflight.Add(1)
 	defer s.inflight.Done()
+	// a call outlives neither its client nor the server (a delegated turn
+	// then stops and records how it ended)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.closing, cancel)()
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		// a long call's messages (agent_query_stream) as progress
 		// notifications, in the order they come
