@@ -51,6 +51,10 @@ func (e *env) mcpCommand() *cli.Command {
 			defer st.Close()
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// a client that went away closes the pipe our answers and
+			// progress go to: the write fails, rather than SIGPIPE ending
+			// the server before running calls record how they ended
+			signal.Ignore(syscall.SIGPIPE)
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			s := newMCPServer(e.reg, st, o.ID, logger)
 			s.origin = o
