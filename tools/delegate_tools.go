@@ -31,7 +31,7 @@ var modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$`)
 
 // DelegateQueryIn is agent_query's (and agent_query_stream's) input.
 type DelegateQueryIn struct {
-	Prompt         string          `json:"prompt" jsonschema:"the job for the delegated agent"`
+	Prompt         string          `json:"prompt" jsonschema:"the job for the delegated agent" text:"multiline"`
 	Agent          string          `json:"agent,omitempty" jsonschema:"the agent CLI: claude (default), codex or gemini; agent.<name>.command says where its binary is"`
 	Model          string          `json:"model,omitempty" jsonschema:"the model, e.g. sonnet, opus, haiku; default: the CLI's own"`
 	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"maximum agent turns (default 30)"`
@@ -302,7 +302,7 @@ func delegateWorkDir(c *Call, dir string) (string, error) {
 // DelegateContinueIn is agent_continue's input.
 type DelegateContinueIn struct {
 	SessionID string `json:"session_id"`
-	Prompt    string `json:"prompt"`
+	Prompt    string `json:"prompt" text:"multiline"`
 }
 
 // AgentContinue runs one more turn of a delegated session.
@@ -360,7 +360,7 @@ func resumeSpec(c *Call, d Delegation) (Launcher, headless, turnSpec, error) {
 type DelegateResumeIn struct {
 	TrajectoryPath string `json:"trajectory_path,omitempty" jsonschema:"a trajectory file written by git codex delegate export"`
 	SessionID      string `json:"session_id,omitempty" jsonschema:"or a delegated session's id"`
-	Prompt         string `json:"prompt,omitempty" jsonschema:"default: Continue from where we left off."`
+	Prompt         string `json:"prompt,omitempty" jsonschema:"default: Continue from where we left off." text:"multiline"`
 }
 
 const defaultResumePrompt = "Continue from where we left off."
