@@ -23,6 +23,11 @@ import (
 // Anything else is answered with a fixed line.
 func fakeClaude() int {
 	args := os.Args[1:]
+	for _, a := range args {
+		if a == "-p" || a == "--print" {
+			return fakeClaudeHeadless(args)
+		}
+	}
 	var prompt string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
@@ -34,9 +39,6 @@ func fakeClaude() int {
 			}
 		case a == "--model" && i+1 < len(args):
 			i++
-		case a == "-p" || a == "--print":
-			fmt.Fprintln(os.Stderr, "fake-claude: only the interactive mode is faked here")
-			return 1
 		case strings.HasPrefix(a, "-"):
 			fmt.Fprintf(os.Stderr, "error: unknown option '%s'\n", a)
 			return 1

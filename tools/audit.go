@@ -92,8 +92,9 @@ func authorOf(id string) gitstate.Signature {
 
 // secretKey matches argument names whose values must never enter a ref,
 // whatever they hold; values of any name are also checked for the shapes of
-// credentials (secretIn), so a token under "note" is redacted too.
-var secretKey = regexp.MustCompile(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key)`)
+// credentials (secretIn), so a token under "note" is redacted too. An
+// "env" (a delegated query's MCP server environment) is where keys live.
+var secretKey = regexp.MustCompile(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key|^env$)`)
 
 // maxAuditString is how much of one string argument (or key) the trailer
 // keeps; the full text is in the record the call wrote. maxAuditArgs caps the

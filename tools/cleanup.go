@@ -38,6 +38,9 @@ type CleanedUp struct {
 	// TimedOut are reviews that ran past review.timeout_hours, TERMINATED.
 	TimedOut []string      `json:"timed_out"`
 	Items    []CleanupItem `json:"items"`
+	// FailedSessions are delegated sessions recorded RUNNING whose runner
+	// died (reap only), marked FAILED.
+	FailedSessions []string `json:"failed_sessions"`
 }
 
 // CleanupIn is cleanup's input.
@@ -58,7 +61,7 @@ var Cleanup = Define("instance_cleanup", "instance.cleanup",
 
 // Reap finds instances that died and cleans up.
 var Reap = Define("instance_reap", "instance.reap",
-	"Mark instances whose session died (or whose spawn crashed) FAILED, terminate reviews past review.timeout_hours, then clean up as `cleanup` does. Safe from cron and when run concurrently.",
+	"Mark instances whose session died (or whose spawn crashed) FAILED, and delegated sessions whose process died FAILED, terminate reviews past review.timeout_hours, then clean up as `cleanup` does. Safe from cron and when run concurrently.",
 	CLI{Path: "reap"},
 	func(ctx context.Context, c *Call, in CleanupIn) (*CleanedUp, error) {
 		return sweep(c, in, true)
@@ -70,7 +73,7 @@ var Reap = Define("instance_reap", "instance.reap",
 // worktrees rescued and removed, after the commit, and their outcome is
 // recorded in one more commit.
 func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
-	out := &CleanedUp{DryRun: in.DryRun, Failed: []string{}, TimedOut: []string{}, Items: []CleanupItem{}}
+	out := &CleanedUp{DryRun: in.DryRun, Failed: []string{}, TimedOut: []string{}, Items: []CleanupItem{}, FailedSessions: []string{}}
 	var live, done []Agent
 	err := walkJSON(c.Tx, dirAgents, func(a Agent) {
 		switch {
@@ -97,6 +100,11 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	c.Summarize("%s cleaned up", c.Caller.ID)
 	if reap {
 		c.Summarize("%s reaped", c.Caller.ID)
+		dead, err := reapDelegations(c, in.DryRun)
+		if err != nil {
+			return nil, err
+		}
+		out.FailedSessions = dead
 	}
 	c.After(func(ctx context.Context, f *Followup) error {
 		if reap {
@@ -258,4 +266,32 @@ func rescueRefs(id string, w gitstate.WorktreeWork) []string {
 		refs = append(refs, gitstate.RefRescue+"/"+id+"/worktree")
 	}
 	return refs
+}
+
+// reapDelegations marks FAILED the delegated sessions recorded RUNNING
+// whose runner no longer holds their work mark (it died, and with it, by
+// its parent-death signal, the agent process), and returns their ids.
+func reapDelegations(c *Call, dryRun bool) ([]string, error) {
+	var dead []Delegation
+	err := walkJSON(c.Tx, dirDelegations, func(d Delegation) {
+		if d.Status == DelegationRunning && !c.Repo.WorkHeld(d.workMark()) {
+			dead = append(dead, d)
+		}
+	})
+	ids := []string{}
+	for _, d := range dead {
+		ids = append(ids, d.ID)
+		if dryRun {
+			continue
+		}
+		d.Status, d.StatusReason, d.Stop = DelegationFailed, "its process died (found by reap)", ""
+		if n := len(d.Turns); n > 0 && d.Turns[n-1].Status == DelegationRunning {
+			end := c.Tx.Now()
+			d.Turns[n-1].Status, d.Turns[n-1].Reason, d.Turns[n-1].EndedAt = DelegationFailed, d.StatusReason, &end
+		}
+		if err := putDelegation(c, &d); err != nil {
+			return nil, err
+		}
+	}
+	return ids, err
 }

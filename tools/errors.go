@@ -54,6 +54,10 @@ const (
 	GitHubUnavailable    Code = "GITHUB_UNAVAILABLE"     // GitHub could not be reached, or no token or repository was found; the call is kept to retry
 	GitHubRefused        Code = "GITHUB_REFUSED"         // GitHub answered with a refusal (401, 403, 404, 422); the message is GitHub's
 	TransientError       Code = "TRANSIENT_ERROR"        // a transient failure outlasted every retry
+	AgentFailed          Code = "AGENT_FAILED"           // a delegated agent CLI exited non-zero or printed what its contract does not allow
+	SessionNotRunning    Code = "SESSION_NOT_RUNNING"    // the delegated session has no turn running to stop
+	SessionBusy          Code = "SESSION_BUSY"           // the delegated session is running a turn; wait for it, or interrupt it
+	SessionAborted       Code = "SESSION_ABORTED"        // the delegated turn was killed by agent_abort
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -107,6 +111,10 @@ func Codes() []CodeInfo {
 		{GitHubUnavailable, "GitHub could not be reached, or no token (GH_TOKEN) or repository (origin, GH_REPO) was found; the call is kept and `git codex github retry` replays it"},
 		{GitHubRefused, "GitHub refused the call (401, 403, 404, 422); the message is GitHub's"},
 		{TransientError, "a transient failure (timeout, connection, GitHub 5xx or rate limit) outlasted every retry"},
+		{AgentFailed, "a delegated agent CLI exited non-zero without a result, or printed something that is not its JSON output; details carry its exit status and the end of its stderr; the session is recorded FAILED"},
+		{SessionNotRunning, "the delegated session has no turn running (it is DONE, INTERRUPTED, ABORTED or FAILED); see `git codex delegate list`"},
+		{SessionBusy, "the delegated session is running a turn; wait for its result, or stop it with `git codex delegate interrupt <session>`"},
+		{SessionAborted, "the delegated turn was killed by agent_abort (its whole process group); the session is recorded ABORTED"},
 	}
 }
 

@@ -85,7 +85,7 @@ func Kinds() []Kind {
 	return []Kind{
 		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
 		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
-		githubCallKind(), escalationKind(),
+		githubCallKind(), escalationKind(), delegationKind(),
 		epicKind(), commentKind(),
 	}
 }

@@ -14,30 +14,33 @@ import (
 // the state's config (keys policy.<type>.allow and policy.<type>.deny), so
 // `git codex config set` changes it and the change is audited like any call.
 // Every type may use the prompt registry ("prompt.*"): it only reads.
+// Delegation ("delegate.*", seed 002) is for the agents that hand out or
+// do work: orchestrators, planners, workers and coders delegate a focused
+// job to a fresh agent CLI; reviewers review and do not.
 func defaultPolicy() map[AgentType]rule {
 	return map[AgentType]rule{
 		TypeSupervisor: {allow: []string{"*"}},
 		TypeHuman:      {allow: []string{"*"}},
 		TypeOrchestrator: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*", "session.*", "cycle.*", "handoff.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*", "session.*", "cycle.*", "handoff.*", "delegate.*"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
 			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "agent.get_task", "agent.get_epic",
 				"system.log_decision", "system.read_decisions", "task.update_status", "task.add_comment",
 				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*",
-				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "github.create_pull_request"},
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "github.create_pull_request", "delegate.*"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
-				"github.create_issues", "github.create_pull_request", "github.retry", "prompt.*", "session.*", "cycle.*", "handoff.*"},
+				"github.create_issues", "github.create_pull_request", "github.retry", "prompt.*", "session.*", "cycle.*", "handoff.*", "delegate.*"},
 			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
 			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
 				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*",
-				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "delegate.*"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {

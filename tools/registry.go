@@ -104,6 +104,7 @@ func Define[In, Out any](name, permission, description string, cli CLI, h func(c
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s input schema: %v", name, err))
 			}
+			nonNullable(in)
 			out, err := jsonschema.For[Out](schemaOptions())
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s output schema: %v", name, err))

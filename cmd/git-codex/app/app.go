@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/cli/go-gh/v2/pkg/term"
 	"github.com/gitcodex/git-codex/github"
@@ -232,6 +234,11 @@ func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte
 		return tools.Result{Error: tools.AsError(err)}
 	}
 	defer st.Close()
+	// Ctrl-C stops a long call's work outside git (a delegated turn) and
+	// lets it record how it ended; its messages print on stderr.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx = tools.WithProgress(ctx, func(_ int, msg string) { fmt.Fprintln(e.stderr, msg) })
 	res := e.reg.CallAs(ctx, st, o, name, args)
 	if res.Notice != "" {
 		fmt.Fprintf(e.stderr, "git codex: note: %s\n", res.Notice)

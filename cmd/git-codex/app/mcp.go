@@ -31,6 +31,11 @@ const mcpInstructions = "git codex coordinates AI coding agents inside this git 
 // commit; the policy is read again only when the tip moved.
 const mcpPollInterval = 2 * time.Second
 
+// mcpInputEndGrace is how long calls may still run once the client closed
+// its input before they are cancelled (a delegated turn then stops and
+// records that its caller disconnected).
+const mcpInputEndGrace = 2 * time.Second
+
 func (e *env) mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
@@ -46,6 +51,10 @@ func (e *env) mcpCommand() *cli.Command {
 			defer st.Close()
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// a client that went away closes the pipe our answers and
+			// progress go to: the write fails, rather than SIGPIPE ending
+			// the server before running calls record how they ended
+			signal.Ignore(syscall.SIGPIPE)
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			s := newMCPServer(e.reg, st, o.ID, logger)
 			s.origin = o
@@ -55,7 +64,13 @@ func (e *env) mcpCommand() *cli.Command {
 				defer close(watched)
 				s.watch(watchCtx, mcpPollInterval)
 			}()
-			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout})
+			// once input ends, calls read before it still get their answers
+			// (piped requests), but a call still running after
+			// mcpInputEndGrace has lost its client: it is cancelled
+			inputEnded := func() { time.AfterFunc(mcpInputEndGrace, s.close) }
+			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout, inputEnded: inputEnded})
+			s.close()
+			s.inflight.Wait() // calls still running were cancelled: let them record how they ended
 			stopWatch()
 			<-watched // before the store closes
 			return err
@@ -78,6 +93,11 @@ type mcpServer struct {
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 	kick      chan struct{}      // a call may have changed the policy: look (see watch)
+	// inflight counts calls running: the server waits for them when its
+	// client goes (a delegated turn then stops and records how it ended).
+	inflight sync.WaitGroup
+	closing  context.Context // done once the client is gone
+	close    context.CancelFunc
 
 	mu     sync.Mutex // guards looked, tip and listed, and serialises refresh
 	looked bool       // refresh has read the state once
@@ -93,6 +113,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
 	s := &mcpServer{reg: reg, st: st, caller: caller, origin: tools.Origin{ID: caller}, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
+	s.closing, s.close = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       logger,
@@ -124,6 +145,26 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 // made.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	// a call outlives neither its client nor the server (a delegated turn
+	// then stops and records how it ended)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.closing, cancel)()
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		// a long call's messages (agent_query_stream) as progress
+		// notifications, in the order they come
+		var mu sync.Mutex
+		ctx = tools.WithProgress(ctx, func(n int, msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: msg})
+			if err != nil {
+				s.logger.Debug("progress not sent", "err", err)
+			}
+		})
+	}
 	res := s.reg.CallAs(ctx, s.st, s.origin, name, req.Params.Arguments)
 	text, err := json.Marshal(res)
 	if err != nil {

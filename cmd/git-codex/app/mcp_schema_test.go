@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +218,68 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		check(cyc, c.tool, c.args, true, c.set)
 	}
 	check(cyc, "cycle_archive", `{"session_token":"$GS","lock_token":"$GLB"}`, false, "")
+	// delegation (seed 002), to a script that speaks claude -p's
+	// stream-json; a prompt with "slow" in it runs until stopped
+	fake := filepath.Join(t.TempDir(), "claude")
+	script := "#!/bin/sh\np=$(cat)\n" +
+		`echo '{"type":"system","subtype":"init","session_id":"c-1"}'` + "\n" +
+		`case "$p" in *slow*) sleep 30;; esac` + "\n" +
+		`echo '{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":1,"output_tokens":1}},"session_id":"c-1"}'` + "\n" +
+		`echo '{"type":"result","subtype":"success","is_error":false,"result":"hi","session_id":"c-1","total_cost_usd":0.001,"num_turns":1}'` + "\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vars["FAKE"] = fake
+	for _, c := range []struct {
+		tool, args string
+		ok         bool
+		set        string
+	}{
+		{"config_set", `{"key":"agent.claude.command","value":"$FAKE"}`, true, ""},
+		{"agent_query", `{"prompt":"hello","model":"haiku"}`, true, "DS=session_id"},
+		{"agent_query", `{"prompt":"hello","agent":"nobody"}`, false, ""},
+		{"agent_query_stream", `{"prompt":"hello"}`, true, ""},
+		{"agent_list_sessions", `{}`, true, ""},
+		{"agent_set_model", `{"session_id":"$DS","model":"opus"}`, true, ""},
+		{"agent_set_permission_mode", `{"session_id":"$DS","mode":"deny"}`, true, ""},
+		{"agent_continue", `{"session_id":"$DS","prompt":"more"}`, true, ""},
+		{"agent_resume", `{"session_id":"$DS"}`, true, ""},
+		{"agent_interrupt", `{"session_id":"$DS"}`, false, ""},
+	} {
+		check(cs, c.tool, c.args, c.ok, c.set)
+	}
+	for _, stop := range []string{"agent_interrupt", "agent_abort"} {
+		runner, _ := mcpConnect(t, dir, mcpHuman)
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			r, _ := runner.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_query", Arguments: json.RawMessage(`{"prompt":"slow"}`)})
+			done <- r
+		}()
+		var id string
+		for deadline := time.Now().Add(20 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_list_sessions", Arguments: json.RawMessage(`{"status":"RUNNING"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env struct {
+				Data tools.DelegationList `json:"data"`
+			}
+			remarshal(t, r.StructuredContent, &env)
+			if len(env.Data.Sessions) == 1 {
+				id = env.Data.Sessions[0].SessionID
+			}
+		}
+		if id == "" {
+			t.Fatalf("%s: the slow query was never listed RUNNING", stop)
+		}
+		check(cs, stop, `{"session_id":"`+id+`"}`, true, "")
+		r := <-done
+		var sc any
+		remarshal(t, r.StructuredContent, &sc)
+		if err := schemas["agent_query"].Validate(sc); err != nil {
+			t.Errorf("the stopped agent_query's result does not match its output schema: %v\n%v", err, sc)
+		}
+	}
 	for name := range schemas {
 		if !called[name] {
 			t.Errorf("%s: no successful call checked against its output schema; add one", name)

@@ -162,7 +162,8 @@ func lastTrailers(t *testing.T, dir string) string {
 
 // workerTools are the tools the default policy lets a worker call.
 var workerTools = []string{
-	"agent_get_epic", "agent_get_status", "agent_get_task", "agent_rotate_token", "agent_set_status", "conflict_list", "create_pull_request",
+	"agent_abort", "agent_continue", "agent_get_epic", "agent_get_status", "agent_get_task", "agent_interrupt", "agent_list_sessions", "agent_query", "agent_query_stream",
+	"agent_resume", "agent_rotate_token", "agent_set_model", "agent_set_permission_mode", "agent_set_status", "conflict_list", "create_pull_request",
 	"cycle_archive", "cycle_complete", "cycle_start", "cycle_status", "decision_list", "decision_show", "handoff_read", "handoff_write",
 	"lock_acquire", "lock_list", "lock_release", "log_decision",
 	"mail_list_inbox", "mail_read", "mail_reply", "mail_send", "prompt_describe", "prompt_execute", "prompt_reload", "prompt_search", "session_open",

@@ -38,6 +38,9 @@ const mcpMaxLine = mcp.DefaultMaxLineLength
 type stdioTransport struct {
 	in  io.Reader
 	out io.Writer
+	// inputEnded, if set, is called when input ends (the client closed
+	// its side or went away), while requests read may still be running.
+	inputEnded func()
 }
 
 // Connect starts reading input.
@@ -49,7 +52,37 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		answered: make(chan struct{}, 1),
 		pending:  map[jsonrpc.ID]string{},
 	}
-	go c.readLoop(t.in)
+	// lines are read ahead of their delivery, so the end of input is seen
+	// even while go-sdk is not taking messages (a call still running)
+	lines := make(chan []byte, 256)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReaderSize(t.in, 64*1024)
+		for {
+			line, tooLong, err := readLine(r, mcpMaxLine)
+			if tooLong {
+				line = nil
+				c.writeError(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a message is longer than %d bytes", mcpMaxLine))
+			}
+			if len(bytes.TrimSpace(line)) > 0 {
+				select {
+				case lines <- bytes.TrimSpace(line):
+				case <-c.closed:
+					return
+				}
+			}
+			if err != nil {
+				if err != io.EOF {
+					c.readErr = err
+				}
+				if t.inputEnded != nil {
+					t.inputEnded()
+				}
+				return
+			}
+		}
+	}()
+	go c.readLoop(lines)
 	return c, nil
 }
 
@@ -68,29 +101,17 @@ type stdioConn struct {
 	answered    chan struct{}         // a pending request was answered
 }
 
-// readLoop reads input a line at a time, answers lines that are no
-// JSON-RPC message itself, and hands the messages to Read.
-func (c *stdioConn) readLoop(in io.Reader) {
+// readLoop decodes the lines read, answers those that are no JSON-RPC
+// message itself, and hands the messages to Read.
+func (c *stdioConn) readLoop(lines <-chan []byte) {
 	defer close(c.incoming)
-	r := bufio.NewReaderSize(in, 64*1024)
-	for {
-		line, tooLong, err := readLine(r, mcpMaxLine)
-		if tooLong {
-			c.writeError(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a message is longer than %d bytes", mcpMaxLine))
-		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			if msg := c.decode(line); msg != nil {
-				select {
-				case c.incoming <- msg:
-				case <-c.closed:
-					return
-				}
+	for line := range lines {
+		if msg := c.decode(line); msg != nil {
+			select {
+			case c.incoming <- msg:
+			case <-c.closed:
+				return
 			}
-		}
-		if err != nil {
-			if err != io.EOF {
-				c.readErr = err
-			}
-			return
 		}
 	}
 }

@@ -42,6 +42,8 @@ func groupUsage(group string) string {
 		return "start, follow, complete and archive handoff cycles between roles (seed 001)"
 	case "handoff":
 		return "read and write the handoffs of a cycle"
+	case "delegate":
+		return "hand a prompt to another agent CLI (claude, codex, gemini) as a tracked session: query, continue, interrupt, abort (seed 002)"
 	}
 	return ""
 }
@@ -70,6 +72,9 @@ func (e *env) toolCommands() []*cli.Command {
 			out = append(out, g)
 		}
 		g.Subcommands = append(g.Subcommands, e.toolCommand(words[1], t))
+	}
+	if g, ok := groups["delegate"]; ok {
+		g.Subcommands = append(g.Subcommands, e.delegateExportCommand())
 	}
 	return out
 }

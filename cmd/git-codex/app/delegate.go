@@ -1,0 +1,111 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+// delegateExportOptions are `git codex delegate export`'s parsed flags.
+type delegateExportOptions struct {
+	Session string
+	Output  string
+}
+
+// delegateExportCommand writes a delegated session's trajectory (its
+// record and the agent CLI's messages) to a file, which agent_resume
+// takes back (seed 002's trajectory export).
+func (e *env) delegateExportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a delegated session's trajectory (record and transcript) to a file",
+		ArgsUsage: "<session>",
+		Description: "Writes {\"version\":1,\"session\":{...},\"transcript\":[...]} to --output (default <session>.json);\n" +
+			"\"-\" writes to stdout. The transcript is the agent CLI's JSON lines as received, kept on the\n" +
+			"machine that ran the turns. `git codex delegate resume --trajectory-path <file>` resumes from it.",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the `FILE` to write (\"-\": stdout)"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageError{fmt.Errorf("export takes one session id")}
+			}
+			opts := delegateExportOptions{Session: c.Args().First(), Output: c.String("output")}
+			if opts.Output == "" {
+				opts.Output = opts.Session + ".json"
+			}
+			caller, st, err := e.session(c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			t, err := tools.ExportTrajectory(c.Context, st, caller, opts.Session)
+			if err != nil {
+				return tools.AsError(err)
+			}
+			b, err := json.MarshalIndent(t, "", "  ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if opts.Output == "-" {
+				_, err = e.stdout.Write(b)
+				return err
+			}
+			if err := os.WriteFile(e.path(opts.Output), b, 0o600); err != nil {
+				return fmt.Errorf("write trajectory: %w", err)
+			}
+			fmt.Fprintf(e.stderr, "wrote %s (%d message(s))\n", opts.Output, len(t.Transcript))
+			return nil
+		},
+	}
+}
+
+// path resolves a file name given on the command line against the
+// command's working directory.
+func (e *env) path(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(e.dir, name)
+}
+
+// renderDelegation prints the delegation tools' results for a person.
+func (e *env) renderDelegation(data any) (bool, error) {
+	w := e.stdout
+	switch d := data.(type) {
+	case *tools.DelegateResult:
+		fmt.Fprintf(w, "session: %s (%s, %s)\n", d.SessionID, d.Agent, d.Status)
+		fmt.Fprintf(w, "cost:    $%.4f, %d turn(s), %d token(s)\n", d.CostUSD, d.NumTurns, d.TokensUsed)
+		if d.Partial {
+			fmt.Fprintf(w, "partial: %s (%s)\n", d.Reason, d.Error)
+		}
+		fmt.Fprintf(w, "\n%s\n", d.Result)
+	case *tools.SessionStopped:
+		fmt.Fprintf(w, "%s (%s)\n", d.Message, d.Status)
+	case *tools.SessionChanged:
+		fmt.Fprintln(w, d.Message)
+	case tools.DelegationList:
+		if len(d.Sessions) == 0 {
+			fmt.Fprintln(e.stderr, "no delegated sessions; start one with `git codex delegate query <prompt>`")
+			return true, nil
+		}
+		tp := e.table("SESSION", "AGENT", "MODEL", "STATUS", "TURNS", "COST", "OWNER")
+		for _, s := range d.Sessions {
+			tp.AddField(s.SessionID)
+			tp.AddField(s.Agent)
+			tp.AddField(s.Model)
+			tp.AddField(s.Status)
+			tp.AddField(fmt.Sprint(s.NumTurns))
+			tp.AddField(fmt.Sprintf("$%.4f", s.CostUSD))
+			tp.AddField(s.Owner)
+			tp.EndRow()
+		}
+		return true, tp.Render()
+	default:
+		return false, nil
+	}
+	return true, nil
+}

@@ -1,0 +1,303 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stopGrace is how long a turn asked to stop (SIGINT: interrupt, budget,
+// a caller gone) has to end before its process group is killed.
+const stopGrace = 5 * time.Second
+
+// turnRun is one turn of a delegated session, as its runner (the process
+// whose call started it) sees it.
+type turnRun struct {
+	d      Delegation
+	l      Launcher
+	h      headless
+	spec   turnSpec
+	prompt string
+	stream bool
+}
+
+// turnOutcome is what the turn's process did.
+type turnOutcome struct {
+	Result         string
+	AgentSessionID string
+	CostUSD        float64
+	NumTurns       int
+	Tokens         int
+	Reason         string // why it stopped early (partial result), if it did
+	Failure        string // why it failed, if it did
+	ExitCode       int
+	Stderr         string
+	Finished       bool // the CLI reported the turn's end (a result line)
+}
+
+// delegationDir is where a session's local files live: its transcript
+// (<id>.jsonl) and, while a turn runs, <id>/pid and <id>/mcp.json. They
+// are this machine's, outside every ref.
+func delegationDir(gitDir string) string { return filepath.Join(gitDir, "codex", "delegations") }
+
+// run starts the agent CLI in its own process group, reads its JSON lines
+// (transcript, progress, budget) and waits for it. It never runs under
+// the state's writer lock: it is an after-step.
+func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turnOutcome {
+	var out turnOutcome
+	dir := filepath.Join(delegationDir(gitDir), r.d.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		out.Failure = err.Error()
+		return out
+	}
+	defer os.RemoveAll(dir)
+	spec := r.spec
+	if len(spec.MCPServers) > 0 && r.l.Name == "claude" {
+		servers := map[string]any{}
+		for _, s := range spec.MCPServers {
+			servers[s.Name] = map[string]any{"command": s.Command, "args": s.Args, "env": s.Env}
+		}
+		b, _ := json.Marshal(map[string]any{"mcpServers": servers})
+		spec.MCPConfig = filepath.Join(dir, "mcp.json")
+		if err := os.WriteFile(spec.MCPConfig, b, 0o600); err != nil {
+			out.Failure = err.Error()
+			return out
+		}
+	}
+	args, err := r.h.args(spec)
+	if err != nil {
+		out.Failure = err.Error()
+		return out
+	}
+	// the launcher's command is a shell command line (agent.<name>.command):
+	// sh runs it with exec, so the agent is the group's leader
+	cmd := exec.Command("sh", append([]string{"-c", "exec " + r.l.Command + ` "$@"`, "sh"}, args...)...)
+	cmd.Dir = r.d.WorkingDir
+	cmd.Stdin = strings.NewReader(r.prompt)
+	cmd.Env = delegateEnv(r.d.ID)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		out.Failure = err.Error()
+		return out
+	}
+	if err := cmd.Start(); err != nil {
+		out.Failure = fmt.Sprintf("cannot start %s: %v", r.l.Command, err)
+		return out
+	}
+	pid := cmd.Process.Pid
+	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(pid)), 0o600)
+	transcript, _ := os.OpenFile(filepath.Join(delegationDir(gitDir), r.d.ID+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if transcript != nil {
+		defer transcript.Close()
+	}
+
+	var stopOnce sync.Once
+	var mu sync.Mutex
+	stop := func(reason string) {
+		stopOnce.Do(func() {
+			mu.Lock()
+			if out.Reason == "" {
+				out.Reason = reason
+			}
+			mu.Unlock()
+			syscall.Kill(-pid, syscall.SIGINT)
+			go func() {
+				time.Sleep(stopGrace)
+				syscall.Kill(-pid, syscall.SIGKILL)
+			}()
+		})
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop(ReasonDisconnect)
+		case <-done:
+		}
+	}()
+
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	n := 0
+	var nonJSON string
+	for {
+		line, err := br.ReadBytes('\n')
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && nonJSON == "" {
+			if transcript != nil {
+				transcript.Write(append(append([]byte{}, line...), '\n'))
+			}
+			var ev agentEvent
+			if perr := r.h.parse(line, &ev); perr != nil {
+				nonJSON = string(line)
+				syscall.Kill(-pid, syscall.SIGKILL)
+			} else {
+				mu.Lock()
+				over := r.apply(&out, ev)
+				mu.Unlock()
+				if over {
+					stop(ReasonBudget)
+				}
+				if msg := progressMessage(ev); msg != "" && progress != nil && r.stream {
+					n++
+					progress(n, msg)
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	werr := cmd.Wait()
+	out.Stderr = stderr.String()
+	var exit *exec.ExitError
+	if errors.As(werr, &exit) {
+		out.ExitCode = exit.ExitCode()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case nonJSON != "":
+		out.Failure = fmt.Sprintf("%s printed a line that is not its JSON output: %q", r.l.Name, truncate(nonJSON, 200))
+	case out.Reason != "":
+		// stopped on purpose: what came back is partial
+	case werr != nil && !out.Finished:
+		out.Failure = fmt.Sprintf("%s exited with %v before reporting a result", r.l.Name, werr)
+	case !out.Finished:
+		out.Failure = fmt.Sprintf("%s ended without reporting a result", r.l.Name)
+	}
+	return out
+}
+
+// apply adds one event to the outcome, and reports whether the turn went
+// over its token budget.
+func (r turnRun) apply(out *turnOutcome, ev agentEvent) bool {
+	if ev.SessionID != "" {
+		out.AgentSessionID = ev.SessionID
+	}
+	out.Tokens += ev.Tokens
+	switch ev.Kind {
+	case "assistant":
+		if ev.Delta {
+			out.Result += ev.Text
+		} else {
+			out.Result = ev.Text
+		}
+	case "result":
+		out.Finished = true
+		out.CostUSD += ev.CostUSD
+		out.NumTurns += ev.NumTurns
+		if ev.Result != "" {
+			out.Result = ev.Result
+		}
+		switch {
+		case ev.Subtype == "error_max_turns":
+			out.Reason = ReasonMaxTurns
+		case ev.IsError && ev.Subtype != "success":
+			out.Failure = fmt.Sprintf("%s reported an error: %s", r.l.Name, firstNonEmpty(ev.Text, ev.Result, ev.Subtype))
+		case ev.IsError:
+			out.Failure = fmt.Sprintf("%s reported an error: %s", r.l.Name, firstNonEmpty(ev.Result, ev.Text))
+		}
+	}
+	return r.d.BudgetTokens > 0 && out.Tokens > r.d.BudgetTokens && !out.Finished
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// progressMessage is an event as seed 002's stream shows it, or "".
+func progressMessage(ev agentEvent) string {
+	var m map[string]any
+	switch ev.Kind {
+	case "assistant":
+		m = map[string]any{"type": "assistant", "message": ev.Text}
+	case "tool_use":
+		m = map[string]any{"type": "tool_use", "name": ev.Tool, "input": ev.Input}
+		if len(ev.Input) == 0 {
+			m["input"] = map[string]any{}
+		}
+	case "tool_result":
+		m = map[string]any{"type": "tool_result", "content": ev.Text}
+	case "result":
+		m = map[string]any{"type": "result", "result": ev.Result, "cost_usd": ev.CostUSD}
+	default:
+		return ""
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// delegateEnv is the agent process's environment: the caller's, without
+// its git codex credential (the delegated agent is not the caller), and
+// with CODEX_DELEGATION naming the session.
+func delegateEnv(id string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "CODEX_TOKEN=") || strings.HasPrefix(kv, "CODEX_DELEGATION=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "CODEX_DELEGATION="+id)
+}
+
+// signalTurn sends sig to the process group of a session's running turn
+// on this machine (its runner wrote the leader's pid), and reports whether
+// there was one.
+func signalTurn(gitDir, id string, sig syscall.Signal) bool {
+	b, err := os.ReadFile(filepath.Join(delegationDir(gitDir), id, "pid"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return false
+	}
+	return syscall.Kill(-pid, sig) == nil
+}
+
+// tailBuffer keeps the last max bytes written to it (an agent's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+var _ io.Writer = (*tailBuffer)(nil)
