@@ -32,6 +32,9 @@ import (
 const (
 	ghRepo    = "git-codex-demo/greeter"
 	originURL = "https://github.com/" + ghRepo + ".git"
+	// forgeDir is where, inside the demo repository's .git, the branches
+	// pushed to origin land.
+	forgeDir = "demo-forge.git"
 	// launcher is the name of the stand-in's launcher (agent.demo.command).
 	launcher = "demo"
 	// task is the coding agent's task.
@@ -308,6 +311,13 @@ func makeRepo(ctx context.Context, dir string) (string, error) {
 		{"add", "README.md"},
 		{"commit", "-q", "-m", "Start greeter"},
 		{"remote", "add", "origin", originURL},
+		// origin names the stand-in's repository; its branches go to a
+		// bare repository inside .git (removed with the demo), as
+		// create_pull_request pushes a branch before it opens its
+		// pull request
+		{"init", "-q", "--bare", filepath.Join(".git", forgeDir)},
+		{"config", "remote.origin.pushurl", filepath.Join(dir, ".git", forgeDir)},
+		{"push", "-q", "origin", "main"},
 	} {
 		if _, err := git(args...); err != nil {
 			return "", err

@@ -290,6 +290,13 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if base == g.Head {
 			return &GitHubError{Status: 422, Message: fmt.Sprintf("your branch %s is the base branch; work on a branch of your own", g.Head)}
 		}
+		push := []string{g.Head}
+		if epicBase(base) {
+			push = append(push, base)
+		}
+		if err := publishBranches(ctx, r.f.Store, push...); err != nil {
+			return err
+		}
 		// an open pull request from this branch is the one to record
 		// (made by an earlier try, or by someone else)
 		pr, ok, err := r.gh.FindPullRequest(ctx, g.Head, base)

@@ -26,7 +26,7 @@ type PullRequestCreated struct {
 
 // CreatePullRequest opens a pull request from the caller's branch.
 var CreatePullRequest = Define("create_pull_request", "github.create_pull_request",
-	"Open a GitHub pull request from your branch (push it first) into base_branch (default: your task's epic branch, else the repository's default branch). "+
+	"Open a GitHub pull request from your branch into base_branch (default: your task's epic branch, else the repository's default branch); your branch (and an epic base) is pushed to origin first, never forced. "+
 		"It is recorded on your instance and on the task you hold, which goes to REVIEW. An open pull request from your branch is found, not opened again. "+
 		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it.",
 	CLI{Path: "github pr", Args: []string{"title"}},

@@ -240,21 +240,23 @@ func supervisorOf(c *Call) string {
 // undoes in the same commit.
 func startInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt, live string, out *Spawned, onFail func(*Call) error) error {
 	err := makeInstance(ctx, f, a, token, l, prompt)
-	if err != nil {
-		// what was made is fresh: nothing of anybody's work is in it
-		tearDown(ctx, f, a)
-	}
+	failed := false
 	rerr := f.Record(ctx, func(c *Call) error {
 		cur, gerr := getAgent(c.Tx, a.ID)
 		if gerr != nil {
 			return gerr
 		}
 		if cur.Status != StatusStarting {
-			return nil // someone killed it meanwhile; their status stands
+			// someone killed it meanwhile, or the agent called in
+			// (markRunning) and may have made work since: their status
+			// stands, and what was made is left for cleanup, which
+			// rescues work before it removes anything.
+			return nil
 		}
 		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = live, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
 		c.Summarize("%s is %s", a.ID, live)
 		if err != nil {
+			failed = true
 			cur.Status, cur.StatusReason = StatusFailed, err.Error()
 			end := c.Tx.Now()
 			cur.EndedAt = &end
@@ -270,11 +272,33 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 		c.Target(a.ID)
 		return c.Tx.Put(agentPath(a.ID), cur)
 	})
+	if err != nil && (failed || rerr != nil) {
+		// what was made is fresh: nothing of anybody's work is in it
+		tearDown(ctx, f, a)
+	}
 	if rerr == nil && err != nil {
 		return Errorf(AgentStartFailed, "%s did not start: %v; it is recorded FAILED and what was made for it is removed", a.ID, err).
 			With("instance_id", a.ID).With("agent", l.Name)
 	}
 	return rerr
+}
+
+// markRunning records that an instance calling a tool while STARTING runs:
+// its own call is the proof that spawn's start check waits for, and an
+// agent quicker than that check (request_review within 150 ms of its
+// pane) must not be refused for a state it has already left. The call's
+// own commit carries the change; a refused call discards it.
+func markRunning(c *Call) error {
+	a := c.Agent
+	if a == nil || a.Status != StatusStarting || c.Caller.ID != a.ID {
+		return nil
+	}
+	a.Status = StatusActive
+	if a.ReviewOf != "" {
+		a.Status = StatusReviewing
+	}
+	a.UpdatedAt, a.UpdatedBy, a.Clock = c.Tx.Now(), a.ID, c.Tx.Clock()
+	return c.Tx.Put(agentPath(a.ID), *a)
 }
 
 // startCheck is how long a fresh pane is watched for an agent that exits

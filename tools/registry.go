@@ -347,6 +347,9 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 	if ierr != nil {
 		return fail(ierr), c
 	}
+	if err := markRunning(c); err != nil {
+		return fail(AsError(err)), c
+	}
 	out, err := t.run(ctx, c, in)
 	if err != nil {
 		return fail(AsError(err)), c
