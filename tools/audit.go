@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -94,7 +93,7 @@ func authorOf(id string) gitstate.Signature {
 // whatever they hold; values of any name are also checked for the shapes of
 // credentials (secretIn), so a token under "note" is redacted too. An
 // "env" (a delegated query's MCP server environment) is where keys live.
-var secretKey = regexp.MustCompile(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key|^env$)`)
+var secretKey = lazyRegexp(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key|^env$)`)
 
 // maxAuditString is how much of one string argument (or key) the trailer
 // keeps; the full text is in the record the call wrote. maxAuditArgs caps the

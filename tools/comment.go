@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 const dirComments = "comments"
 
 // commentIDPattern is the shape of ids NewID("c") makes.
-var commentIDPattern = regexp.MustCompile(`^c-[0-9a-z]{16}$`)
+var commentIDPattern = lazyRegexp(`^c-[0-9a-z]{16}$`)
 
 func commentPath(taskID, id string) string {
 	return dirComments + "/" + taskID + "/" + gitstate.Fanout(id) + "/" + id + ".json"

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 const dirConflicts = "conflicts"
 
 // conflictIDPattern is the shape of ids gitstate.DeriveID("c", ...) makes.
-var conflictIDPattern = regexp.MustCompile(`^c-[0-9a-z]{16}$`)
+var conflictIDPattern = lazyRegexp(`^c-[0-9a-z]{16}$`)
 
 func conflictPath(id string) string {
 	return dirConflicts + "/" + gitstate.Fanout(id) + "/" + id + ".json"

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -76,7 +75,7 @@ func cycleLockName(feature string) string { return cycleLockPrefix + feature }
 
 // featurePattern keeps feature names safe in lock names, cycle ids and
 // the archive's ref name.
-var featurePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var featurePattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 func validFeature(f string) error {
 	if !featurePattern.MatchString(f) {
@@ -86,7 +85,7 @@ func validFeature(f string) error {
 }
 
 // cycleIDPattern is the shape of the ids newCycleID makes.
-var cycleIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9][A-Za-z0-9_-]{0,63}_[0-9a-z]{6}$`)
+var cycleIDPattern = lazyRegexp(`^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9][A-Za-z0-9_-]{0,63}_[0-9a-z]{6}$`)
 
 // newCycleID is seed 001's <UTC time>_<feature>, plus a random tail so
 // that two cycles of one feature started in the same second (here, or on

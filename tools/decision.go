@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"time"
 
@@ -15,7 +14,7 @@ const dirDecisions = "decisions"
 
 // decisionIDPattern is the shape of ids NewID("d") makes; anything else
 // cannot name a decision (and must not reach a record path).
-var decisionIDPattern = regexp.MustCompile(`^d-[0-9a-z]{16}$`)
+var decisionIDPattern = lazyRegexp(`^d-[0-9a-z]{16}$`)
 
 func decisionPath(id string) string {
 	return dirDecisions + "/" + gitstate.Fanout(id) + "/" + id + ".json"

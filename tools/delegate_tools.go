@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"syscall"
 	"time"
@@ -27,7 +26,7 @@ const (
 
 // modelPattern is what a model name may look like (an alias such as
 // sonnet, or a full id such as claude-sonnet-4-5 or gpt-5-codex).
-var modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$`)
+var modelPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$`)
 
 // DelegateQueryIn is agent_query's (and agent_query_stream's) input.
 type DelegateQueryIn struct {

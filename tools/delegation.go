@@ -3,7 +3,6 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -92,7 +91,7 @@ type DelegationTurn struct {
 
 // delegationIDPattern is the shape of delegated sessions' ids: NewID's with
 // prefix "dlg".
-var delegationIDPattern = regexp.MustCompile(`^dlg-[0-9a-z]{16}$`)
+var delegationIDPattern = lazyRegexp(`^dlg-[0-9a-z]{16}$`)
 
 func delegationPath(id string) string {
 	return dirDelegations + "/" + gitstate.Fanout(id) + "/" + id + ".json"

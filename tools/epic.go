@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +20,7 @@ import (
 const dirEpics = "epics"
 
 // epicIDPattern is the shape of ids NewID("e") makes.
-var epicIDPattern = regexp.MustCompile(`^e-[0-9a-z]{16}$`)
+var epicIDPattern = lazyRegexp(`^e-[0-9a-z]{16}$`)
 
 func epicPath(id string) string {
 	return dirEpics + "/" + gitstate.Fanout(id) + "/" + id + ".json"

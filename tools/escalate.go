@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -42,7 +41,7 @@ func escalates(code Code) bool {
 	return false
 }
 
-var escalationKeyPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var escalationKeyPattern = lazyRegexp(`^[0-9a-f]{16}$`)
 
 // escalationKind: escalations/<key>.json, one per kind of failure and
 // recipient (a handful: tools x codes x supervisors).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -36,7 +35,7 @@ const (
 	opCreateIssues = "create_issues"
 )
 
-var githubCallIDPattern = regexp.MustCompile(`^g-[0-9a-z]{16}$`)
+var githubCallIDPattern = lazyRegexp(`^g-[0-9a-z]{16}$`)
 
 func githubCallPath(id string) string {
 	return dirGitHub + "/" + gitstate.Fanout(id) + "/" + id + ".json"

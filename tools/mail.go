@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -249,7 +248,7 @@ var MailReply = Define("mail_reply", "mail.reply",
 
 // mailIDPattern is the shape of ids NewID("m") makes; anything else cannot
 // name a mail (and must not reach a record path).
-var mailIDPattern = regexp.MustCompile(`^m-[0-9a-z]{16}$`)
+var mailIDPattern = lazyRegexp(`^m-[0-9a-z]{16}$`)
 
 // ownMail finds a mail in the caller's inbox. Mail that exists in someone
 // else's inbox is PERMISSION_DENIED; mail that exists nowhere is

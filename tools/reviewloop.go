@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -86,7 +85,7 @@ type Feedback struct {
 	Clock          gitstate.Clock `json:"clock"`
 }
 
-var feedbackIDPattern = regexp.MustCompile(`^f-[0-9a-z]{16}$`)
+var feedbackIDPattern = lazyRegexp(`^f-[0-9a-z]{16}$`)
 
 // feedbackKind: feedback/<x>/<y>/<id>.json.
 func feedbackKind() Kind {

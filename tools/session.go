@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -30,7 +29,7 @@ type Session struct {
 }
 
 // sessionIDPattern is the shape of session ids.
-var sessionIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
+var sessionIDPattern = lazyRegexp(`^[0-9a-f]{24}$`)
 
 func sessionPath(id string) string {
 	return dirSessions + "/" + gitstate.Fanout(id) + "/" + id + ".json"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 const dirTasks = "tasks"
 
 // taskIDPattern is the shape of ids NewID("t") makes.
-var taskIDPattern = regexp.MustCompile(`^t-[0-9a-z]{16}$`)
+var taskIDPattern = lazyRegexp(`^t-[0-9a-z]{16}$`)
 
 func taskPath(id string) string {
 	return dirTasks + "/" + gitstate.Fanout(id) + "/" + id + ".json"

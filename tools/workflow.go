@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -53,7 +52,7 @@ func DefaultWorkflow() Workflow {
 
 // namePattern is what role and phase names look like: they become parts of
 // environment variables and git config keys.
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+var namePattern = lazyRegexp(`^[a-z][a-z0-9_-]{0,31}$`)
 
 // Roles lists the workflow's roles, sorted.
 func (w Workflow) Roles() []string {

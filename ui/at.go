@@ -5,19 +5,22 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
 var (
-	commitID   = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	shortID    = regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`)
-	stateAgo   = regexp.MustCompile(`^refs/codex/state~[0-9]{1,7}$`)
+	// compiled on first use: every git codex process links this package,
+	// few serve the page, and the repetitions cost ~0.5 ms to compile
+	commitID   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
+	shortID    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`) })
+	stateAgo   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^refs/codex/state~[0-9]{1,7}$`) })
 	timeLayout = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
 )
 
-func isCommitID(s string) bool { return commitID.MatchString(s) }
+func isCommitID(s string) bool { return commitID().MatchString(s) }
 
 // at resolves the request's ?at= to a state commit: "" (the tip) when
 // absent; a commit id (full or abbreviated), refs/codex/state~N, or a time
@@ -37,7 +40,7 @@ func (s *Server) at(w http.ResponseWriter, r *http.Request) (commit string, ok b
 		}
 		return c, true
 	}
-	if !shortID.MatchString(v) && !stateAgo.MatchString(v) {
+	if !shortID().MatchString(v) && !stateAgo().MatchString(v) {
 		writeError(w, http.StatusBadRequest, "INVALID_INPUT", "at must be a commit id, refs/codex/state~N or a time such as 2026-11-23T22:15:00Z")
 		return "", false
 	}

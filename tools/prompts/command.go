@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DefaultAgent is the agent whose registry is read when none is named,
@@ -63,12 +64,12 @@ func Key(c1, c2, c3 string) string { return c1 + " " + c2 + " " + c3 }
 
 // namePattern is what a C3L word or an agent name may be: it becomes a
 // directory name, so nothing that could leave the prompts folder.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
 
 // ValidName reports an error naming field when s cannot be a C3L word or
 // an agent name ("..", "/", empty, too long).
 func ValidName(field, s string) error {
-	if !namePattern.MatchString(s) {
+	if !namePattern().MatchString(s) {
 		return fmt.Errorf("%s %q is not a valid name: use letters, digits, '-' and '_' (at most 100), starting with a letter or digit", field, s)
 	}
 	return nil
