@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ const (
 	envWaitGo      = "GITSTATE_TEST_WAIT_GO"      // "1": after "ready", wait for a line on stdin
 	envHang        = "GITSTATE_TEST_HANG"         // swap stage at which to announce and hang forever
 	envNoLink      = "GITSTATE_TEST_NO_LINK"      // "1": hard links fail, as on filesystems without them
+	envCPUProfile  = "GITSTATE_TEST_CPUPROFILE"   // write a CPU profile of the writes to <value>.<name>
 )
 
 // noHardLinks makes the store's hard links fail with EPERM, and counts the
@@ -102,6 +104,12 @@ func writerMain() int {
 	os.Stdout.WriteString("ready\n")
 	if os.Getenv(envWaitGo) == "1" {
 		bufio.NewReader(os.Stdin).ReadString('\n')
+	}
+	if prefix := os.Getenv(envCPUProfile); prefix != "" {
+		f, err := os.Create(prefix + "." + name)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
 	}
 	ctx := context.Background()
 	for i := 0; count == 0 || i < count; i++ {
