@@ -95,6 +95,33 @@ func authorOf(id string) gitstate.Signature {
 // "env" (a delegated query's MCP server environment) is where keys live.
 var secretKey = lazyRegexp(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key|^env$)`)
 
+// secretKeyWords are secretKey's words, for names in ASCII (nearly all):
+// matching them needs no compiled expression, which cost every CLI write
+// a few hundred microseconds.
+var secretKeyWords = []string{"psk", "token", "secret", "password", "passwd", "apikey", "api_key", "api-key",
+	"authorization", "credential", "privatekey", "private_key", "private-key"}
+
+// isSecretKey reports whether an argument's name says its value is secret
+// (secretKey; names with other than ASCII letters go through it, for its
+// Unicode case folding).
+func isSecretKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= 0x80 {
+			return secretKey.MatchString(k)
+		}
+	}
+	k = asciiLower(k)
+	if k == "env" {
+		return true
+	}
+	for _, w := range secretKeyWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // maxAuditString is how much of one string argument (or key) the trailer
 // keeps; the full text is in the record the call wrote. maxAuditArgs caps the
 // whole trailer, however many arguments a call sends.
@@ -134,7 +161,7 @@ func redact(v any) any {
 			if kind := secretIn(k); kind != "" {
 				key = fmt.Sprintf("[redacted %s #%d]", kind, len(out))
 			}
-			if secretKey.MatchString(k) {
+			if isSecretKey(k) {
 				out[key] = "[redacted]"
 				continue
 			}

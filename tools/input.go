@@ -39,7 +39,7 @@ func (t *Tool) decode(args json.RawMessage) (any, *Error) {
 	if e := checkValues(args, multilineFields(t.inType)); e != nil {
 		return nil, e
 	}
-	if err := t.schemas().resolved.Validate(generic); err != nil {
+	if err := t.input().resolved.Validate(generic); err != nil {
 		return nil, Errorf(InvalidInput, "invalid arguments for %s: %v; see `git codex tools %s`", t.Name, err, t.Name).With("reason", err.Error())
 	}
 	in := reflect.New(t.inType)

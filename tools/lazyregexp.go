@@ -22,3 +22,6 @@ func lazyRegexp(pattern string) *lazyRE {
 
 // MatchString reports whether s matches.
 func (l *lazyRE) MatchString(s string) bool { return l.re().MatchString(s) }
+
+// FindString returns the leftmost match in s, or "".
+func (l *lazyRE) FindString(s string) string { return l.re().FindString(s) }

@@ -28,7 +28,8 @@ type Tool struct {
 	Hints   Hints
 	inType  reflect.Type
 	outType reflect.Type
-	schemas func() schemas // computed once, on first use
+	input   func() inputSchema        // computed once, on first use
+	output  func() *jsonschema.Schema // computed once, on first use: a call never needs it
 	run     func(ctx context.Context, c *Call, in any) (any, error)
 }
 
@@ -79,9 +80,10 @@ func (c *Call) Summarize(format string, args ...any) {
 // Codex-Target trailer.
 func (c *Call) Target(id string) { c.target = id }
 
-// schemas are a tool's JSON schemas, inferred from its Go types.
-type schemas struct {
-	in, out  *jsonschema.Schema
+// inputSchema is a tool's input schema, inferred from its Go type, and its
+// resolved form that validates calls.
+type inputSchema struct {
+	in       *jsonschema.Schema
 	resolved *jsonschema.Resolved
 }
 
@@ -99,21 +101,24 @@ func Define[In, Out any](name, permission, description string, cli CLI, h func(c
 		CLI:         cli,
 		inType:      reflect.TypeFor[In](),
 		outType:     reflect.TypeFor[Out](),
-		schemas: sync.OnceValue(func() schemas {
+		input: sync.OnceValue(func() inputSchema {
 			in, err := jsonschema.For[In](schemaOptions())
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s input schema: %v", name, err))
 			}
 			nonNullable(in)
-			out, err := jsonschema.For[Out](schemaOptions())
-			if err != nil {
-				panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
-			}
 			resolved, err := in.Resolve(nil)
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s resolve schema: %v", name, err))
 			}
-			return schemas{in: in, out: out, resolved: resolved}
+			return inputSchema{in: in, resolved: resolved}
+		}),
+		output: sync.OnceValue(func() *jsonschema.Schema {
+			out, err := jsonschema.For[Out](schemaOptions())
+			if err != nil {
+				panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
+			}
+			return out
 		}),
 		run: func(ctx context.Context, c *Call, in any) (any, error) {
 			return h(ctx, c, *in.(*In))
@@ -152,10 +157,10 @@ func (t *Tool) Hint(h Hints) *Tool {
 
 // InputSchema is the JSON schema of the tool's input; both adapters
 // publish and enforce it.
-func (t *Tool) InputSchema() *jsonschema.Schema { return t.schemas().in }
+func (t *Tool) InputSchema() *jsonschema.Schema { return t.input().in }
 
 // OutputSchema is the JSON schema of the data a successful call returns.
-func (t *Tool) OutputSchema() *jsonschema.Schema { return t.schemas().out }
+func (t *Tool) OutputSchema() *jsonschema.Schema { return t.output() }
 
 // InputType is the Go type of the tool's input, for adapters that build
 // flags from its fields.

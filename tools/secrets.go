@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"regexp"
 	"strings"
 	"sync"
 )
@@ -17,7 +16,7 @@ type secretShape struct {
 	kind    string
 	markers []string // where a match can start; searched case-blind if fold
 	fold    bool
-	re      *regexp.Regexp // anchored at the marker
+	re      *lazyRE // anchored at the marker; compiled when a marker is first found
 	// word: the match must not continue a word (a letter, digit or '_'
 	// just before it): "risk-..." holds no "sk-" key.
 	word bool
@@ -29,23 +28,24 @@ type secretShape struct {
 // is recognisable within it.
 const secretWindow = 256
 
-// secretShapes are compiled on first use: compiling them at package init
-// would cost every short CLI run a few hundred microseconds.
+// secretShapes' patterns are compiled when one of their markers is first
+// found: compiling all of them, at package init or at the first check,
+// cost every CLI write ~1 ms (perf), though few values hold a marker.
 var secretShapes = sync.OnceValue(func() []secretShape {
 	return []secretShape{
-		{kind: "GitHub token", markers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{30,}`), word: true},
-		{kind: "GitHub fine-grained token", markers: []string{"github_pat_"}, re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,}`), word: true},
-		{kind: "GitLab token", markers: []string{"glpat-"}, re: regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), word: true},
-		{kind: "Anthropic API key", markers: []string{"sk-ant-"}, re: regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`), word: true},
-		{kind: "OpenAI API key", markers: []string{"sk-"}, re: regexp.MustCompile(`^sk-[A-Za-z0-9_-]{20,}`), word: true, ok: hasDigit},
-		{kind: "Stripe secret key", markers: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: regexp.MustCompile(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), word: true},
-		{kind: "Slack token", markers: []string{"xox"}, re: regexp.MustCompile(`^xox[abprs]-[A-Za-z0-9-]{10,}`), word: true},
-		{kind: "Slack app token", markers: []string{"xapp-"}, re: regexp.MustCompile(`^xapp-[0-9]+-[A-Za-z0-9-]{10,}`), word: true},
-		{kind: "AWS access key id", markers: []string{"AKIA", "ASIA"}, re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}(?:[^A-Za-z0-9_]|$)`), word: true},
-		{kind: "Google API key", markers: []string{"AIza"}, re: regexp.MustCompile(`^AIza[A-Za-z0-9_-]{35}`), word: true},
-		{kind: "npm token", markers: []string{"npm_"}, re: regexp.MustCompile(`^npm_[A-Za-z0-9]{36}`), word: true},
-		{kind: "private key", markers: []string{"-----BEGIN"}, re: regexp.MustCompile(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)},
-		{kind: "bearer token", markers: []string{"bearer"}, fold: true, re: regexp.MustCompile(`^(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`), word: true, ok: hasDigit},
+		{kind: "GitHub token", markers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: lazyRegexp(`^gh[pousr]_[A-Za-z0-9]{30,}`), word: true},
+		{kind: "GitHub fine-grained token", markers: []string{"github_pat_"}, re: lazyRegexp(`^github_pat_[A-Za-z0-9_]{22,}`), word: true},
+		{kind: "GitLab token", markers: []string{"glpat-"}, re: lazyRegexp(`^glpat-[A-Za-z0-9_-]{20,}`), word: true},
+		{kind: "Anthropic API key", markers: []string{"sk-ant-"}, re: lazyRegexp(`^sk-ant-[A-Za-z0-9_-]{20,}`), word: true},
+		{kind: "OpenAI API key", markers: []string{"sk-"}, re: lazyRegexp(`^sk-[A-Za-z0-9_-]{20,}`), word: true, ok: hasDigit},
+		{kind: "Stripe secret key", markers: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: lazyRegexp(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), word: true},
+		{kind: "Slack token", markers: []string{"xox"}, re: lazyRegexp(`^xox[abprs]-[A-Za-z0-9-]{10,}`), word: true},
+		{kind: "Slack app token", markers: []string{"xapp-"}, re: lazyRegexp(`^xapp-[0-9]+-[A-Za-z0-9-]{10,}`), word: true},
+		{kind: "AWS access key id", markers: []string{"AKIA", "ASIA"}, re: lazyRegexp(`^(?:AKIA|ASIA)[A-Z0-9]{16}(?:[^A-Za-z0-9_]|$)`), word: true},
+		{kind: "Google API key", markers: []string{"AIza"}, re: lazyRegexp(`^AIza[A-Za-z0-9_-]{35}`), word: true},
+		{kind: "npm token", markers: []string{"npm_"}, re: lazyRegexp(`^npm_[A-Za-z0-9]{36}`), word: true},
+		{kind: "private key", markers: []string{"-----BEGIN"}, re: lazyRegexp(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)},
+		{kind: "bearer token", markers: []string{"bearer"}, fold: true, re: lazyRegexp(`^(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`), word: true, ok: hasDigit},
 	}
 })
 
