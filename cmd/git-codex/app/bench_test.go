@@ -23,8 +23,9 @@ import (
 // <= 20 ms, listing an inbox of 100 mails among 100k <= 5 ms.
 
 // buildBinary builds git-codex into a temporary directory and returns its
-// path, with the build tags `make` uses (GIT_CODEX_BUILD_TAGS, set by
-// `make bench`); the benchmark is skipped without a go command.
+// path, with the build tags and environment `make` uses
+// (GIT_CODEX_BUILD_TAGS, GIT_CODEX_BUILD_ENV, set by `make bench`; static,
+// CGO_ENABLED=0, when unset); the benchmark is skipped without a go command.
 func buildBinary(b *testing.B) string {
 	b.Helper()
 	gobin, err := exec.LookPath("go")
@@ -33,6 +34,10 @@ func buildBinary(b *testing.B) string {
 	}
 	bin := filepath.Join(b.TempDir(), "git-codex")
 	cmd := exec.Command(gobin, "build", "-tags", os.Getenv("GIT_CODEX_BUILD_TAGS"), "-o", bin, "github.com/gitcodex/git-codex/cmd/git-codex")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if env := os.Getenv("GIT_CODEX_BUILD_ENV"); env != "" {
+		cmd.Env = append(cmd.Env, strings.Fields(env)...)
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
