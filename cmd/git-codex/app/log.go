@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cli/go-gh/v2/pkg/tableprinter"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
@@ -133,11 +132,11 @@ func (e *env) logCommand() *cli.Command {
 				if en.Error != "" {
 					result = en.Error
 				}
-				tp.AddField(en.Commit[:12], tableprinter.WithColor(func(s string) string { return e.paint(ansiYellow, s) }))
+				tp.AddColored(en.Commit[:12], func(s string) string { return e.paint(ansiYellow, s) })
 				tp.AddField(e.when(en.Time))
 				tp.AddField(en.Tool)
 				tp.AddField(en.Actor)
-				tp.AddField(result, tableprinter.WithColor(func(s string) string { return e.paint(kindColor(en.Kind), s) }))
+				tp.AddColored(result, func(s string) string { return e.paint(kindColor(en.Kind), s) })
 				summary := en.Summary
 				if en.Message != "" { // what went wrong, not only its code
 					summary += " — " + en.Message

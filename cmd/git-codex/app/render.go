@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cli/go-gh/v2/pkg/tableprinter"
 	"github.com/gitcodex/git-codex/tools"
 )
 
@@ -20,7 +19,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // render prints a tool's result for a person: a table on a terminal,
-// tab-separated lines when piped (go-gh's tableprinter), or key/value lines.
+// tab-separated lines when piped (table.go), or key/value lines.
 // Tools without a renderer print JSON.
 func (e *env) render(tool string, data any) error {
 	if ok, err := e.renderInstance(data); ok {
@@ -255,10 +254,8 @@ func (e *env) render(tool string, data any) error {
 	return nil
 }
 
-func (e *env) table(headers ...string) tableprinter.TablePrinter {
-	tp := tableprinter.New(e.stdout, e.tty, e.width)
-	tp.AddHeader(headers)
-	return tp
+func (e *env) table(headers ...string) *table {
+	return newTable(e.stdout, e.tty, e.width, headers...)
 }
 
 // when formats a time: relative on a terminal, RFC 3339 for scripts.
