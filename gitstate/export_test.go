@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Exports of unexported functions for the tests in package gitstate_test.
@@ -38,11 +37,11 @@ func (s *Store) WriteTree(files map[string]string) (string, error) {
 	for p, c := range files {
 		changes[p] = []byte(c)
 	}
-	sn := &Snapshot{s: s, trees: map[plumbing.Hash]*object.Tree{}}
+	sn := &Snapshot{s: s, trees: map[plumbing.Hash]*gitTree{}}
 	var out objectBatch
 	h, _, err := buildTree(sn, &out, "", plumbing.ZeroHash, changes)
 	if err == nil && h.IsZero() {
-		h, err = out.encode(plumbing.TreeObject, &object.Tree{})
+		h, err = out.encode(plumbing.TreeObject, &gitTree{})
 	}
 	if err == nil {
 		err = s.writeObjects(&out)
@@ -52,7 +51,7 @@ func (s *Store) WriteTree(files map[string]string) (string, error) {
 
 // TreeFiles reads a state tree back as path -> content.
 func (s *Store) TreeFiles(tree string) (map[string]string, error) {
-	sn := &Snapshot{s: s, root: plumbing.NewHash(tree), trees: map[plumbing.Hash]*object.Tree{}}
+	sn := &Snapshot{s: s, root: plumbing.NewHash(tree), trees: map[plumbing.Hash]*gitTree{}}
 	out := map[string]string{}
 	err := sn.Walk("", func(p string, b []byte) error {
 		out[p] = string(b)
@@ -106,6 +105,6 @@ func (s *Store) CanonicalTree(tree string) (bool, error) {
 		return false, err
 	}
 	b := &objectBatch{}
-	h, err := b.encode(plumbing.TreeObject, &object.Tree{Entries: t.Entries})
+	h, err := b.encode(plumbing.TreeObject, &gitTree{Entries: t.Entries})
 	return h == plumbing.NewHash(tree), err
 }

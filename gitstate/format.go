@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // checkFormat refuses a repository whose objects or refs this build cannot
@@ -18,23 +16,25 @@ import (
 // read or move refs kept in a reftable. It reads only the repository's
 // config, so Open stays cheap, and it runs before anything is written.
 func checkFormat(commonDir string) error {
-	f, err := os.Open(filepath.Join(commonDir, "config"))
+	b, err := os.ReadFile(filepath.Join(commonDir, "config"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("gitstate: read %s/config: %w", commonDir, err)
 	}
-	defer f.Close()
-	cfg := config.New()
-	if err := config.NewDecoder(f).Decode(cfg); err != nil {
+	cfg, err := ParseConfig(b)
+	if err != nil {
 		return fmt.Errorf("gitstate: parse %s/config: %w", commonDir, err)
 	}
-	ext := cfg.Section("extensions")
-	if of := strings.ToLower(ext.Option("objectformat")); of != "" && of != "sha1" {
+	option := func(key string) string {
+		v, _ := ConfigValue(cfg, "extensions", "", key)
+		return strings.ToLower(v)
+	}
+	if of := option("objectformat"); of != "" && of != "sha1" {
 		return fmt.Errorf("gitstate: %s uses %s object names (extensions.objectFormat), and this build of git codex writes only SHA-1 objects: %w", commonDir, of, ErrUnsupportedRepository)
 	}
-	if rs := strings.ToLower(ext.Option("refstorage")); rs != "" && rs != "files" {
+	if rs := option("refstorage"); rs != "" && rs != "files" {
 		return fmt.Errorf("gitstate: %s keeps its refs in a %s (extensions.refStorage), and git codex reads and moves only loose and packed refs: %w", commonDir, rs, ErrUnsupportedRepository)
 	}
 	return nil

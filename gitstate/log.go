@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Event is one state commit read back as an audit record.
@@ -47,7 +46,7 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c := heap.Pop(q).(*object.Commit)
+		c := heap.Pop(q).(*gitCommit)
 		for _, p := range c.ParentHashes {
 			if seen[p] {
 				continue
@@ -69,14 +68,14 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 }
 
 // commitQueue is a heap of commits, newest committer time first.
-type commitQueue []*object.Commit
+type commitQueue []*gitCommit
 
 func (q commitQueue) Len() int { return len(q) }
 func (q commitQueue) Less(i, j int) bool {
 	return q[i].Committer.When.After(q[j].Committer.When)
 }
 func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*object.Commit)) }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*gitCommit)) }
 func (q *commitQueue) Pop() any {
 	old := *q
 	c := old[len(old)-1]
@@ -101,7 +100,7 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 
 // treeChanged reports whether c's tree differs from its first parent's. A
 // parent that cannot be read (a shallow clone) counts as a change.
-func (s *Store) treeChanged(c *object.Commit) bool {
+func (s *Store) treeChanged(c *gitCommit) bool {
 	if len(c.ParentHashes) == 0 {
 		return true
 	}
@@ -112,7 +111,7 @@ func (s *Store) treeChanged(c *object.Commit) bool {
 	return p.TreeHash != c.TreeHash
 }
 
-func eventOf(c *object.Commit) Event {
+func eventOf(c *gitCommit) Event {
 	e := Event{
 		Commit: c.Hash.String(),
 		Time:   c.Committer.When,
@@ -167,8 +166,8 @@ func (s *Store) diffTrees(ctx context.Context, dir string, from, to plumbing.Has
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries := func(h plumbing.Hash) (map[string]object.TreeEntry, error) {
-		m := map[string]object.TreeEntry{}
+	entries := func(h plumbing.Hash) (map[string]gitTreeEntry, error) {
+		m := map[string]gitTreeEntry{}
 		if h.IsZero() {
 			return m, nil
 		}

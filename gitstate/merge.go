@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Resolver decides a record that both sides of a merge changed, each in its
@@ -63,7 +62,7 @@ func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver, l
 		return plumbing.ZeroHash, MergeReport{}, err
 	}
 	if root.absent() {
-		h, err := m.write(&object.Tree{})
+		h, err := m.write(&gitTree{})
 		if err != nil {
 			return plumbing.ZeroHash, MergeReport{}, err
 		}
@@ -97,7 +96,7 @@ type merger struct {
 }
 
 // write encodes a new object into the merge's output.
-func (m *merger) write(t *object.Tree) (plumbing.Hash, error) {
+func (m *merger) write(t *gitTree) (plumbing.Hash, error) {
 	return m.out.encode(plumbing.TreeObject, t)
 }
 
@@ -183,7 +182,7 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 			names[n] = true
 		}
 	}
-	tree := &object.Tree{}
+	tree := &gitTree{}
 	for name := range names {
 		child := name
 		if path != "" {
@@ -200,7 +199,7 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 		if r.dir {
 			mode = filemode.Dir
 		}
-		tree.Entries = append(tree.Entries, object.TreeEntry{Name: name, Mode: mode, Hash: r.hash})
+		tree.Entries = append(tree.Entries, gitTreeEntry{Name: name, Mode: mode, Hash: r.hash})
 	}
 	if len(tree.Entries) == 0 {
 		return node{}, nil
@@ -215,13 +214,13 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 			return side.n, nil
 		}
 	}
-	sort.Sort(object.TreeEntrySorter(tree.Entries))
+	sortTreeEntries(tree.Entries)
 	h, err := m.write(tree)
 	return node{hash: h, dir: true}, err
 }
 
 // sameEntries reports whether a merged tree's entries are exactly es.
-func sameEntries(entries []object.TreeEntry, es map[string]node) bool {
+func sameEntries(entries []gitTreeEntry, es map[string]node) bool {
 	if len(entries) != len(es) {
 		return false
 	}
@@ -455,7 +454,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	if err := s.validateChange(trees[1], root, validate); err != nil {
 		return Commit{}, report, err
 	}
-	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*object.Tree{}}
+	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*gitTree{}}
 	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}
 	if err := finish(tx, report); err != nil {
 		tx.abort()

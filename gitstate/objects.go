@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // objectStore reads and writes git objects in "<common dir>/objects":
@@ -255,54 +254,43 @@ func (o *objectStore) blob(h plumbing.Hash) ([]byte, error) {
 	return v.data, err
 }
 
-func (o *objectStore) tree(h plumbing.Hash) (*object.Tree, error) {
+func (o *objectStore) tree(h plumbing.Hash) (*gitTree, error) {
 	v, err := o.read(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err
 	}
-	t := &object.Tree{}
-	if err := t.Decode(memObject(plumbing.TreeObject, v.data)); err != nil {
+	t, err := decodeTree(v.data)
+	if err != nil {
 		return nil, fmt.Errorf("gitstate: decode tree %s: %w", h, err)
 	}
 	t.Hash = h
 	return t, nil
 }
 
-func (o *objectStore) commit(h plumbing.Hash) (*object.Commit, error) {
+func (o *objectStore) commit(h plumbing.Hash) (*gitCommit, error) {
 	v, err := o.read(plumbing.CommitObject, h)
 	if err != nil {
 		return nil, err
 	}
-	c := &object.Commit{}
-	if err := c.Decode(memObject(plumbing.CommitObject, v.data)); err != nil {
+	c, err := decodeCommit(v.data)
+	if err != nil {
 		return nil, fmt.Errorf("gitstate: decode commit %s: %w", h, err)
 	}
 	c.Hash = h
 	return c, nil
 }
 
-func memObject(t plumbing.ObjectType, data []byte) *plumbing.MemoryObject {
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(t)
-	obj.Write(data)
-	return obj
-}
-
-// encoder is what go-git's object types implement to serialise themselves.
+// encoder is what the store's tree and commit types implement to serialise
+// themselves.
 type encoder interface {
-	Encode(plumbing.EncodedObject) error
+	encode() ([]byte, error)
 }
 
 // encode serialises a tree or commit into b and returns its hash.
 func (b *objectBatch) encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, error) {
-	obj := &plumbing.MemoryObject{}
-	if err := v.Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
-	}
-	r, _ := obj.Reader()
-	data, err := io.ReadAll(r)
+	data, err := v.encode()
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %T: %w", v, err)
+		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %s: %w", t, err)
 	}
 	return b.add(t, data), nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // UnreadableError is why a transaction refused to build on the tip: an
@@ -206,12 +205,12 @@ func (s *Store) Restore(ctx context.Context, rev string, meta Meta) (Commit, err
 	}
 	clock = clock.Next()
 	now := s.now()
-	committer := object.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
+	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
 	author := committer
 	if a := meta.Author; a.Name != "" {
-		author = object.Signature{Name: a.Name, Email: a.Email, When: now}
+		author = gitSignature{Name: a.Name, Email: a.Email, When: now}
 	}
-	c := &object.Commit{Author: author, Committer: committer, Message: meta.message(clock), TreeHash: from.TreeHash, ParentHashes: []plumbing.Hash{h}}
+	c := &gitCommit{Author: author, Committer: committer, Message: meta.message(clock), TreeHash: from.TreeHash, ParentHashes: []plumbing.Hash{h}}
 	batch := &objectBatch{}
 	nh, err := batch.encode(plumbing.CommitObject, c)
 	if err != nil {

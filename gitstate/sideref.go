@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // sideRef is a commit a transaction writes at a ref other than RefState
@@ -69,12 +68,12 @@ func (s *Store) writeSideRefs(tx *Tx) error {
 		if err != nil {
 			return err
 		}
-		committer := object.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+		committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
 		author := committer
 		if a := sr.meta.Author; a.Name != "" {
-			author = object.Signature{Name: a.Name, Email: a.Email, When: tx.now}
+			author = gitSignature{Name: a.Name, Email: a.Email, When: tx.now}
 		}
-		h, err := objs.encode(plumbing.CommitObject, &object.Commit{Author: author, Committer: committer, Message: sr.meta.message(tx.clock), TreeHash: root})
+		h, err := objs.encode(plumbing.CommitObject, &gitCommit{Author: author, Committer: committer, Message: sr.meta.message(tx.clock), TreeHash: root})
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Snapshot is a read-only view of the state at one commit. Reads are tree
@@ -24,7 +23,7 @@ type Snapshot struct {
 	root   plumbing.Hash // zero for the empty tree
 	clock  Clock
 	when   time.Time
-	trees  map[plumbing.Hash]*object.Tree
+	trees  map[plumbing.Hash]*gitTree
 	// missing is the first read that found an object of this state gone
 	// (ErrObjectMissing); a transaction over it refuses to commit.
 	missing error
@@ -132,8 +131,8 @@ func (sn *Snapshot) walkPaths(dir string) ([]pathHash, error) {
 		return nil, err
 	}
 	var out []pathHash
-	var walk func(prefix string, t *object.Tree) error
-	walk = func(prefix string, t *object.Tree) error {
+	var walk func(prefix string, t *gitTree) error
+	walk = func(prefix string, t *gitTree) error {
 		for _, e := range t.Entries {
 			p := e.Name
 			if prefix != "" {
@@ -156,7 +155,7 @@ func (sn *Snapshot) walkPaths(dir string) ([]pathHash, error) {
 	return out, walk(strings.Trim(dir, "/"), t)
 }
 
-func (sn *Snapshot) dirTree(dir string) (*object.Tree, error) {
+func (sn *Snapshot) dirTree(dir string) (*gitTree, error) {
 	if sn.root.IsZero() {
 		return nil, nil
 	}
@@ -177,7 +176,7 @@ func (sn *Snapshot) dirTree(dir string) (*object.Tree, error) {
 
 // lookup walks the trees along parts; it returns nil when a component is
 // missing.
-func (sn *Snapshot) lookup(parts []string) (*object.TreeEntry, error) {
+func (sn *Snapshot) lookup(parts []string) (*gitTreeEntry, error) {
 	if sn.root.IsZero() {
 		return nil, nil
 	}
@@ -204,26 +203,18 @@ func (sn *Snapshot) lookup(parts []string) (*object.TreeEntry, error) {
 
 // findEntry binary-searches a tree's entries. Git sorts a directory "x" as
 // if it were named "x/", so the name is looked up under both keys.
-func findEntry(t *object.Tree, name string) *object.TreeEntry {
+func findEntry(t *gitTree, name string) *gitTreeEntry {
 	n := len(t.Entries)
 	for _, key := range [2]string{name, name + "/"} {
-		i := sort.Search(n, func(i int) bool { return sortKey(&t.Entries[i]) >= key })
-		if i < n && sortKey(&t.Entries[i]) == key {
+		i := sort.Search(n, func(i int) bool { return t.Entries[i].sortName() >= key })
+		if i < n && t.Entries[i].sortName() == key {
 			return &t.Entries[i]
 		}
 	}
 	return nil
 }
 
-// sortKey is the name git sorts a tree entry by.
-func sortKey(e *object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
-	}
-	return e.Name
-}
-
-func (sn *Snapshot) tree(h plumbing.Hash) (*object.Tree, error) {
+func (sn *Snapshot) tree(h plumbing.Hash) (*gitTree, error) {
 	if t, ok := sn.trees[h]; ok {
 		return t, nil
 	}

@@ -3,12 +3,10 @@ package gitstate
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // build writes the transaction's new state and returns its root tree. Only
@@ -29,7 +27,7 @@ func (tx *Tx) build(out *objectBatch) (plumbing.Hash, error) {
 // dropping one side. Deleting a name that is a directory changes nothing:
 // Delete removes records.
 func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
-	entries := map[string]object.TreeEntry{}
+	entries := map[string]gitTreeEntry{}
 	if !base.IsZero() {
 		t, err := sn.tree(base)
 		if err != nil {
@@ -80,7 +78,7 @@ func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, c
 		if stillRecord {
 			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a record, it cannot hold records: %w", path.Join(dir, name), ErrInvalidPath)
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: ch}
+		entries[name] = gitTreeEntry{Name: name, Mode: filemode.Dir, Hash: ch}
 	}
 	for name, b := range records {
 		e, exists := entries[name]
@@ -95,13 +93,13 @@ func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, c
 			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a directory of records, it cannot be a record: %w", path.Join(dir, name), ErrInvalidPath)
 		}
 		bh := out.add(plumbing.BlobObject, b)
-		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
+		entries[name] = gitTreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
 	}
-	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(entries))}
+	t := &gitTree{Entries: make([]gitTreeEntry, 0, len(entries))}
 	for _, e := range entries {
 		t.Entries = append(t.Entries, e)
 	}
-	sort.Sort(object.TreeEntrySorter(t.Entries))
+	sortTreeEntries(t.Entries)
 	h, err = out.encode(plumbing.TreeObject, t)
 	return h, len(t.Entries) == 0, err
 }

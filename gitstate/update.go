@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Commit describes a state commit a transaction wrote.
@@ -81,7 +80,7 @@ func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) 
 }
 
 func (s *Store) snapshotAt(h plumbing.Hash) (*Snapshot, error) {
-	sn := &Snapshot{s: s, commit: h, trees: map[plumbing.Hash]*object.Tree{}}
+	sn := &Snapshot{s: s, commit: h, trees: map[plumbing.Hash]*gitTree{}}
 	if h.IsZero() {
 		return sn, nil
 	}
@@ -220,12 +219,12 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
-	committer := object.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
 	author := committer
 	if a := tx.meta.Author; a.Name != "" {
-		author = object.Signature{Name: a.Name, Email: a.Email, When: tx.now}
+		author = gitSignature{Name: a.Name, Email: a.Email, When: tx.now}
 	}
-	c := &object.Commit{
+	c := &gitCommit{
 		Author:    author,
 		Committer: committer,
 		Message:   tx.meta.message(tx.clock),
@@ -273,13 +272,13 @@ func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
 	return s.objects.blob(h)
 }
 
-func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
+func (s *Store) readTree(h plumbing.Hash) (*gitTree, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
 	return s.objects.tree(h)
 }
 
-func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
+func (s *Store) readCommit(h plumbing.Hash) (*gitCommit, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
 	return s.objects.commit(h)

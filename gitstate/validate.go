@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Validator checks one record that a merge would bring in from elsewhere.
@@ -32,7 +31,7 @@ func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error
 	var bad []string
 	var walk func(path string, from, to plumbing.Hash) error
 	walk = func(path string, from, to plumbing.Hash) error {
-		old := map[string]object.TreeEntry{}
+		old := map[string]gitTreeEntry{}
 		if !from.IsZero() {
 			t, err := s.readTree(from)
 			if err != nil {
@@ -218,7 +217,7 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 		if err != nil {
 			return false, err
 		}
-		theirs := map[string]object.TreeEntry{}
+		theirs := map[string]gitTreeEntry{}
 		for _, e := range tt.Entries {
 			theirs[e.Name] = e
 		}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/gitcodex/git-codex/gitstate"
 )
 
 // userEmail returns git's user.email for the repository whose common git
@@ -60,19 +60,18 @@ func readUserEmail(gitDir string, getenv func(string) string) (email string, ok 
 		if err != nil {
 			return "", false
 		}
-		cfg := config.New()
-		if err := config.NewDecoder(strings.NewReader(string(b))).Decode(cfg); err != nil {
+		entries, err := gitstate.ParseConfig(b)
+		if err != nil {
 			return "", false
 		}
-		for _, s := range cfg.Sections {
-			if s.IsName("include") || s.IsName("includeIf") {
+		for _, e := range entries {
+			switch {
+			case e.Section == "include" || e.Section == "includeif":
 				return "", false
-			}
-			if s.IsName("extensions") && s.Options.Get("worktreeConfig") != "" {
+			case e.Section == "extensions" && !e.HasSubsection && e.Key == "worktreeconfig":
 				return "", false
-			}
-			if s.IsName("user") && s.Options.Has("email") {
-				email = s.Options.Get("email")
+			case e.Section == "user" && !e.HasSubsection && e.Key == "email":
+				email = e.Value
 			}
 		}
 	}
