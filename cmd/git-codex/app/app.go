@@ -66,7 +66,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		e.errTTY = true
 	}
 	e.color = colorEnabled(e.tty)
-	app := e.app()
+	app := e.appFor(args)
 	if err := unknownSubcommand(app, args); err != nil {
 		return e.exitCode(err)
 	}
@@ -78,7 +78,57 @@ func builtinRegistry() *tools.Registry {
 	return tools.Builtin().WithEnv(tools.Env{GitHub: github.Open})
 }
 
+// app is the whole command tree, every flag built: for help, completion and
+// the man page.
 func (e *env) app() *cli.App {
+	app := e.buildApp(nil)
+	e.wrapActions(app)
+	return app
+}
+
+// appFor is the command tree for running args: the tool commands' flags
+// (inferred from their input types, ~70 commands) are built only for the
+// command args name, unless help or completion may need them all. Building
+// them all cost every run ~1.5 ms (perf).
+func (e *env) appFor(args []string) *cli.App {
+	for _, a := range args[min(1, len(args)):] {
+		if a == "help" || a == "h" || a == "-h" || a == "--help" || a == "--generate-bash-completion" || a == "completion" {
+			return e.app()
+		}
+	}
+	deferred := flagFillers{}
+	app := e.buildApp(deferred)
+	cmds := app.Commands
+	for _, w := range commandWords(args) {
+		c := findCommand(cmds, w)
+		if c == nil {
+			break
+		}
+		if fill, ok := deferred[c]; ok {
+			fill()
+		}
+		cmds = c.Subcommands
+	}
+	e.wrapActions(app)
+	return app
+}
+
+// commandWords are the words of args after the program name and the
+// global flags: the command path and what follows it.
+func commandWords(args []string) []string {
+	rest := args[min(1, len(args)):]
+	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+		if (rest[0] == "--as" || rest[0] == "--token") && len(rest) > 1 {
+			rest = rest[1:]
+		}
+		rest = rest[1:]
+	}
+	return rest
+}
+
+// buildApp builds the command tree; tool commands in deferred get their
+// flags later (appFor). wrapActions finishes it.
+func (e *env) buildApp(deferred flagFillers) *cli.App {
 	app := &cli.App{
 		Name:     "git-codex",
 		HelpName: "git codex",
@@ -111,7 +161,7 @@ func (e *env) app() *cli.App {
 			e.attachCommand(),
 			e.uiCommand(),
 			e.completionCommand(),
-		}, e.toolCommands()...),
+		}, e.toolCommands(deferred)...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
 		EnableBashCompletion: true,
@@ -122,13 +172,19 @@ func (e *env) app() *cli.App {
 		e.unknownCommand = true
 	}
 	setUsageError(app.Commands, app.OnUsageError)
+	return app
+}
+
+// wrapActions wraps the actions of commands with --json to print errors as
+// JSON, then those of long outputs in the pager; it runs once the flags it
+// looks for are built.
+func (e *env) wrapActions(app *cli.App) {
 	e.setJSONErrors(app.Commands)
 	for _, c := range app.Commands {
 		if c.Name == "log" || c.Name == "show" || c.Name == "tools" {
 			c.Action = e.paged(c.Action)
 		}
 	}
-	return app
 }
 
 // setUsageError makes every command report flag mistakes (unknown flags,

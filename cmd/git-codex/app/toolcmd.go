@@ -53,13 +53,13 @@ func groupUsage(group string) string {
 // named after its JSON name (to_human -> --to-human). Each also takes
 // --json. Nothing here is written per tool, so a new tool appears in the CLI
 // by being registered.
-func (e *env) toolCommands() []*cli.Command {
+func (e *env) toolCommands(deferred flagFillers) []*cli.Command {
 	groups := map[string]*cli.Command{}
 	var out []*cli.Command
 	for _, t := range e.reg.All() {
 		words := strings.Fields(t.CLI.Path)
 		if len(words) == 1 { // a top-level command: spawn, ps, kill...
-			out = append(out, e.toolCommand(words[0], t))
+			out = append(out, e.toolCommand(words[0], t, deferred))
 			continue
 		}
 		if len(words) != 2 {
@@ -71,7 +71,7 @@ func (e *env) toolCommands() []*cli.Command {
 			groups[words[0]] = g
 			out = append(out, g)
 		}
-		g.Subcommands = append(g.Subcommands, e.toolCommand(words[1], t))
+		g.Subcommands = append(g.Subcommands, e.toolCommand(words[1], t, deferred))
 	}
 	if g, ok := groups["delegate"]; ok {
 		g.Subcommands = append(g.Subcommands, e.delegateExportCommand())
@@ -79,17 +79,20 @@ func (e *env) toolCommands() []*cli.Command {
 	return out
 }
 
-func (e *env) toolCommand(name string, t *tools.Tool) *cli.Command {
+// flagFillers holds the tool commands whose flags are not built yet, and
+// how to build them (see appFor); nil means build every command's flags.
+type flagFillers map[*cli.Command]func()
+
+func (e *env) toolCommand(name string, t *tools.Tool, deferred flagFillers) *cli.Command {
 	var argsUsage []string
 	for _, a := range t.CLI.Args {
 		argsUsage = append(argsUsage, "<"+strings.ReplaceAll(a, "_", "-")+">")
 	}
-	return &cli.Command{
+	c := &cli.Command{
 		Name:        name,
 		Usage:       firstSentence(t.Description),
 		Description: t.Description + "\n\nTool: " + t.Name + " (permission " + t.Permission + "); same as `git codex call " + t.Name + " '<json>'`.",
 		ArgsUsage:   strings.Join(argsUsage, " "),
-		Flags:       append(inputFlags(t), jsonFlag()),
 		Action: func(c *cli.Context) error {
 			args, err := e.toolArgs(t, c)
 			if err != nil {
@@ -108,6 +111,13 @@ func (e *env) toolCommand(name string, t *tools.Tool) *cli.Command {
 			return e.render(t.Name, res.Data)
 		},
 	}
+	fill := func() { c.Flags = append(inputFlags(t), jsonFlag()) }
+	if deferred == nil {
+		fill()
+	} else {
+		deferred[c] = fill
+	}
+	return c
 }
 
 func jsonFlag() cli.Flag {
