@@ -185,6 +185,9 @@ func processAlive(pid int) bool {
 // copyPack adds every object of p to b: its entries in pack order, each
 // spanning up to the next entry's offset.
 func (o *objectStore) copyPack(b *objectBatch, p *packFile) error {
+	if err := p.openIndex(); err != nil {
+		return err
+	}
 	if err := o.openPack(p); err != nil {
 		return err
 	}

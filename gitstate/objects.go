@@ -108,13 +108,28 @@ func (o *objectStore) lookup(h plumbing.Hash) (packed, error) {
 }
 
 func (o *objectStore) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
-	if o.last != nil {
+	if o.last != nil && o.last.idx != nil {
 		if off, ok := o.last.find(h); ok {
 			return o.last, off, true
 		}
 	}
+	// packs already mapped first (a binary search each), then the others,
+	// newest first, mapping each as it is reached
 	for _, p := range o.packs {
-		if p == o.last {
+		if p == o.last || p.idx == nil {
+			continue
+		}
+		if off, ok := p.find(h); ok {
+			o.last = p
+			return p, off, true
+		}
+	}
+	for _, p := range o.packs {
+		if p.idx != nil || p.bad {
+			continue
+		}
+		if err := p.openIndex(); err != nil {
+			p.bad = true // deleted since listed, or not ours to judge: git reports it
 			continue
 		}
 		if off, ok := p.find(h); ok {
@@ -126,10 +141,10 @@ func (o *objectStore) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
 }
 
 // scan reads the list of packs, newest first as git orders them, keeping
-// the packs already mapped (in their order, after the new ones: a scan
+// the packs already known (in their order, after the new ones: a scan
 // runs when a lookup missed, which is mostly for what another process just
 // wrote) and dropping those gone from the directory. Only new packs are
-// stat'ed.
+// stat'ed; none is opened (see findPacked).
 func (o *objectStore) scan() error {
 	dirs := []string{o.dir}
 	o.alt = readAlternates(o.dir, 0)
@@ -137,6 +152,7 @@ func (o *objectStore) scan() error {
 	type found struct {
 		dir, name string
 		mtime     time.Time
+		size      int64
 		keep      bool
 	}
 	old := map[string]*packFile{}
@@ -161,26 +177,22 @@ func (o *objectStore) scan() error {
 				continue
 			}
 			if p, ok := old[name]; ok {
-				p.seen = true
+				p.seen, p.bad = true, false // a pack that failed to open is tried again
 				continue
 			}
 			var mtime time.Time
+			var size int64
 			if fi, err := e.Info(); err == nil {
-				mtime = fi.ModTime()
+				mtime, size = fi.ModTime(), fi.Size()
 			}
 			keep := d != o.dir || files[name+".keep"] || files[name+".promisor"]
-			list = append(list, found{d, name, mtime, keep})
+			list = append(list, found{d, name, mtime, size, keep})
 		}
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].mtime.After(list[j].mtime) })
 	packs := make([]*packFile, 0, len(list)+len(o.packs))
 	for _, f := range list {
-		p, err := openPackIndex(filepath.Join(f.dir, "pack"), f.name)
-		if err != nil {
-			continue // deleted since listed, or not ours to judge: git reports it
-		}
-		p.dir, p.keep = f.dir, f.keep
-		packs = append(packs, p)
+		packs = append(packs, &packFile{dir: f.dir, name: f.name, keep: f.keep, count: countFromIndexSize(f.size)})
 	}
 	for _, p := range o.packs {
 		if p.seen {
@@ -198,18 +210,13 @@ func (o *objectStore) scan() error {
 	return nil
 }
 
-// added makes a pack this process just wrote known without a scan.
-func (o *objectStore) added(name string) {
+// added makes a pack of count objects this process just wrote known
+// without a scan (its index is mapped when a lookup reaches it).
+func (o *objectStore) added(name string, count int) {
 	if !o.scanned {
 		return // the next lookup scans
 	}
-	p, err := openPackIndex(filepath.Join(o.dir, "pack"), name)
-	if err != nil {
-		o.scanned = false
-		return
-	}
-	p.dir = o.dir
-	o.packs = append([]*packFile{p}, o.packs...)
+	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count}}, o.packs...)
 }
 
 func (o *objectStore) dropCached(p *packFile) {
@@ -307,7 +314,7 @@ func (o *objectStore) write(b *objectBatch) error {
 	if err != nil {
 		return err
 	}
-	o.added(name)
+	o.added(name, len(b.objs))
 	return nil
 }
 

@@ -18,17 +18,21 @@ import (
 // memory, not read: a lookup is a binary search that touches a few pages, so
 // opening a repository costs the same with 100 objects or a million (go-git
 // read and decoded every index in full, ~1,000 reads and the whole file per
-// process). The pack itself is opened on first use.
+// process). The index is mapped when a lookup first reaches the pack, as
+// git opens its indexes, and the pack itself on first read: a process that
+// finds the packs other writers made since its last look opens only those
+// holding what it reads (the newest, for the tip), not all of them.
 type packFile struct {
-	dir   string // the object directory holding it
-	name  string // "pack-<checksum>", without extension
-	idx   []byte // the mapped .idx
-	count int
+	dir   string   // the object directory holding it
+	name  string   // "pack-<checksum>", without extension
+	idx   []byte   // the mapped .idx; nil until openIndex
+	count int      // objects in the pack; until openIndex, reckoned from the size of the .idx
 	f     *os.File // nil until first read
 	// keep marks a pack folding must leave alone: one with a .keep or
 	// .promisor file, or in an alternate object directory.
 	keep bool
 	seen bool // still listed, during a scan
+	bad  bool // its index could not be opened: skipped until a scan drops it
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
@@ -39,36 +43,46 @@ const (
 	idxFanout = idxHeader + 256*4
 )
 
-// openPackIndex maps "<dir>/<name>.idx" and checks its shape.
-func openPackIndex(dir, name string) (*packFile, error) {
-	f, err := os.Open(dir + "/" + name + ".idx")
+// countFromIndexSize reckons how many objects an index of size bytes
+// lists: 28 bytes each (name, CRC, offset) past the header and fan-out,
+// plus the two checksums; exact unless the pack is over 2 GiB.
+func countFromIndexSize(size int64) int {
+	return int(max(size-idxFanout-40, 0) / 28)
+}
+
+// openIndex maps the pack's .idx and checks its shape.
+func (p *packFile) openIndex() error {
+	if p.idx != nil {
+		return nil
+	}
+	f, err := os.Open(p.dir + "/pack/" + p.name + ".idx")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	size := fi.Size()
 	if size < idxFanout+40 || size > 1<<40 {
-		return nil, fmt.Errorf("gitstate: %s.idx: %d bytes is not a pack index", name, size)
+		return fmt.Errorf("gitstate: %s.idx: %d bytes is not a pack index", p.name, size)
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("gitstate: map %s.idx: %w", name, err)
+		return fmt.Errorf("gitstate: map %s.idx: %w", p.name, err)
 	}
-	p := &packFile{name: name, idx: data}
 	if !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		p.close()
-		return nil, fmt.Errorf("gitstate: %s.idx is not a version 2 pack index", name)
+		syscall.Munmap(data)
+		return fmt.Errorf("gitstate: %s.idx is not a version 2 pack index", p.name)
 	}
-	p.count = int(binary.BigEndian.Uint32(data[idxFanout-4:]))
-	if int64(idxFanout+p.count*28+40) > size {
-		p.close()
-		return nil, fmt.Errorf("gitstate: %s.idx is truncated", name)
+	count := int(binary.BigEndian.Uint32(data[idxFanout-4:]))
+	if int64(idxFanout+count*28+40) > size {
+		syscall.Munmap(data)
+		return fmt.Errorf("gitstate: %s.idx is truncated", p.name)
 	}
-	return p, nil
+	p.idx, p.count = data, count
+	return nil
 }
 
 func (p *packFile) close() {
