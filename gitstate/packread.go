@@ -14,20 +14,22 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// packFile is one pack of the object directory. Its index is mapped into
+// packFile is one pack of the object directory. A big index is mapped into
 // memory, not read: a lookup is a binary search that touches a few pages, so
 // opening a repository costs the same with 100 objects or a million (go-git
 // read and decoded every index in full, ~1,000 reads and the whole file per
-// process). The index is mapped when a lookup first reaches the pack, as
-// git opens its indexes, and the pack itself on first read: a process that
+// process); a small one is read (readIndexMax). The index is opened when a
+// lookup first reaches the pack, as git opens its indexes, and the pack
+// itself on first read: a process that
 // finds the packs other writers made since its last look opens only those
 // holding what it reads (the newest, for the tip), not all of them.
 type packFile struct {
-	dir   string   // the object directory holding it
-	name  string   // "pack-<checksum>", without extension
-	idx   []byte   // the mapped .idx; nil until openIndex
-	count int      // objects in the pack; until openIndex, reckoned from the size of the .idx
-	f     *os.File // nil until first read
+	dir    string   // the object directory holding it
+	name   string   // "pack-<checksum>", without extension
+	idx    []byte   // the .idx, mapped or read (see readIndexMax); nil until openIndex
+	mapped bool     // idx is mapped
+	count  int      // objects in the pack; until openIndex, reckoned from the size of the .idx
+	f      *os.File // nil until first read
 	// keep marks a pack folding must leave alone: one with a .keep or
 	// .promisor file, or in an alternate object directory.
 	keep bool
@@ -50,7 +52,8 @@ func countFromIndexSize(size int64) int {
 	return int(max(size-idxFanout-40, 0) / 28)
 }
 
-// openIndex maps the pack's .idx and checks its shape.
+// openIndex reads or maps the pack's .idx (see readIndexMax) and checks its
+// shape.
 func (p *packFile) openIndex() error {
 	if p.idx != nil {
 		return nil
@@ -68,28 +71,48 @@ func (p *packFile) openIndex() error {
 	if size < idxFanout+40 || size > 1<<40 {
 		return fmt.Errorf("gitstate: %s.idx: %d bytes is not a pack index", p.name, size)
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	var data []byte
+	mapped := size > readIndexMax
+	if mapped {
+		data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	} else {
+		data = make([]byte, size)
+		_, err = io.ReadFull(f, data)
+	}
 	if err != nil {
-		return fmt.Errorf("gitstate: map %s.idx: %w", p.name, err)
+		return fmt.Errorf("gitstate: read %s.idx: %w", p.name, err)
+	}
+	unmap := func() {
+		if mapped {
+			syscall.Munmap(data)
+		}
 	}
 	if !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		syscall.Munmap(data)
+		unmap()
 		return fmt.Errorf("gitstate: %s.idx is not a version 2 pack index", p.name)
 	}
 	count := int(binary.BigEndian.Uint32(data[idxFanout-4:]))
 	if int64(idxFanout+count*28+40) > size {
-		syscall.Munmap(data)
+		unmap()
 		return fmt.Errorf("gitstate: %s.idx is truncated", p.name)
 	}
-	p.idx, p.count = data, count
+	p.idx, p.count, p.mapped = data, count, mapped
 	return nil
 }
 
+// readIndexMax is the largest index read into memory rather than mapped:
+// a transaction's pack has an index of about 1.3 KB, and mapping one costs
+// a page fault to read it and an munmap (a TLB shootdown across the
+// process's threads) when a fold retires it, which showed as 8% of the
+// CPU of 16 writer processes. Big indexes (a clone's, gc's) are mapped, so
+// a lookup touches a few of their pages.
+const readIndexMax = 256 << 10
+
 func (p *packFile) close() {
-	if p.idx != nil {
+	if p.idx != nil && p.mapped {
 		syscall.Munmap(p.idx)
-		p.idx = nil
 	}
+	p.idx = nil
 	if p.f != nil {
 		p.f.Close()
 		p.f = nil
