@@ -181,6 +181,33 @@ func TestStaleRefLockOfDeadWriterIsRemoved(t *testing.T) {
 	assertHealthy(t, dir, 2)
 }
 
+// TestStaleStagedRefOfDeadWriter: a writer killed after creating its staged
+// ref value ("codex/swap.tmp") but before recording it in the marker leaves
+// the file behind; the next writer replaces it and commits.
+func TestStaleStagedRefOfDeadWriter(t *testing.T) {
+	dir := newStateRepo(t)
+	staged := filepath.Join(commonDir(t, dir), "codex", "swap.tmp")
+	if err := os.WriteFile(staged, []byte("0000000000000000000000000000000000000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := putOne(s, "x.json")
+	if err != nil {
+		t.Fatalf("update beside a stale staged ref: %v", err)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState); got != c.Hash {
+		t.Errorf("ref = %s, want %s", got, c.Hash)
+	}
+	if _, err := os.Stat(staged); err == nil {
+		t.Error("staged ref file still there after the commit")
+	}
+	assertHealthy(t, dir, 2)
+}
+
 // TestWriterKilledHoldingRefLock kills a real writer process while it holds
 // "<ref>.lock" (parked there by a test hook), then checks that the next
 // writer recovers: the ref is the old one or the new one, never broken.

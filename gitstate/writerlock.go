@@ -101,8 +101,13 @@ func (w *writerLock) recoverSwap(refLock string) {
 // fsyncs it, and records its inode and lock name in the marker.
 func (w *writerLock) stage(lockName, content string) error {
 	p := w.stagePath()
-	os.Remove(p) // a leftover is stale: this process holds the writer lock
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// a leftover is stale (this process holds the writer lock): one
+		// left by a writer killed before it marked it
+		os.Remove(p)
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
 		return fmt.Errorf("gitstate: stage ref lock: %w", err)
 	}
