@@ -86,25 +86,30 @@ func (e *env) app() *cli.App {
 	return app
 }
 
-// appFor is the command tree for running args: the tool commands' flags
-// (inferred from their input types, ~70 commands) are built only for the
-// command args name, unless help or completion may need them all. Building
-// them all cost every run ~1.5 ms (perf).
+// appFor is the command tree for running args: of the tool commands (~70,
+// inferred from their input types), only the group args names gets its
+// subcommands and only the command run gets its flags, unless help or
+// completion may need them all. Building them all cost every run ~2 ms
+// (perf).
 func (e *env) appFor(args []string) *cli.App {
 	for _, a := range args[min(1, len(args)):] {
 		if a == "help" || a == "h" || a == "-h" || a == "--help" || a == "--generate-bash-completion" || a == "completion" {
 			return e.app()
 		}
 	}
-	deferred := flagFillers{}
-	app := e.buildApp(deferred)
+	words := commandWords(args)
+	lazy := &lazyTree{fills: map[*cli.Command]func(){}}
+	if len(words) > 0 {
+		lazy.group = words[0]
+	}
+	app := e.buildApp(lazy)
 	cmds := app.Commands
-	for _, w := range commandWords(args) {
+	for _, w := range words {
 		c := findCommand(cmds, w)
 		if c == nil {
 			break
 		}
-		if fill, ok := deferred[c]; ok {
+		if fill, ok := lazy.fills[c]; ok {
 			fill()
 		}
 		cmds = c.Subcommands
@@ -126,9 +131,9 @@ func commandWords(args []string) []string {
 	return rest
 }
 
-// buildApp builds the command tree; tool commands in deferred get their
-// flags later (appFor). wrapActions finishes it.
-func (e *env) buildApp(deferred flagFillers) *cli.App {
+// buildApp builds the command tree, leaving out what lazy says (appFor).
+// wrapActions finishes it.
+func (e *env) buildApp(lazy *lazyTree) *cli.App {
 	app := &cli.App{
 		Name:     "git-codex",
 		HelpName: "git codex",
@@ -161,7 +166,7 @@ func (e *env) buildApp(deferred flagFillers) *cli.App {
 			e.attachCommand(),
 			e.uiCommand(),
 			e.completionCommand(),
-		}, e.toolCommands(deferred)...),
+		}, e.toolCommands(lazy)...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
 		EnableBashCompletion: true,

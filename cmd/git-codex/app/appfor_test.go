@@ -65,6 +65,20 @@ func TestAppForBuildsTheCommandItRuns(t *testing.T) {
 			}
 		}
 	}
+	// every run sees every command name at the top, for lookups and
+	// suggestions
+	names := func(app *cli.App) string {
+		var n []string
+		for _, c := range app.Commands {
+			n = append(n, strings.Join(c.Names(), "|")+"="+c.Usage)
+		}
+		return strings.Join(n, " ")
+	}
+	for _, args := range [][]string{{"git-codex"}, {"git-codex", "status"}, {"git-codex", "nosuch"}, {"git-codex", "mail", "send"}} {
+		if got, want := names(e.appFor(args)), names(full); got != want {
+			t.Errorf("appFor(%q) top level:\n%s\nwhole tree:\n%s", args, got, want)
+		}
+	}
 	// help and completion see the whole tree
 	for _, args := range [][]string{{"git-codex", "help", "mail", "send"}, {"git-codex", "mail", "send", "-h"}, {"git-codex", "--generate-bash-completion"}} {
 		var want, got strings.Builder

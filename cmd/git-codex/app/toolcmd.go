@@ -53,13 +53,13 @@ func groupUsage(group string) string {
 // named after its JSON name (to_human -> --to-human). Each also takes
 // --json. Nothing here is written per tool, so a new tool appears in the CLI
 // by being registered.
-func (e *env) toolCommands(deferred flagFillers) []*cli.Command {
+func (e *env) toolCommands(lazy *lazyTree) []*cli.Command {
 	groups := map[string]*cli.Command{}
 	var out []*cli.Command
 	for _, t := range e.reg.All() {
 		words := strings.Fields(t.CLI.Path)
 		if len(words) == 1 { // a top-level command: spawn, ps, kill...
-			out = append(out, e.toolCommand(words[0], t, deferred))
+			out = append(out, e.toolCommand(words[0], t, lazy))
 			continue
 		}
 		if len(words) != 2 {
@@ -71,19 +71,26 @@ func (e *env) toolCommands(deferred flagFillers) []*cli.Command {
 			groups[words[0]] = g
 			out = append(out, g)
 		}
-		g.Subcommands = append(g.Subcommands, e.toolCommand(words[1], t, deferred))
+		if lazy != nil && lazy.group != words[0] {
+			continue // not run: its name is enough
+		}
+		g.Subcommands = append(g.Subcommands, e.toolCommand(words[1], t, lazy))
 	}
-	if g, ok := groups["delegate"]; ok {
+	if g, ok := groups["delegate"]; ok && (lazy == nil || lazy.group == "delegate") {
 		g.Subcommands = append(g.Subcommands, e.delegateExportCommand())
 	}
 	return out
 }
 
-// flagFillers holds the tool commands whose flags are not built yet, and
-// how to build them (see appFor); nil means build every command's flags.
-type flagFillers map[*cli.Command]func()
+// lazyTree is what appFor leaves out of the command tree: the subcommands
+// of every group but the one run, and the flags of every tool command
+// until fill builds them. nil means the whole tree.
+type lazyTree struct {
+	group string                  // the group whose subcommands are built
+	fills map[*cli.Command]func() // tool commands whose flags are not built yet
+}
 
-func (e *env) toolCommand(name string, t *tools.Tool, deferred flagFillers) *cli.Command {
+func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Command {
 	var argsUsage []string
 	for _, a := range t.CLI.Args {
 		argsUsage = append(argsUsage, "<"+strings.ReplaceAll(a, "_", "-")+">")
@@ -112,10 +119,10 @@ func (e *env) toolCommand(name string, t *tools.Tool, deferred flagFillers) *cli
 		},
 	}
 	fill := func() { c.Flags = append(inputFlags(t), jsonFlag()) }
-	if deferred == nil {
+	if lazy == nil {
 		fill()
 	} else {
-		deferred[c] = fill
+		lazy.fills[c] = fill
 	}
 	return c
 }
