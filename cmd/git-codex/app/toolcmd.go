@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -44,6 +45,10 @@ func groupUsage(group string) string {
 		return "read and write the handoffs of a cycle"
 	case "delegate":
 		return "hand a prompt to another agent CLI (claude, codex, gemini) as a tracked session: query, continue, interrupt, abort (seed 002)"
+	case "epic":
+		return "run an epic: its branch, its tasks' review queue, approvals that squash-merge their pull requests, and its own pull request"
+	case "github":
+		return "open pull requests and issues on GitHub, and retry the calls GitHub refused or never answered"
 	}
 	return ""
 }
@@ -79,6 +84,7 @@ func (e *env) toolCommands(lazy *lazyTree) []*cli.Command {
 	if g, ok := groups["delegate"]; ok && (lazy == nil || lazy.group == "delegate") {
 		g.Subcommands = append(g.Subcommands, e.delegateExportCommand())
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -97,7 +103,7 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 	}
 	c := &cli.Command{
 		Name:        name,
-		Usage:       firstSentence(t.Description),
+		Usage:       lowerFirst(firstSentence(t.Description)),
 		Description: t.Description + "\n\nTool: " + t.Name + " (permission " + t.Permission + "); same as `git codex call " + t.Name + " '<json>'`.",
 		ArgsUsage:   strings.Join(argsUsage, " "),
 		Action: func(c *cli.Context) error {
@@ -371,6 +377,15 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// lowerFirst starts a one-line usage in lower case, as the other commands'
+// are ("list the ..."), unless the first word is an acronym ("MCP ...").
+func lowerFirst(s string) string {
+	if len(s) > 1 && s[0] >= 'A' && s[0] <= 'Z' && !(s[1] >= 'A' && s[1] <= 'Z') {
+		return string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
 }
 
 func firstSentence(s string) string {
