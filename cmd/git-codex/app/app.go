@@ -168,7 +168,7 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.completionCommand(),
 		}, e.toolCommands(lazy)...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
-		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		OnUsageError:         onUsageError,
 		EnableBashCompletion: true,
 		HideHelpCommand:      false,
 	}
@@ -202,10 +202,31 @@ func setUsageError(cmds []*cli.Command, fn cli.OnUsageErrorFunc) {
 	}
 }
 
-// usageError marks a mistake in how the command was typed.
-type usageError struct{ err error }
+// usageError marks a mistake in how the command was typed; help, when
+// set, is the command whose -h says how to type it.
+type usageError struct {
+	err  error
+	help string
+}
 
 func (u usageError) Error() string { return u.err.Error() }
+
+// onUsageError reports a flag mistake as a usageError naming the command's
+// help, and says so when the unknown flag is the name of one of its
+// arguments (`delegate query --prompt hi` for `delegate query hi`).
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	ue := usageError{err: err}
+	if c == nil || c.Command == nil || c.Command.HelpName == "" {
+		return ue
+	}
+	ue.help = c.Command.HelpName
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	name = strings.TrimPrefix(name, "-")
+	if ok && name != "" && strings.Contains(" "+c.Command.ArgsUsage+" ", " <"+name+"> ") {
+		ue.err = fmt.Errorf("<%s> is an argument, not a flag: %s [options] %s", name, c.Command.HelpName, c.Command.ArgsUsage)
+	}
+	return ue
+}
 
 // exitCode prints err for a person and maps it to an exit status.
 func (e *env) exitCode(err error) int {
@@ -226,7 +247,11 @@ func (e *env) exitCode(err error) int {
 		fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)
 		return exitError
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "git codex: %v\nRun `git codex help` for usage.\n", ue.err)
+		help := "git codex help"
+		if ue.help != "" {
+			help = ue.help + " -h"
+		}
+		fmt.Fprintf(e.stderr, "git codex: %v\nRun `%s` for usage.\n", ue.err, help)
 		return exitUsage
 	case strings.Contains(err.Error(), "flag provided but not defined"), strings.HasPrefix(err.Error(), "Required flag"):
 		fmt.Fprintf(e.stderr, "git codex: %v\n", err)

@@ -20,7 +20,7 @@ func (e *env) attachCommand() *cli.Command {
 		ArgsUsage: "<id>",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError{fmt.Errorf("attach takes one instance id")}
+				return usageError{err: fmt.Errorf("attach takes one instance id")}
 			}
 			st, err := e.open()
 			if err != nil {

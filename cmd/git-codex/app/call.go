@@ -17,7 +17,7 @@ func (e *env) callCommand() *cli.Command {
 			"Arguments default to {}; \"-\" reads them from standard input.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
-				return usageError{fmt.Errorf("call takes a tool name and one JSON argument")}
+				return usageError{err: fmt.Errorf("call takes a tool name and one JSON argument")}
 			}
 			args := []byte(c.Args().Get(1))
 			if c.Args().Get(1) == "-" {

@@ -23,7 +23,7 @@ func (e *env) completionCommand() *cli.Command {
 			"  fish: git codex completion fish > ~/.config/fish/completions/git-codex.fish",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError{fmt.Errorf("completion takes one shell: bash, zsh or fish")}
+				return usageError{err: fmt.Errorf("completion takes one shell: bash, zsh or fish")}
 			}
 			return e.runCompletion(completionOptions{Shell: c.Args().First()})
 		},
@@ -33,7 +33,7 @@ func (e *env) completionCommand() *cli.Command {
 func (e *env) runCompletion(opts completionOptions) error {
 	script, ok := completionScripts[opts.Shell]
 	if !ok {
-		return usageError{fmt.Errorf("no completion for shell %q; choose bash, zsh or fish", opts.Shell)}
+		return usageError{err: fmt.Errorf("no completion for shell %q; choose bash, zsh or fish", opts.Shell)}
 	}
 	_, err := fmt.Fprint(e.stdout, script)
 	return err

@@ -30,7 +30,7 @@ func (e *env) delegateExportCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the `FILE` to write (\"-\": stdout)"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError{fmt.Errorf("export takes one session id")}
+				return usageError{err: fmt.Errorf("export takes one session id")}
 			}
 			opts := delegateExportOptions{Session: c.Args().First(), Output: c.String("output")}
 			if opts.Output == "" {

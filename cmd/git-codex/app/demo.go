@@ -36,7 +36,7 @@ func (e *env) demoCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError{fmt.Errorf("demo takes no arguments")}
+				return usageError{err: fmt.Errorf("demo takes no arguments")}
 			}
 			return e.runDemo(c.Context, demoOptions{Dir: c.String("dir"), Keep: c.Bool("keep")})
 		},

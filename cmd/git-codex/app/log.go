@@ -93,7 +93,7 @@ func (e *env) logCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usageError{fmt.Errorf("log takes at most one revision")}
+				return usageError{err: fmt.Errorf("log takes at most one revision")}
 			}
 			st, err := e.open()
 			if err != nil {

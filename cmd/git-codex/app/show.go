@@ -26,7 +26,7 @@ func (e *env) showCommand() *cli.Command {
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError{fmt.Errorf("show takes one commit or record id")}
+				return usageError{err: fmt.Errorf("show takes one commit or record id")}
 			}
 			st, err := e.open()
 			if err != nil {

@@ -36,7 +36,7 @@ func unknownSubcommand(app *cli.App, args []string) error {
 			return nil
 		}
 		if findCommand(cmds, rest[0]) == nil {
-			return usageError{fmt.Errorf("unknown command %q for %q%s; see `%s -h`", rest[0], strings.Join(path, " "), didYouMean(rest[0], cmds), strings.Join(path, " "))}
+			return usageError{err: fmt.Errorf("unknown command %q for %q%s; see `%s -h`", rest[0], strings.Join(path, " "), didYouMean(rest[0], cmds), strings.Join(path, " "))}
 		}
 	}
 	return nil

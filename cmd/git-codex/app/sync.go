@@ -33,7 +33,7 @@ type syncReport struct {
 
 func remoteArg(c *cli.Context) (string, error) {
 	if c.NArg() > 1 {
-		return "", usageError{fmt.Errorf("%s takes at most one remote", c.Command.Name)}
+		return "", usageError{err: fmt.Errorf("%s takes at most one remote", c.Command.Name)}
 	}
 	if r := c.Args().First(); r != "" {
 		return r, nil
@@ -141,7 +141,7 @@ func (e *env) remoteCommand() *cli.Command {
 			ArgsUsage: "<remote>",
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return usageError{fmt.Errorf("remote add takes one remote name")}
+					return usageError{err: fmt.Errorf("remote add takes one remote name")}
 				}
 				return e.configureRemote(c, c.Args().First())
 			},

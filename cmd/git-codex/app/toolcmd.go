@@ -202,7 +202,10 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 		case reflect.Bool:
 			flags = append(flags, &cli.BoolFlag{Name: flagName(f.json), Usage: usage})
 		case reflect.Int, reflect.Int64:
-			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: usage})
+			// urfave/cli shows an int flag's Go default ("(default: 0)"),
+			// which is not the tool's: show the one the doc names instead
+			usage, def := cutDefault(usage)
+			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: usage, DefaultText: def})
 		case reflect.Map:
 			if f.strings {
 				flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + " (repeat `KEY=VALUE`)", Value: &keyValues{}})
@@ -232,7 +235,7 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 // the JSON field instead.
 func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 	if c.NArg() > len(t.CLI.Args) {
-		return nil, usageError{fmt.Errorf("%s takes at most %d argument(s), got %d: %s", t.CLI.Path, len(t.CLI.Args), c.NArg(), strings.Join(c.Args().Slice(), " "))}
+		return nil, usageError{err: fmt.Errorf("%s takes at most %d argument(s), got %d: %s", t.CLI.Path, len(t.CLI.Args), c.NArg(), strings.Join(c.Args().Slice(), " ")), help: "git codex " + t.CLI.Path}
 	}
 	m := map[string]any{}
 	for i, a := range t.CLI.Args {
@@ -257,7 +260,7 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 			}
 			var v any // a JSON object (a handoff's payload)
 			if err := json.Unmarshal([]byte(c.String(name)), &v); err != nil {
-				return nil, usageError{fmt.Errorf("--%s takes a JSON object: %v", name, err)}
+				return nil, usageError{err: fmt.Errorf("--%s takes a JSON object: %v", name, err)}
 			}
 			m[f.json] = v
 		case reflect.Slice:
@@ -267,7 +270,7 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 			}
 			var v []any // a list of objects (create_issues' issues)
 			if err := json.Unmarshal([]byte(c.String(name)), &v); err != nil {
-				return nil, usageError{fmt.Errorf("--%s takes a JSON array: %v", name, err)}
+				return nil, usageError{err: fmt.Errorf("--%s takes a JSON array: %v", name, err)}
 			}
 			m[f.json] = v
 		default:
@@ -319,9 +322,9 @@ func (e *env) readTextFiles(t *tools.Tool, c *cli.Context, m map[string]any) err
 		}
 		if _, both := m[f.json]; both {
 			if isPositional(t, f.json) {
-				return usageError{fmt.Errorf("give <%s> or --%s, not both", flagName(f.json), ff)}
+				return usageError{err: fmt.Errorf("give <%s> or --%s, not both", flagName(f.json), ff)}
 			}
-			return usageError{fmt.Errorf("give --%s or --%s, not both", flagName(f.json), ff)}
+			return usageError{err: fmt.Errorf("give --%s or --%s, not both", flagName(f.json), ff)}
 		}
 		var b []byte
 		var err error
@@ -334,7 +337,7 @@ func (e *env) readTextFiles(t *tools.Tool, c *cli.Context, m map[string]any) err
 			b, err = os.ReadFile(path)
 		}
 		if err != nil {
-			return usageError{fmt.Errorf("--%s: %w", ff, err)}
+			return usageError{err: fmt.Errorf("--%s: %w", ff, err)}
 		}
 		m[f.json] = string(b)
 	}
@@ -369,7 +372,7 @@ func missingInput(t *tools.Tool, m map[string]any) error {
 	if len(parts) == 0 {
 		return nil
 	}
-	return usageError{fmt.Errorf("%s: missing %s; see `git codex %s -h`", t.CLI.Path, strings.Join(parts, " and "), t.CLI.Path)}
+	return usageError{err: fmt.Errorf("%s: missing %s; see `git codex %s -h`", t.CLI.Path, strings.Join(parts, " and "), t.CLI.Path)}
 }
 
 func plural(n int, word string) string {
@@ -377,6 +380,16 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// cutDefault splits "... (default N)" at the end of a usage into the usage
+// and "N"; def is "" without one.
+func cutDefault(usage string) (rest, def string) {
+	i := strings.LastIndex(usage, " (default ")
+	if i < 0 || !strings.HasSuffix(usage, ")") || strings.Contains(usage[i:], "(required") {
+		return usage, ""
+	}
+	return usage[:i], usage[i+len(" (default ") : len(usage)-1]
 }
 
 // lowerFirst starts a one-line usage in lower case, as the other commands'

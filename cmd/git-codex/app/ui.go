@@ -38,7 +38,7 @@ func (e *env) uiCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError{fmt.Errorf("ui takes no arguments")}
+				return usageError{err: fmt.Errorf("ui takes no arguments")}
 			}
 			return e.runUI(c, uiOptions{Addr: c.String("addr"), Token: c.String("token"), Open: c.Bool("open")})
 		},
