@@ -28,6 +28,9 @@ func (e *env) render(tool string, data any) error {
 	if ok, err := e.renderDelegation(data); ok {
 		return err
 	}
+	if ok, err := e.renderGitHub(data); ok {
+		return err
+	}
 	w := e.stdout
 	switch d := data.(type) {
 	case tools.MailSent:
