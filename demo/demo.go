@@ -202,7 +202,9 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	res.PullRequest = prs[len(prs)-1]
 	pr := res.PullRequest
-	fmt.Fprintf(out, "\nPull request #%d is open on the stand-in GitHub: %s (%s into %s).\n", pr.Number, pr.URL, pr.Head, pr.Base)
+	// the stand-in GitHub stops with the demo, so its URL is shown as
+	// what GitHub would have answered, not as a page to open
+	fmt.Fprintf(out, "\nPull request #%d opened on the stand-in GitHub (%s into %s; it answered %s, gone when the demo ends).\n", pr.Number, pr.Head, pr.Base, pr.URL)
 	w.explain(out, ws, res.Coder, o.Keep)
 	return res, nil
 }
