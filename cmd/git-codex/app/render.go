@@ -252,7 +252,7 @@ func (e *env) render(tool string, data any) error {
 		if ok, err := e.renderPrompt(data); ok {
 			return err
 		}
-		return writeJSON(w, data)
+		return e.renderFields(data)
 	}
 	return nil
 }
