@@ -166,6 +166,7 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			// a local failure, not the remote's: say so
 			return nil, fmt.Errorf("gitstate: fetch %s: another process kept updating the remote-tracking refs: %v", remote, err)
 		}
+		s.removeStaleTrackingLocks(remote, err)
 		// a plain `git fetch` of the same refs got there first: again
 		select {
 		case <-ctx.Done():
