@@ -191,11 +191,11 @@ func (o *objectStore) copyPack(b *objectBatch, p *packFile) error {
 	if err := o.openPack(p); err != nil {
 		return err
 	}
-	fi, err := p.f.Stat()
+	size, _, err := p.f.stat()
 	if err != nil {
 		return err
 	}
-	data := make([]byte, fi.Size())
+	data := make([]byte, size)
 	if _, err := p.f.ReadAt(data, 0); err != nil {
 		return fmt.Errorf("gitstate: read %s.pack: %w", p.name, err)
 	}

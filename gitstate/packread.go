@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -29,7 +28,7 @@ type packFile struct {
 	idx    []byte   // the .idx, mapped or read (see readIndexMax); nil until openIndex
 	mapped bool     // idx is mapped
 	count  int      // objects in the pack; until openIndex, reckoned from the size of the .idx
-	f      *os.File // nil until first read
+	f      *rawFile // nil until first read
 	// keep marks a pack folding must leave alone: one with a .keep or
 	// .promisor file, or in an alternate object directory.
 	keep bool
@@ -58,26 +57,25 @@ func (p *packFile) openIndex() error {
 	if p.idx != nil {
 		return nil
 	}
-	f, err := os.Open(p.dir + "/pack/" + p.name + ".idx")
+	f, err := openRaw(p.dir+"/pack/"+p.name+".idx", syscall.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	size, _, err := f.stat()
 	if err != nil {
 		return err
 	}
-	size := fi.Size()
 	if size < idxFanout+40 || size > 1<<40 {
 		return fmt.Errorf("gitstate: %s.idx: %d bytes is not a pack index", p.name, size)
 	}
 	var data []byte
 	mapped := size > readIndexMax
 	if mapped {
-		data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		data, err = syscall.Mmap(f.fd, 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	} else {
 		data = make([]byte, size)
-		_, err = io.ReadFull(f, data)
+		_, err = f.ReadAt(data, 0)
 	}
 	if err != nil {
 		return fmt.Errorf("gitstate: read %s.idx: %w", p.name, err)
@@ -248,7 +246,7 @@ func (o *objectStore) openPack(p *packFile) error {
 	if p.f != nil {
 		return nil
 	}
-	f, err := os.Open(p.dir + "/pack/" + p.name + ".pack")
+	f, err := openRaw(p.dir+"/pack/"+p.name+".pack", syscall.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -293,7 +291,7 @@ func (o *objectStore) remember(k packKey, v packed) {
 // fs.ErrNotExist when the object is not loose.
 func readLoose(dir string, h plumbing.Hash) (packed, error) {
 	s := h.String()
-	b, err := os.ReadFile(dir + "/" + s[:2] + "/" + s[2:])
+	b, err := readFileRaw(dir + "/" + s[:2] + "/" + s[2:])
 	if err != nil {
 		return packed{}, err
 	}

@@ -169,19 +169,12 @@ func writeRename(dir, prefix, target string, data []byte) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	_, err := writeFileRaw(tmp, 0o444, data, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		_, err = writeFileRaw(tmp, 0o444, data, false)
 	}
 	if err == nil {
 		err = os.Rename(tmp, target)

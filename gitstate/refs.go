@@ -21,7 +21,7 @@ import (
 // file before packed-refs is safe against a concurrent `git pack-refs`, which
 // writes packed-refs before it deletes the loose file.
 func readRef(commonDir, name string) (h plumbing.Hash, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(name)))
+	b, err := readFileRaw(filepath.Join(commonDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
 		s := strings.TrimSpace(string(b))

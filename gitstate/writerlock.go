@@ -101,29 +101,15 @@ func (w *writerLock) recoverSwap(refLock string) {
 // fsyncs it, and records its inode and lock name in the marker.
 func (w *writerLock) stage(lockName, content string) error {
 	p := w.stagePath()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	ino, err := writeFileRaw(p, 0o644, []byte(content), true)
 	if errors.Is(err, fs.ErrExist) {
 		// a leftover is stale (this process holds the writer lock): one
 		// left by a writer killed before it marked it
 		os.Remove(p)
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("gitstate: stage ref lock: %w", err)
-	}
-	_, err = f.WriteString(content)
-	if err == nil {
-		err = f.Sync()
-	}
-	var fi os.FileInfo
-	if err == nil {
-		fi, err = f.Stat()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		ino, err = writeFileRaw(p, 0o644, []byte(content), true)
 	}
 	if err == nil {
-		err = w.mark(inodeOf(fi), lockName)
+		err = w.mark(ino, lockName)
 	}
 	if err != nil {
 		os.Remove(p)
