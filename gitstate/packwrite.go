@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"hash/crc32"
 	"io/fs"
 	"os"
@@ -90,12 +91,16 @@ func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbi
 			size >>= 7
 		}
 		p.WriteByte(c)
-		zw.Reset(&p)
-		if _, err := zw.Write(o.data); err != nil {
-			return nil, nil, plumbing.ZeroHash, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, nil, plumbing.ZeroHash, err
+		if len(o.data) <= storeMax {
+			writeStored(&p, o.data)
+		} else {
+			zw.Reset(&p)
+			if _, err := zw.Write(o.data); err != nil {
+				return nil, nil, plumbing.ZeroHash, err
+			}
+			if err := zw.Close(); err != nil {
+				return nil, nil, plumbing.ZeroHash, err
+			}
 		}
 		entries[i] = entry{o.hash, uint64(start), crc32.ChecksumIEEE(p.Bytes()[start:])}
 	}
@@ -134,6 +139,35 @@ func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbi
 	idxSum := sha1.Sum(x.Bytes())
 	x.Write(idxSum[:])
 	return p.Bytes(), x.Bytes(), plumbing.Hash(packSum), nil
+}
+
+// storeMax is the size up to which an object is stored in its pack
+// without compression (a zlib stream of deflate's stored blocks, which git
+// reads like any other). Most of a transaction's objects are small records,
+// trees and the commit, where deflate saves a few hundred bytes at most and
+// building its Huffman codes was most of the cost of encoding the pack;
+// larger objects are compressed.
+const storeMax = 1024
+
+// writeStored appends data to b as a zlib stream of stored deflate blocks.
+func writeStored(b *bytes.Buffer, data []byte) {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32.Checksum(data))
+	b.Write([]byte{0x78, 0x01}) // deflate, 32 KiB window, no dictionary, check bits
+	for {
+		n := min(len(data), 0xffff)
+		final := byte(0)
+		if n == len(data) {
+			final = 1
+		}
+		b.Write([]byte{final, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+		b.Write(data[:n])
+		data = data[n:]
+		if final == 1 {
+			break
+		}
+	}
+	b.Write(sum[:])
 }
 
 // writePack writes objs into "<objects>/pack" the way git does: each file is
