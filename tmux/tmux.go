@@ -107,7 +107,9 @@ type Session struct {
 	PanePID int
 	// PaneDead reports that the active pane's process has exited (seen
 	// only in sessions made with KeepDeadPane); PaneExitStatus is then its
-	// exit status.
+	// exit status, or -1 until tmux has collected it: tmux sees the pane's
+	// terminal close and reaps its process as two events, under load more
+	// than a second apart.
 	PaneDead       bool
 	PaneExitStatus int
 }
@@ -488,7 +490,10 @@ func parseSession(line string) (Session, error) {
 	if err != nil {
 		return Session{}, fmt.Errorf("session line %q: pane pid: %w", line, err)
 	}
-	status, _ := strconv.Atoi(f[4]) // empty while the pane lives
+	status, err := strconv.Atoi(f[4]) // empty while the pane lives
+	if err != nil && f[3] == "1" {
+		status = -1 // dead, its status not collected yet
+	}
 	return Session{Name: f[5], Created: time.Unix(created, 0), Attached: attached > 0, PanePID: pid,
 		PaneDead: f[3] == "1", PaneExitStatus: status}, nil
 }

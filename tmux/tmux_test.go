@@ -587,7 +587,7 @@ func TestKeepDeadPane(t *testing.T) {
 		for _, s := range sessions {
 			got[s.Name] = s
 		}
-		if d := got["dies"]; d.PaneDead {
+		if d := got["dies"]; d.PaneDead && d.PaneExitStatus >= 0 {
 			if d.PaneExitStatus != 3 {
 				t.Errorf("dead pane's status = %d, want 3", d.PaneExitStatus)
 			}
@@ -600,5 +600,25 @@ func TestKeepDeadPane(t *testing.T) {
 			t.Fatalf("the dead pane never showed as dead: %+v", sessions)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestParseDeadPaneStatus: a dead pane whose process tmux has not reaped
+// yet reports status -1, not 0 (which is an exit status of its own); a
+// live pane's empty status is 0 and not looked at.
+func TestParseDeadPaneStatus(t *testing.T) {
+	for line, want := range map[string]Session{
+		"1700000000|0|42|1||s":  {PanePID: 42, PaneDead: true, PaneExitStatus: -1},
+		"1700000000|0|42|1|3|s": {PanePID: 42, PaneDead: true, PaneExitStatus: 3},
+		"1700000000|0|42|1|0|s": {PanePID: 42, PaneDead: true, PaneExitStatus: 0},
+		"1700000000|0|42|0||s":  {PanePID: 42},
+	} {
+		got, err := parseSession(line)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if got.PaneDead != want.PaneDead || got.PaneExitStatus != want.PaneExitStatus || got.PanePID != want.PanePID {
+			t.Errorf("%q: dead %v status %d, want dead %v status %d", line, got.PaneDead, got.PaneExitStatus, want.PaneDead, want.PaneExitStatus)
+		}
 	}
 }

@@ -337,10 +337,43 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 		return err
 	}
 	if s.PaneDead {
-		screen, _ := r.CaptureHistory(ctx, a.TmuxSession, 20)
-		return fmt.Errorf("the agent (%s) exited at once with status %d: %s", l.Command, s.PaneExitStatus, lastLines(screen, 3))
+		status, out := deadPaneOutput(ctx, r, a.TmuxSession, s)
+		if status < 0 {
+			return fmt.Errorf("the agent (%s) exited at once: %s", l.Command, out)
+		}
+		return fmt.Errorf("the agent (%s) exited at once with status %d: %s", l.Command, status, out)
 	}
 	return nil
+}
+
+// deadPaneOutput returns the exit status of dead pane s (-1 if tmux does
+// not know it) and the last lines it showed, without the notice tmux adds.
+// tmux sees the terminal close, reads its last output and collects the
+// process's status as separate events, so under load a pane can be dead
+// before its last words are on its screen, or its status known; both are
+// looked at again, for up to a second (under heavy load tmux took longer
+// than that to reap the process: the error then says no status).
+func deadPaneOutput(ctx context.Context, r tmux.Runner, session string, s tmux.Session) (int, string) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		if s.PaneExitStatus < 0 {
+			if again, err := paneOf(ctx, r, session); err == nil {
+				s = again
+			}
+		}
+		screen, _ := r.CaptureHistory(ctx, session, 20)
+		var kept []string
+		for _, line := range strings.Split(screen, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), "Pane is dead") {
+				kept = append(kept, line)
+			}
+		}
+		out := lastLines(strings.Join(kept, "\n"), 3)
+		if (out != "" && s.PaneExitStatus >= 0) || time.Now().After(deadline) || ctx.Err() != nil {
+			return s.PaneExitStatus, out
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // paneOf finds a session on the server.

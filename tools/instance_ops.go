@@ -87,7 +87,10 @@ func fillLive(ctx context.Context, tm tmux.Runner, views []InstanceView) error {
 		s, ok := byName[v.TmuxSession]
 		switch {
 		case ok && s.PaneDead:
-			v.Live, v.PaneExitStatus = LiveDead, &s.PaneExitStatus
+			v.Live = LiveDead
+			if s.PaneExitStatus >= 0 {
+				v.PaneExitStatus = &s.PaneExitStatus
+			}
 		case ok:
 			v.Live = LiveRunning
 		case v.CleanedAt == nil:
