@@ -32,6 +32,12 @@ func seedCritical() []string {
 	return []string{"mail_send", "agent_get_task", "agent_get_epic", "task_update_status", "epic_update_status"}
 }
 
+// isCritical reports a tool whose failures the people hear of, whoever
+// called it.
+func isCritical(cfg *Config, tool string) bool {
+	return slices.Contains(seedCritical(), tool) || slices.Contains(cfg.listValue("escalation.critical"), tool)
+}
+
 // escalates reports failures that are mailed to someone.
 func escalates(code Code) bool {
 	switch code {
@@ -86,6 +92,11 @@ func (r *Registry) escalate(ctx context.Context, st *gitstate.Store, c *Call, re
 	if c == nil || res.Error == nil || !escalates(res.Error.Code) {
 		return res.Commit
 	}
+	if IsHuman(c.Caller.ID) && c.Config != nil && !isCritical(c.Config, c.tool) {
+		// a person made the call and saw it fail; the call's own audit
+		// record has the failure, and nobody else is mailed: no commit
+		return res.Commit
+	}
 	next, err := st.Update(ctx, func(tx *gitstate.Tx) error {
 		ec := &Call{Caller: Caller{ID: c.Caller.ID}, Tx: tx, Env: r.env, tool: c.tool}
 		a := audit{tool: c.tool, actor: c.Caller.ID, actorType: c.Caller.Type, args: "{}", follows: res.Commit}
@@ -113,7 +124,7 @@ func (r *Registry) escalate(ctx context.Context, st *gitstate.Store, c *Call, re
 // sendEscalation mails the failure (or folds it) for each recipient.
 func sendEscalation(c *Call, tool string, res Result) error {
 	e := res.Error
-	critical := slices.Contains(seedCritical(), tool) || slices.Contains(c.Config.listValue("escalation.critical"), tool)
+	critical := isCritical(c.Config, tool)
 	var to []string
 	switch {
 	case critical:
@@ -126,8 +137,10 @@ func sendEscalation(c *Call, tool string, res Result) error {
 	case c.Agent != nil:
 		to = append(to, HumanInbox) // nobody supervises it: the people hear
 	default:
+		// a person's own failure of a tool that is not critical (escalate
+		// commits nothing for it when the call's config was read)
 		c.Summarize("%s's failure (%s) was seen by the person who made it", tool, e.Code)
-		return nil // a person at the CLI saw the failure
+		return nil
 	}
 	msg := redactMessage(e.Message)
 	var done []string

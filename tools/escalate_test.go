@@ -48,7 +48,18 @@ func TestEscalationFoldsPerHour(t *testing.T) {
 	}
 	// the caller's own mistake, or a person's failure: nobody is mailed
 	call("s2", "boom", `{"code":"INVALID_INPUT"}`)
+	// and a person's failure is one commit, the call's own, not a second
+	// saying that nobody was mailed
+	commits := func() int {
+		n := 0
+		st.Events(ctx, "", func(gitstate.Event) bool { n++; return true })
+		return n
+	}
+	before := commits()
 	call(person, "boom", `{"code":"INTERNAL_ERROR"}`)
+	if n := commits() - before; n != 1 {
+		t.Fatalf("a person's failure made %d commits, want 1 (the call's own)", n)
+	}
 	if m := inbox("boss"); len(m) != 0 {
 		t.Fatalf("mailed for a caller's own mistake: %v", m)
 	}
