@@ -85,6 +85,41 @@ func TestUpdateWritesOneCommitReadableByGit(t *testing.T) {
 	gitstatetest.Git(t, dir, "fsck", "--full", "--strict")
 }
 
+// TestInitWithoutRecordsHasTheEmptyTree: an init (or any first commit)
+// that puts nothing commits git's empty tree; it named the zero hash, a
+// tree no repository has, and git fsck failed on it.
+func TestInitWithoutRecordsHasTheEmptyTree(t *testing.T) {
+	ctx := context.Background()
+	dir := gitstatetest.NewRepo(t)
+	s, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Init(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("init"))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	if c.Tree != emptyTree {
+		t.Errorf("tree = %s, want the empty tree %s", c.Tree, emptyTree)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}"); got != emptyTree {
+		t.Errorf("git sees tree %s, want %s", got, emptyTree)
+	}
+	gitstatetest.Git(t, dir, "fsck", "--full", "--strict")
+	if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("put"))
+		return tx.Put("a/b.json", rec{N: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	gitstatetest.Git(t, dir, "fsck", "--full", "--strict")
+}
+
 func TestDiscardCommitsAuditOnly(t *testing.T) {
 	ctx := context.Background()
 	s, dir := openInit(t)

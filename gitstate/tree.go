@@ -14,6 +14,11 @@ import (
 // hash, so a transaction costs the depth of its paths, not the state's size.
 func (tx *Tx) build(out *objectBatch) (plumbing.Hash, error) {
 	h, _, err := buildTree(tx.base, out, "", tx.base.root, tx.pending)
+	if err == nil && h.IsZero() {
+		// nothing yet and nothing put (an init that writes no record): the
+		// commit still needs a tree, the empty one, not the zero hash
+		h, err = out.encode(plumbing.TreeObject, &gitTree{})
+	}
 	return h, err
 }
 
