@@ -108,3 +108,6 @@ func (s *Store) CanonicalTree(tree string) (bool, error) {
 	h, err := b.encode(plumbing.TreeObject, &gitTree{Entries: t.Entries})
 	return h == plumbing.NewHash(tree), err
 }
+
+// RepackAt is repackAt.
+const RepackAt = repackAt

@@ -366,12 +366,10 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 			return MergeResult{}, fmt.Errorf("gitstate: %w: %s: %v", ErrInvalidState, rev, err)
 		}
 	}
-	s.txMu.Lock()
-	defer s.txMu.Unlock()
-	if err := s.writer.lock(); err != nil {
+	if err := s.lockWriter(); err != nil {
 		return MergeResult{}, err
 	}
-	defer s.writer.unlock()
+	defer s.unlockWriter()
 	ours, ok, err := readRef(s.commonDir, RefState)
 	if err != nil {
 		return MergeResult{}, err

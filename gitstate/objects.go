@@ -18,8 +18,8 @@ import (
 // objectStore reads and writes git objects in "<common dir>/objects":
 // loose objects, packs (through their mapped indexes) and the object
 // directories of objects/info/alternates. Transactions write their objects
-// as one pack each (see writePack), and small packs are folded (see
-// Store.consolidate).
+// as one pack each (see writePack); git's own repack rolls them up (see
+// Store.maintain). Nothing here deletes a pack or an object.
 //
 // The git CLI may repack at any moment (gc writes a new pack, deletes the old
 // ones and the loose objects now packed). A pack already open stays readable
@@ -33,6 +33,12 @@ type objectStore struct {
 	last    *packFile   // the pack of the last hit, tried first
 	cache   map[packKey]packed
 	cached  int
+	// keeps are the .keep files of the packs written since the writer
+	// lock was taken; they are removed (releaseKeeps) before it is
+	// released, once the ref naming the packs' objects has moved or the
+	// transaction has failed.
+	keeps []string
+	sync  fsyncPolicy
 	// zw and zr are reused: a new (de)compressor allocates tens of KB to
 	// 1 MB, more than the objects it handles here.
 	zw *zlib.Writer
@@ -153,7 +159,6 @@ func (o *objectStore) scan() error {
 		dir, name string
 		mtime     time.Time
 		size      int64
-		keep      bool
 	}
 	old := map[string]*packFile{}
 	for _, p := range o.packs {
@@ -185,14 +190,13 @@ func (o *objectStore) scan() error {
 			if fi, err := e.Info(); err == nil {
 				mtime, size = fi.ModTime(), fi.Size()
 			}
-			keep := d != o.dir || files[name+".keep"] || files[name+".promisor"]
-			list = append(list, found{d, name, mtime, size, keep})
+			list = append(list, found{d, name, mtime, size})
 		}
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].mtime.After(list[j].mtime) })
 	packs := make([]*packFile, 0, len(list)+len(o.packs))
 	for _, f := range list {
-		packs = append(packs, &packFile{dir: f.dir, name: f.name, keep: f.keep, count: countFromIndexSize(f.size)})
+		packs = append(packs, &packFile{dir: f.dir, name: f.name, count: countFromIndexSize(f.size)})
 	}
 	for _, p := range o.packs {
 		if p.seen {
@@ -310,12 +314,57 @@ func (o *objectStore) write(b *objectBatch) error {
 	if o.zw == nil {
 		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	}
-	name, err := writePack(o.zw, o.dir, b.objs)
+	name, keep, err := writePack(o.zw, o.dir, b.objs, o.sync)
 	if err != nil {
 		return err
 	}
+	o.keeps = append(o.keeps, keep)
 	o.added(name, len(b.objs))
 	return nil
+}
+
+// releaseKeeps removes the .keep files of the packs written under the
+// writer lock: from now on git's repack may roll those packs up like any
+// other (their objects are reachable from the ref, or garbage).
+func (o *objectStore) releaseKeeps() {
+	for _, k := range o.keeps {
+		os.Remove(k)
+	}
+	o.keeps = o.keeps[:0]
+}
+
+// sweepKeeps removes the .keep files git codex wrote that a writer killed
+// between writing a pack and releasing its keep left behind. The caller
+// holds the writer lock, and every writer releases its keeps before it
+// lets go of that lock, so a git codex keep seen now is a dead writer's.
+// Other keeps (receive-pack's, a person's) are left alone.
+func (o *objectStore) sweepKeeps() {
+	dir := filepath.Join(o.dir, "pack")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".keep") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := readFileRaw(p)
+		if err == nil && strings.HasPrefix(string(b), keepPrefix+" ") {
+			os.Remove(p)
+		}
+	}
+}
+
+// localPacks counts the packs in the repository's own object directory.
+func (o *objectStore) localPacks() int {
+	n := 0
+	for _, p := range o.packs {
+		if p.dir == o.dir {
+			n++
+		}
+	}
+	return n
 }
 
 // raw returns an object's content as stored, undecoded; an object of

@@ -71,20 +71,25 @@ func TestTransactionWritesOnePack(t *testing.T) {
 	assertHealthy(t, dir, 2)
 }
 
-// TestSmallPacksAreFolded: at 16 small packs the next writer folds some
-// into one (as git repack --geometric=2 would choose them), so the count
-// stays bounded while every record stays readable, by a fresh Store and by
-// git, and fsck finds nothing wrong.
-func TestSmallPacksAreFolded(t *testing.T) {
+// TestGitRepacksSmallPacks: the store deletes no pack itself; once the
+// transactions' packs pile up, git's geometric repack, started in the
+// background, rolls them up, so the count stays bounded while every record
+// stays readable, by a fresh Store and by git, no .keep is left behind, and
+// fsck finds nothing wrong.
+func TestGitRepacksSmallPacks(t *testing.T) {
 	s, dir := openInit(t)
-	const n = 60
+	const n = 150
 	for i := 0; i < n; i++ {
 		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
 			t.Fatalf("put %d: %v", i, err)
 		}
-		if _, _, small := objectFiles(t, dir); small > 16 {
-			t.Fatalf("after %d transactions: %d small packs, want at most 16", i+1, small)
-		}
+	}
+	waitForBackground(t, dir)
+	if _, packs, _ := objectFiles(t, dir); packs > gitstate.RepackAt {
+		t.Fatalf("after %d transactions: %d packs, want git's repack to have kept them under %d", n, packs, gitstate.RepackAt)
+	}
+	if keeps, _ := filepath.Glob(filepath.Join(commonDir(t, dir), "objects", "pack", "*.keep")); len(keeps) != 0 {
+		t.Fatalf(".keep files left behind: %v", keeps)
 	}
 	if got := len(tipRecords(t, dir)); got != n+1 {
 		t.Fatalf("a fresh Store reads %d records, want %d", got, n+1)
@@ -93,6 +98,13 @@ func TestSmallPacksAreFolded(t *testing.T) {
 		t.Fatalf("git lists %d records, want %d", got, n+1)
 	}
 	assertHealthy(t, dir, n+1)
+}
+
+// waitForBackground waits until no repack or maintenance the store started
+// is running.
+func waitForBackground(t testing.TB, dir string) {
+	t.Helper()
+	gitstatetest.WaitForMaintenance(t, dir)
 }
 
 // TestReadsDeltifiedPacks: after git repacks everything with deltas, as
@@ -114,6 +126,7 @@ func TestReadsDeltifiedPacks(t *testing.T) {
 				}
 			}
 			want := tipRecords(t, dir)
+			waitForBackground(t, dir)
 			gitstatetest.Git(t, dir, "-c", "pack.useDeltaBaseOffset="+strconv.FormatBool(ofs), "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50")
 			packs, _ := filepath.Glob(filepath.Join(commonDir(t, dir), "objects", "pack", "*.pack"))
 			if len(packs) != 1 {
@@ -150,19 +163,16 @@ func TestReadsDeltifiedPacks(t *testing.T) {
 			if err != nil || n != 41 {
 				t.Fatalf("history: %d events, %v; want 41", n, err)
 			}
-			// more transactions fold the deltified pack with theirs: its
-			// deltas are resolved and stored whole.
+			// more transactions build on the deltified records
 			for i := 0; i < 40; i++ {
 				if _, err := putOne(fresh, fmt.Sprintf("more/%d.json", i)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := os.Stat(packs[0]); err == nil {
-				t.Fatalf("the deltified pack is still there after 40 more transactions, want it folded")
-			}
+			waitForBackground(t, dir)
 			got = tipRecords(t, dir)
 			if string(got["big/r.json"]) != string(want["big/r.json"]) || len(got) != len(want)+40 {
-				t.Fatalf("after folding the tip reads %d records, big/r.json %q", len(got), got["big/r.json"])
+				t.Fatalf("after 40 more transactions the tip reads %d records, big/r.json %q", len(got), got["big/r.json"])
 			}
 			assertHealthy(t, dir, 81)
 		})
@@ -220,35 +230,34 @@ func TestReadsThroughAlternates(t *testing.T) {
 	}
 }
 
-// TestFoldingWaitsForGitGC: while git gc holds its lock (gc.pid naming a
-// live process on this host) the small packs are not folded, so the two
-// never repack at once; once gc is done the next writer folds them.
-func TestFoldingWaitsForGitGC(t *testing.T) {
-	s, dir := openInit(t)
-	host, _ := os.Hostname()
-	pidFile := filepath.Join(commonDir(t, dir), "gc.pid")
-	if err := os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s", os.Getpid(), host)), 0o644); err != nil {
-		t.Fatal(err)
+// TestNoRepackWhenGitsMaintenanceIsOff: gc.auto=0 turns git's automatic
+// housekeeping off, and the store's with it; extensions.preciousObjects
+// forbids deleting packs, so no repack runs there either. Every pack the
+// transactions wrote is still there.
+func TestNoRepackWhenGitsMaintenanceIsOff(t *testing.T) {
+	for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}, {"extensions.preciousObjects", "true"}} {
+		t.Run(kv[0], func(t *testing.T) {
+			dir := newStateRepo(t)
+			gitstatetest.Git(t, dir, "config", kv[0], kv[1])
+			s, err := gitstate.Open(dir, gitstate.Options{PackEvery: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, before, _ := objectFiles(t, dir)
+			const n = gitstate.RepackAt + 8
+			for i := 0; i < n; i++ {
+				if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitForBackground(t, dir)
+			if _, packs, _ := objectFiles(t, dir); packs != before+n {
+				t.Fatalf("%d packs, want %d: a repack ran although %s=%s", packs, before+n, kv[0], kv[1])
+			}
+			if got := len(tipRecords(t, dir)); got != n+1 {
+				t.Fatalf("%d records, want %d", got, n+1)
+			}
+		})
 	}
-	for i := 0; i < 20; i++ {
-		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, _, small := objectFiles(t, dir); small != 21 {
-		t.Fatalf("%d small packs while gc runs, want 21 (init and 20 transactions, none folded)", small)
-	}
-	if err := os.Remove(pidFile); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := putOne(s, "r/last.json"); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, small := objectFiles(t, dir); small > 2 {
-		t.Fatalf("%d small packs after gc ended and one more transaction, want them folded", small)
-	}
-	if _, err := os.Stat(pidFile); err == nil {
-		t.Fatal("gc.pid left behind by the folding")
-	}
-	assertHealthy(t, dir, 22)
 }

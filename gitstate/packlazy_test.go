@@ -34,7 +34,7 @@ func openedPacks(s *Store) (opened, known int) {
 
 // TestPacksOpenedOnDemand: a store that finds the packs another writer made
 // since its last look maps only those holding what it reads, yet every
-// record stays readable, including from packs a fold replaced meanwhile.
+// record stays readable, including from packs a repack replaced meanwhile.
 func TestPacksOpenedOnDemand(t *testing.T) {
 	dir := gitstatetest.NewRepo(t)
 	ctx := context.Background()
@@ -53,7 +53,7 @@ func TestPacksOpenedOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// another writer (its own Store, as another process has) writes ten
-	// transactions: ten packs, fewer than a fold needs
+	// transactions: ten packs, fewer than start a repack
 	b, err := Open(dir, Options{PackEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +82,12 @@ func TestPacksOpenedOnDemand(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// b writes on until it folds its small packs; a, which knows them by
+	// b writes on and git repacks everything; a, which knows the packs by
 	// name but has mapped few, still reads everything (it rescans)
 	for i := 10; i < 40; i++ {
 		lazyTestWrite(t, b, fmt.Sprintf("b/%d", i))
 	}
+	gitstatetest.WaitForMaintenance(t, dir)
 	gitstatetest.Git(t, dir, "repack", "-a", "-d", "-q")
 	if err := a.View(ctx, func(sn *Snapshot) error {
 		for i := 0; i < 40; i++ {

@@ -29,11 +29,8 @@ type packFile struct {
 	mapped bool     // idx is mapped
 	count  int      // objects in the pack; until openIndex, reckoned from the size of the .idx
 	f      *rawFile // nil until first read
-	// keep marks a pack folding must leave alone: one with a .keep or
-	// .promisor file, or in an alternate object directory.
-	keep bool
-	seen bool // still listed, during a scan
-	bad  bool // its index could not be opened: skipped until a scan drops it
+	seen   bool     // still listed, during a scan
+	bad    bool     // its index could not be opened: skipped until a scan drops it
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -170,51 +171,101 @@ func writeStored(b *bytes.Buffer, data []byte) {
 	b.Write(sum[:])
 }
 
-// writePack writes objs into "<objects>/pack" the way git does: each file is
-// written under a temporary name and renamed into place, the pack before its
-// index, so git and other readers see either no pack or a complete one (a
-// pack without its index is ignored, and git's gc removes it). Like git's
-// loose objects, and as transactions did when they wrote loose objects, the
-// files are not fsynced: the ref that names the objects is, after them.
-// It returns the pack's name ("pack-<checksum>"). zw is reused for every
-// object: a new compressor allocates ~1 MB.
-func writePack(zw *zlib.Writer, objectsDir string, objs []rawObject) (string, error) {
+// writePack writes objs into "<objects>/pack" the way git's receive-pack
+// does with an incoming pack: first a ".keep" file, so that no repack
+// started from now on deletes the pack while the ref that will name its
+// objects has not moved yet (a repack lists the packs without a .keep and
+// deletes them once it has packed what is reachable); then the pack and its
+// index, each written under a temporary name, fsynced when git's core.fsync
+// asks for it (git's default does) and renamed into place, the pack before
+// its index, so git and other readers see either no pack or a complete one.
+// The caller removes the .keep (see Store.releaseKeeps) once the ref has
+// moved, or the transaction failed. It returns the pack's name
+// ("pack-<checksum>") and the .keep's path. zw is reused for every object:
+// a new compressor allocates ~1 MB.
+func writePack(zw *zlib.Writer, objectsDir string, objs []rawObject, sync fsyncPolicy) (name, keep string, err error) {
 	pack, idx, sum, err := encodePack(zw, objs)
 	if err != nil {
-		return "", fmt.Errorf("gitstate: encode pack: %w", err)
+		return "", "", fmt.Errorf("gitstate: encode pack: %w", err)
 	}
 	dir := filepath.Join(objectsDir, "pack")
-	name := "pack-" + sum.String()
+	name = "pack-" + sum.String()
+	keep = filepath.Join(dir, name+".keep")
+	if err := writeKeep(dir, keep); err != nil {
+		return "", "", fmt.Errorf("gitstate: write %s.keep: %w", name, err)
+	}
 	for _, f := range []struct {
 		tmp, ext string
 		data     []byte
-	}{{"tmp_pack_", ".pack", pack}, {"tmp_idx_", ".idx", idx}} {
-		if err := writeRename(dir, f.tmp, filepath.Join(dir, name+f.ext), f.data); err != nil {
-			return "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
+		sync     bool
+	}{{"tmp_pack_", ".pack", pack, sync.pack}, {"tmp_idx_", ".idx", idx, sync.packMetadata}} {
+		if err := writeRename(dir, f.tmp, filepath.Join(dir, name+f.ext), f.data, f.sync); err != nil {
+			os.Remove(keep)
+			return "", "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
 		}
 	}
-	return name, nil
+	return name, keep, nil
 }
 
-// writeRename writes data to a new read-only file in dir named prefix plus a
-// random suffix, then renames it to target. A missing dir is created (a new
-// repository may have no objects/pack yet).
-func writeRename(dir, prefix, target string, data []byte) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
-	_, err := writeFileRaw(tmp, 0o444, data, false)
+// keepPrefix starts the content of the .keep files git codex writes, as
+// "receive-pack" starts receive-pack's: the rest names the process, so that
+// a keep left by a writer that died before removing it can be told from a
+// live one's (see sweepKeeps).
+const keepPrefix = "git-codex"
+
+// writeKeep creates the .keep file of a pack about to be written. The
+// caller holds the writer lock, so a git codex keep that is there already
+// (the very same pack written before by a writer that died before removing
+// it) is stale and taken over; anyone else's keep is not ours to remove
+// later, and writing fails.
+func writeKeep(dir, keep string) error {
+	host, _ := os.Hostname()
+	msg := []byte(fmt.Sprintf("%s %d on %s\n", keepPrefix, os.Getpid(), host))
+	_, err := writeFileRaw(keep, 0o444, msg, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		_, err = writeFileRaw(tmp, 0o444, data, false)
+		_, err = writeFileRaw(keep, 0o444, msg, false)
 	}
-	if err == nil {
-		err = os.Rename(tmp, target)
+	if errors.Is(err, fs.ErrExist) {
+		if b, rerr := readFileRaw(keep); rerr == nil && strings.HasPrefix(string(b), keepPrefix+" ") {
+			return nil
+		}
 	}
-	if err != nil {
+	return err
+}
+
+// writeRename writes data to a new read-only file in dir named prefix plus a
+// random suffix, fsynced if sync, then renames it to target. A missing dir
+// is created (a new repository may have no objects/pack yet). `git prune`
+// deletes every "tmp_*" file of the object directories older than its
+// expiry, which by default is any age: a temporary file that vanished
+// before its rename is written again, a few times.
+func writeRename(dir, prefix, target string, data []byte, sync bool) error {
+	var err error
+	for try := 0; try < 5; try++ {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
+		_, err = writeFileRaw(tmp, 0o444, data, sync)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			_, err = writeFileRaw(tmp, 0o444, data, sync)
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		if err = os.Rename(tmp, target); err == nil {
+			return nil
+		}
 		os.Remove(tmp)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return err
 }

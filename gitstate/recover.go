@@ -173,12 +173,10 @@ func (s *Store) Restore(ctx context.Context, rev string, meta Meta) (Commit, err
 	if err != nil {
 		return Commit{}, err
 	}
-	s.txMu.Lock()
-	defer s.txMu.Unlock()
-	if err := s.writer.lock(); err != nil {
+	if err := s.lockWriter(); err != nil {
 		return Commit{}, err
 	}
-	defer s.writer.unlock()
+	defer s.unlockWriter()
 	from, err := s.readCommit(h)
 	if err != nil {
 		return Commit{}, err

@@ -14,10 +14,11 @@ import (
 // RefState is the ref whose tip commit holds the whole current state.
 const RefState = "refs/codex/state"
 
-// DefaultPackEvery is how many commits pass between two `git gc --auto`
-// checks. Transactions write packs, and fold small ones themselves (see
-// consolidate); gc --auto still packs refs, expires reflogs and packs what
-// other programs left loose once git's own thresholds are reached.
+// DefaultPackEvery is how many commits pass between two runs of `git
+// maintenance run --auto` (see maintain). Transactions write packs, which
+// git's geometric repack rolls up; git's auto maintenance still packs
+// refs, expires reflogs and packs what other programs left loose once
+// git's own thresholds are reached.
 const DefaultPackEvery = 512
 
 // Options tune a Store. The zero value is what production uses.
@@ -25,8 +26,10 @@ type Options struct {
 	// Now returns the wall-clock time stamped on commits and records.
 	// Tests fix it; nil means time.Now.
 	Now func() time.Time
-	// PackEvery is the number of commits between `git gc --auto` runs;
-	// 0 means DefaultPackEvery and a negative value disables packing.
+	// PackEvery is the number of commits between `git maintenance run
+	// --auto` runs; 0 means DefaultPackEvery and a negative value disables
+	// every maintenance the store starts (tests and benchmarks that
+	// measure writes alone).
 	PackEvery int
 	// LockTimeout bounds the wait for a "<ref>.lock" held by another
 	// program (the git CLI). 0 means 10 seconds.
@@ -53,6 +56,11 @@ type Store struct {
 	objMu   sync.Mutex // guards objects: go-git storage is not goroutine-safe
 	objects *objectStore
 	writer  *writerLock
+	// swept is set once this Store has removed the .keep files of dead
+	// writers (see objectStore.sweepKeeps); guarded by the writer lock.
+	swept   bool
+	cfgOnce sync.Once
+	cfg     repoConfig
 	// swapHook, set only by tests, is called at stages of a ref swap:
 	// "wait" when "<ref>.lock" is held by someone else, "locked" when this
 	// writer holds it and is about to rename it over the ref.
@@ -100,6 +108,37 @@ func Open(dir string, opts Options) (*Store, error) {
 		objects:   &objectStore{dir: filepath.Join(common, "objects")},
 		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
 	}, nil
+}
+
+// lockWriter takes the writer lock: this process's, then the kernel's
+// between processes.
+func (s *Store) lockWriter() error {
+	s.txMu.Lock()
+	if err := s.writer.lock(); err != nil {
+		s.txMu.Unlock()
+		return err
+	}
+	cfg := s.config()
+	s.objMu.Lock()
+	s.objects.sync = cfg.fsync
+	if !s.swept {
+		s.objects.sweepKeeps()
+		s.swept = true
+	}
+	s.objMu.Unlock()
+	return nil
+}
+
+// unlockWriter releases the writer lock, after removing the .keep files of
+// the packs written under it: by then the ref that names their objects has
+// moved, or the transaction has failed and they are garbage for git to
+// collect.
+func (s *Store) unlockWriter() {
+	s.objMu.Lock()
+	s.objects.releaseKeeps()
+	s.objMu.Unlock()
+	s.writer.unlock()
+	s.txMu.Unlock()
 }
 
 // Close releases the writer lock's file descriptor.

@@ -340,12 +340,10 @@ func fetchedNotes(remote string, adv advertised) [][2]string {
 // mergeNotes is MergeNotes of the given remote-tracking notes refs (name,
 // commit).
 func (s *Store) mergeNotes(ctx context.Context, remote string, fetched [][2]string) error {
-	s.txMu.Lock()
-	defer s.txMu.Unlock()
-	if err := s.writer.lock(); err != nil {
+	if err := s.lockWriter(); err != nil {
 		return err
 	}
-	defer s.writer.unlock()
+	defer s.unlockWriter()
 	prefix := remoteDir(remote) + "notes/"
 	for _, f := range fetched {
 		local := "refs/notes/" + strings.TrimPrefix(f[0], prefix)

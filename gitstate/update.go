@@ -118,14 +118,11 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 			return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 		}
 	}
-	s.txMu.Lock()
-	if err := s.writer.lock(); err != nil {
-		s.txMu.Unlock()
+	if err := s.lockWriter(); err != nil {
 		return Commit{}, err
 	}
 	c, tx, err := s.updateLocked(init, fn)
-	s.writer.unlock()
-	s.txMu.Unlock()
+	s.unlockWriter()
 	if tx != nil {
 		// undo outside the lock: a worktree removal must not hold up
 		// every other writer.
@@ -136,8 +133,7 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 		c.UndoErrors = undoErrs
 	}
 	if err == nil {
-		s.consolidate(ctx)
-		s.maybePack(ctx, c.Clock)
+		s.maintain(ctx, c.Clock)
 	}
 	return c, err
 }
@@ -252,18 +248,6 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 		out.Parent = tip.String()
 	}
 	return out, nil
-}
-
-// maybePack runs `git gc --auto` every PackEvery commits. gc --auto only
-// runs once git's own thresholds are reached, and detaches itself, so the
-// writer that triggers it waits only for the check.
-func (s *Store) maybePack(ctx context.Context, c Clock) {
-	every := s.opts.PackEvery
-	if every <= 0 || uint64(c)%uint64(every) != 0 {
-		return
-	}
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "gc", "--auto", "--quiet")
-	_ = cmd.Run() // packing is an optimisation; a failure loses nothing
 }
 
 func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {

@@ -5,16 +5,24 @@ package gitstatetest
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // NewRepo runs `git init` in a fresh temporary directory and returns its
-// path. gc runs in the foreground there, so no detached gc outlives a test.
+// path. gc runs in the foreground there, and the test waits at its end for
+// the repacks the store started in the background (WaitForMaintenance), so
+// no git process outlives a test or writes into its removed directory.
 func NewRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
+	t.Cleanup(func() { WaitForMaintenance(t, dir) })
 	Git(t, dir, "init", "-q", "-b", "main")
 	Git(t, dir, "config", "user.name", "Test User")
 	Git(t, dir, "config", "user.email", "test@example.com")
@@ -33,8 +41,17 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return out
 }
 
-// GitErr runs git in dir and returns its trimmed combined output.
+// GitErr runs git in dir and returns its trimmed combined output. git fsck
+// first waits for the maintenance the store started in the background: it
+// checks a repository at rest, and reports a pack deleted under it by a
+// repack as an error.
 func GitErr(dir string, args ...string) (string, error) {
+	for _, a := range args {
+		if a == "fsck" {
+			waitForMaintenance(dir)
+			break
+		}
+	}
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -108,4 +125,45 @@ func CommitTree(t testing.TB, dir, tree, message string, parents ...string) stri
 		args = append(args, "-p", p)
 	}
 	return Git(t, dir, args...)
+}
+
+// WaitForMaintenance waits until no repack or maintenance git codex started
+// in the background in the repository at dir is running: each holds a
+// flock on "<common dir>/codex/<name>.lock" while it runs (see
+// gitstate's startBackground). It fails the test after a minute.
+func WaitForMaintenance(t testing.TB, dir string) {
+	t.Helper()
+	if err := waitForMaintenance(dir); err != nil {
+		t.Error(err)
+	}
+}
+
+func waitForMaintenance(dir string) error {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "--path-format=absolute", "--git-common-dir").Output()
+	if err != nil {
+		return nil // no repository (any more): nothing runs in it
+	}
+	common := strings.TrimSpace(string(out))
+	return WaitForLocks(common)
+}
+
+// WaitForLocks waits for the background-maintenance locks under the git
+// common dir common (see WaitForMaintenance), for at most a minute.
+func WaitForLocks(common string) error {
+	for _, name := range []string{"repack", "maintenance"} {
+		f, err := os.Open(filepath.Join(common, "codex", name+".lock"))
+		if err != nil {
+			continue // never started
+		}
+		deadline := time.Now().Add(time.Minute)
+		for syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+			if time.Now().After(deadline) {
+				f.Close()
+				return fmt.Errorf("git %s started by git codex in %s still running after a minute", name, common)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.Close()
+	}
+	return nil
 }

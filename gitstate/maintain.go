@@ -1,0 +1,197 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Every transaction writes its objects as one small pack. The store never
+// deletes a pack or an object itself (a second, different `git gc` beside
+// git's own would be one more program deleting what git keeps): once the
+// repository's object directory holds repackAt packs, a writer starts
+// `git repack --geometric=2 -d` in the background, after it has released
+// the writer lock. Git then rolls the smallest packs into one so that the
+// rest grow by a factor of two: a lookup has O(log n) indexes to search,
+// each object is copied O(log n) times over its life, and git's gc --auto,
+// which repacks everything once there are gc.autoPackLimit (50) packs,
+// has no reason to run for the packs we write. A geometric repack packs
+// every object of the packs it rolls up, reachable or not, and leaves
+// packs with a .keep alone, so it is safe beside writers whatever their
+// timing; and git removes the multi-pack-index, bitmaps and reverse
+// indexes of what it deletes.
+//
+// The user's own switches for automatic housekeeping are obeyed (gc.auto=0
+// or maintenance.auto=false turn this off, as they turn off git's), and
+// so is extensions.preciousObjects (git refuses to delete packs there).
+const repackAt = 32
+
+// maintain runs after a transaction, outside the writer lock: it starts a
+// background geometric repack when packs have piled up, and every
+// PackEvery commits `git maintenance run --auto`, which is what git's
+// porcelain runs after its own commits (git's thresholds decide whether
+// anything is done: loose objects others left, refs to pack, reflogs).
+func (s *Store) maintain(ctx context.Context, c Clock) {
+	if s.opts.PackEvery < 0 {
+		return
+	}
+	cfg := s.config()
+	if !cfg.autoMaintenance {
+		return
+	}
+	s.objMu.Lock()
+	n := s.objects.localPacks()
+	if n >= repackAt {
+		// the list may still hold packs a repack deleted meanwhile
+		s.objects.scanned = false
+		if s.objects.scan() == nil {
+			n = s.objects.localPacks()
+		}
+	}
+	s.objMu.Unlock()
+	if n >= repackAt && !cfg.precious {
+		args := []string{"repack", "--geometric=2", "-d", "-l", "-q"}
+		if _, err := os.Stat(filepath.Join(s.commonDir, "objects", "pack", "multi-pack-index")); err == nil {
+			// keep the repository's multi-pack-index in step (git
+			// removes one that lists a pack it deletes)
+			args = append(args, "--write-midx")
+		}
+		s.startBackground("repack", true, args...)
+	}
+	if uint64(c)%uint64(s.opts.PackEvery) == 0 {
+		s.startBackground("maintenance", false, "maintenance", "run", "--auto", "--quiet")
+	}
+}
+
+// backgroundScript runs `git --git-dir $1 <args...>` for startBackground:
+// $1 the common dir, $2 this host's name, $3 "gc" or "-", then git's
+// arguments. With "gc" it first waits for the word "go" on its input, which
+// its starter writes once git gc's lock file (gc.pid) names this shell
+// (anything else, or the starter's death, ends it); then it takes git
+// maintenance's lock ("objects/maintenance.lock", created exclusively as
+// git does, removed on exit), or gives up if `git maintenance` is running;
+// and when git is done it removes gc.pid if that still names this shell.
+// So both locks are held by a live process for as long as git runs.
+const backgroundScript = `d=$1 host=$2 lock=$3; shift 3
+unlock() { if [ "$(cat "$d/gc.pid" 2>/dev/null)" = "$$ $host" ]; then rm -f "$d/gc.pid"; fi; }
+if [ "$lock" = gc ]; then
+	read go && [ "$go" = go ] || exit 0
+	m="$d/objects/maintenance.lock"
+	if ! (set -C; : >"$m") 2>/dev/null; then unlock; exit 0; fi
+	trap 'rm -f "$m"; unlock' EXIT
+	trap 'exit 1' HUP INT TERM
+fi
+git --git-dir "$d" "$@"`
+
+// startBackground starts `git <args>` detached from this process, unless
+// one started under the same name is still running: the child inherits a
+// descriptor holding a flock on "<common dir>/codex/<name>.lock", which the
+// kernel releases when the last process holding it (git and the children
+// it starts) exits, however it ends. The writer waits only for the start.
+//
+// With gcLock, git runs under git gc's own lock, taken with git's protocol
+// (see takeGCLock), and git maintenance's, so that it never runs beside a
+// `git gc` or a `git maintenance run`, nor starts while one runs: two
+// repacks at once fail (one deletes a pack the other is reading), a
+// detached gc --auto that fails stops git's automatic gc for a day
+// (gc.log), and a multi-pack-index written while a repack deletes packs
+// lists packs that are gone.
+func (s *Store) startBackground(name string, gcLock bool, args ...string) {
+	lock := filepath.Join(s.commonDir, "codex", name+".lock")
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return // one is running
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	mode := "-"
+	if gcLock {
+		mode = "gc"
+	}
+	cmd := exec.Command("sh", append([]string{"-c", backgroundScript, "sh", s.commonDir, host, mode}, args...)...)
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var stdin io.WriteCloser
+	if gcLock {
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return
+	}
+	if gcLock {
+		if takeGCLock(s.commonDir, cmd.Process.Pid, host) {
+			io.WriteString(stdin, "go\n")
+		}
+		stdin.Close()
+	}
+	// reap it when it ends, so that it never lingers as a zombie of a
+	// long-lived process (an MCP server); a CLI process that exits first
+	// leaves it to init.
+	go cmd.Wait()
+}
+
+// takeGCLock takes git gc's lock for pid with git's protocol
+// (lock_repo_for_gc in builtin/gc.c): create "gc.pid.lock" exclusively;
+// give up if "gc.pid" names a live process on this host (or any process on
+// another host) and was written less than 12 hours ago; else write
+// "<pid> <host>" into the lock and rename it to "gc.pid". The lock file
+// exists for the few microseconds between its creation and its rename; a
+// gc.pid naming a process that died is ignored by git, as here.
+func takeGCLock(commonDir string, pid int, host string) bool {
+	pidPath := filepath.Join(commonDir, "gc.pid")
+	lockPath := pidPath + ".lock"
+	f, err := createRaw(lockPath, 0o666)
+	if err != nil {
+		return false // git holds it
+	}
+	if b, err := os.ReadFile(pidPath); err == nil {
+		fi, serr := os.Stat(pidPath)
+		var other int
+		var otherHost string
+		n, _ := fmt.Sscanf(string(b), "%d %s", &other, &otherHost)
+		if serr == nil && time.Since(fi.ModTime()) <= 12*time.Hour && n == 2 && (otherHost != host || processAlive(other)) {
+			f.Close()
+			os.Remove(lockPath)
+			return false
+		}
+	}
+	_, err = f.Write([]byte(fmt.Sprintf("%d %s", pid, host)))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(lockPath, pidPath)
+	}
+	if err != nil {
+		os.Remove(lockPath)
+		return false
+	}
+	return true
+}
+
+// processAlive is git's test: kill(pid, 0) succeeds or fails with EPERM.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// config returns git's settings for the repository, read once.
+func (s *Store) config() repoConfig {
+	s.cfgOnce.Do(func() { s.cfg = loadConfig(s.commonDir) })
+	return s.cfg
+}

@@ -1,0 +1,146 @@
+package gitstate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+// envStressRounds sets the rounds of TestWritersBesideGitMaintenance (by
+// default 2, 1 with -short); docs/STATE.md gives the figures of long runs.
+const envStressRounds = "GITSTATE_STRESS_ROUNDS"
+
+// maintenanceCommands is every maintenance git or a user may run beside
+// git codex's writers, each as the git command line a loop runs over and
+// over. Repository config (gc.auto and gc.autoPackLimit low) makes the
+// --auto forms really repack.
+var maintenanceCommands = map[string][]string{
+	"gc":                     {"gc", "-q"},
+	"gc-auto":                {"-c", "gc.autoDetach=false", "gc", "--auto", "-q"},
+	"gc-auto-detached":       {"-c", "gc.autoDetach=true", "gc", "--auto", "-q"},
+	"gc-cruft":               {"gc", "--cruft", "-q"},
+	"gc-prune-now":           {"gc", "--prune=now", "-q"},
+	"repack-a-d":             {"repack", "-a", "-d", "-q"},
+	"repack-A-d":             {"repack", "-A", "-d", "-q"},
+	"repack-cruft":           {"repack", "--cruft", "-d", "-q"},
+	"repack-geometric":       {"repack", "--geometric=2", "-d", "-q"},
+	"repack-midx-bitmap":     {"repack", "-a", "-d", "-q", "--write-midx", "--write-bitmap-index"},
+	"incremental-repack":     {"maintenance", "run", "--task=incremental-repack", "--quiet"},
+	"maintenance-every-task": {"maintenance", "run", "--task=gc", "--task=commit-graph", "--task=loose-objects", "--task=incremental-repack", "--task=pack-refs", "--quiet"},
+	"maintenance-auto":       {"maintenance", "run", "--auto", "--quiet"},
+	"prune":                  {"prune"},
+}
+
+// TestWritersBesideGitMaintenance runs writer processes, round after round,
+// while one of git's maintenance commands runs in a loop beside them, and
+// checks after every round that every acknowledged write is at the tip,
+// that every commit and tree of the history is there (git fsck --full
+// --strict, and the store's own read of every record), and that nothing
+// but git's own lock contention made the maintenance fail. Each command
+// has a repository of its own, so the history grows over the rounds.
+func TestWritersBesideGitMaintenance(t *testing.T) {
+	rounds := 2
+	if testing.Short() || raceEnabled {
+		rounds = 1
+	}
+	if n, err := strconv.Atoi(os.Getenv(envStressRounds)); err == nil && n > 0 {
+		rounds = n
+	}
+	only := os.Getenv("GITSTATE_STRESS_ONLY")
+	for name, args := range maintenanceCommands {
+		if only != "" && !strings.Contains(","+only+",", ","+name+",") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			stressBesideMaintenance(t, args, rounds)
+		})
+	}
+}
+
+func stressBesideMaintenance(t *testing.T, args []string, rounds int) {
+	const procs, writes = 3, 40
+	dir := newStateRepo(t)
+	gitstatetest.Git(t, dir, "config", "gc.auto", "50")
+	gitstatetest.Git(t, dir, "config", "gc.autoPackLimit", "4")
+	gitstatetest.Git(t, dir, "config", "maintenance.incremental-repack.auto", "2")
+	acked := map[string]bool{}
+	var runs, contention int
+	var failures []string
+	start := time.Now()
+	for r := 0; r < rounds; r++ {
+		ctx, stop := context.WithCancel(context.Background())
+		loop := &gitLoop{name: args[0], args: [][]string{args}, pause: 2 * time.Millisecond}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go loop.run(ctx, dir, &wg)
+		ws := make([]*writerProc, procs)
+		for i := range ws {
+			ws[i] = startWriter(t, dir, fmt.Sprintf("r%dp%d", r, i), writes)
+		}
+		for _, w := range ws {
+			if err := w.wait(5 * time.Minute); err != nil {
+				t.Errorf("round %d: writer %s: %v\n%s", r, w.name, err, w.stderr.String())
+			}
+			for _, p := range w.acked() {
+				acked[p] = true
+			}
+		}
+		stop()
+		wg.Wait()
+		runs += int(loop.runs.Load())
+		for _, f := range loop.failures {
+			if lockContention(f) || concurrentRepack(f) {
+				contention++
+				t.Logf("round %d, refused by git: %s", r, f)
+				continue
+			}
+			failures = append(failures, fmt.Sprintf("round %d: %s", r, f))
+		}
+		if t.Failed() {
+			break
+		}
+		recs := tipRecords(t, dir) // reads every record of the tip
+		for p := range acked {
+			if _, ok := recs[p]; !ok {
+				t.Fatalf("round %d: acknowledged write %s missing at the tip", r, p)
+			}
+		}
+		if out, err := gitstatetest.GitErr(dir, "fsck", "--full", "--strict", "--no-dangling"); err != nil {
+			t.Fatalf("round %d: git fsck: %v\n%s", r, err, out)
+		}
+	}
+	for _, f := range failures {
+		t.Errorf("%s", f)
+	}
+	if len(acked) != rounds*procs*writes {
+		t.Errorf("%d writes acknowledged, want %d", len(acked), rounds*procs*writes)
+	}
+	t.Logf("git %s: %d rounds, %d writes acknowledged and found, %d maintenance runs (%d refused by git's own locks), %s",
+		strings.Join(args, " "), rounds, len(acked), runs, contention, time.Since(start).Round(time.Millisecond))
+	assertHealthy(t, dir, 0)
+}
+
+// concurrentRepack reports a maintenance failure that comes from another
+// repack running at the same moment (git's own or the one the store
+// started, which git's repack does not wait for): git refuses rather than
+// lose anything.
+func concurrentRepack(msg string) bool {
+	for _, s := range []string{
+		"unable to add recent objects",
+		"failed to run repack",
+		"could not find pack",
+		"cannot be accessed",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
