@@ -4,8 +4,11 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -23,6 +26,11 @@ type Event struct {
 	// call changed the state (a root commit always does). Reads and
 	// refusals are commits too, with their parent's tree.
 	Changed bool
+	// CutOff says the history stops here in this repository: the commit
+	// has parents, but a shallow fetch left them out (git's shallow file
+	// lists it). Changed is then false: what the call changed is not
+	// known here.
+	CutOff bool
 	Meta
 }
 
@@ -42,11 +50,20 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 	// comes next, each commit once (git log's default order).
 	q := &commitQueue{start}
 	seen := map[plumbing.Hash]bool{start.Hash: true}
+	shallow := s.shallowCommits()
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		c := heap.Pop(q).(*gitCommit)
+		if shallow[c.Hash] {
+			ev := eventOf(c)
+			ev.CutOff = true // what it changed is not known here
+			if !fn(ev) {
+				return nil
+			}
+			continue
+		}
 		for _, p := range c.ParentHashes {
 			if seen[p] {
 				continue
@@ -65,6 +82,22 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 		}
 	}
 	return nil
+}
+
+// shallowCommits reads git's list of the commits whose parents a shallow
+// fetch left out ("<git dir>/shallow"); nil in a complete repository.
+func (s *Store) shallowCommits() map[plumbing.Hash]bool {
+	b, err := os.ReadFile(filepath.Join(s.commonDir, "shallow"))
+	if err != nil {
+		return nil
+	}
+	out := map[plumbing.Hash]bool{}
+	for _, line := range strings.Fields(string(b)) {
+		if plumbing.IsHash(line) {
+			out[plumbing.NewHash(line)] = true
+		}
+	}
+	return out
 }
 
 // commitQueue is a heap of commits, newest committer time first.
@@ -94,6 +127,10 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 		return Event{}, err
 	}
 	ev := eventOf(c)
+	if s.shallowCommits()[c.Hash] {
+		ev.CutOff = true
+		return ev, nil
+	}
 	ev.Changed = s.treeChanged(c)
 	return ev, nil
 }

@@ -39,25 +39,18 @@ type objectStore struct {
 	// transaction has failed.
 	keeps []string
 	sync  fsyncPolicy
+	cat   *gitCat // objects the reader above cannot serve, read through git
+	// tmpDir is where new packs are written before they are renamed into
+	// objects/pack ("<common dir>/codex/tmp"; see writeRename).
+	tmpDir string
 	// zw and zr are reused: a new (de)compressor allocates tens of KB to
 	// 1 MB, more than the objects it handles here.
 	zw *zlib.Writer
 	zr io.ReadCloser
 }
 
-// readRetries bounds the re-reads of the pack list for one lookup: a repack
-// that finishes between two of them needs another.
-const readRetries = 4
-
 func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (packed, error) {
-	v, err := o.lookup(h)
-	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
-		if i > 0 {
-			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
-		}
-		o.scanned = false
-		v, err = o.lookup(h)
-	}
+	v, err := o.find(h)
 	if err == nil && v.typ != t {
 		err = fmt.Errorf("%s is a %s: %w", h, v.typ, plumbing.ErrObjectNotFound)
 	}
@@ -75,15 +68,26 @@ func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (packed, erro
 // has reports whether h is in the repository (retrying after a repack as
 // read does): ErrObjectMissing if not.
 func (o *objectStore) has(h plumbing.Hash) error {
-	_, err := o.lookup(h)
-	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
-		o.scanned = false
-		_, err = o.lookup(h)
-	}
+	_, err := o.find(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return fmt.Errorf("gitstate: object %s: %w", h, ErrObjectMissing)
 	}
 	return err
+}
+
+// find looks h up, reading the list of packs again once if the lookup may
+// have missed a repack, and asks git for what is still not found (git's
+// own reader sees the same directory and copes with repacks itself).
+func (o *objectStore) find(h plumbing.Hash) (packed, error) {
+	v, err := o.lookup(h)
+	if err != nil && movedByRepack(err) {
+		o.scanned = false
+		v, err = o.lookup(h)
+	}
+	if err != nil && movedByRepack(err) {
+		v, err = o.viaGit(h)
+	}
+	return v, err
 }
 
 // movedByRepack reports the errors of a lookup whose view of the object
@@ -241,8 +245,17 @@ func readAlternates(dir string, depth int) []string {
 	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' || line[0] == '"' {
+		if line == "" || line[0] == '#' {
 			continue
+		}
+		if line[0] == '"' {
+			// a path git quoted (it holds a newline, a quote or a
+			// byte git escapes), as unquote_c_style reads it
+			u, ok := unquoteC(line)
+			if !ok {
+				continue // git ignores it too, with an error
+			}
+			line = u
 		}
 		if !filepath.IsAbs(line) {
 			line = filepath.Join(dir, line)
@@ -253,9 +266,64 @@ func readAlternates(dir string, depth int) []string {
 	return out
 }
 
+// unquoteC reads a string git quoted in C style ("a\tb\"c\303\251"):
+// the escapes \a \b \f \n \r \t \v \\ \" and three octal digits. ok
+// is false when q is not one such string and nothing else.
+func unquoteC(q string) (string, bool) {
+	if len(q) < 2 || q[0] != '"' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '"':
+			return b.String(), i == len(q)-1
+		case c != '\\':
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(q) {
+			return "", false
+		}
+		switch c = q[i]; c {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '"':
+			b.WriteByte(c)
+		case '0', '1', '2', '3':
+			if i+2 >= len(q) || q[i+1] < '0' || q[i+1] > '7' || q[i+2] < '0' || q[i+2] > '7' {
+				return "", false
+			}
+			b.WriteByte((c-'0')<<6 | (q[i+1]-'0')<<3 | (q[i+2] - '0'))
+			i += 2
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
 func (o *objectStore) close() {
 	for _, p := range o.packs {
 		p.close()
+	}
+	if o.cat != nil {
+		o.cat.close()
+		o.cat = nil
 	}
 	o.packs, o.last, o.cache, o.scanned = nil, nil, nil, false
 }
@@ -314,7 +382,7 @@ func (o *objectStore) write(b *objectBatch) error {
 	if o.zw == nil {
 		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	}
-	name, keep, err := writePack(o.zw, o.dir, b.objs, o.sync)
+	name, keep, err := writePack(o.zw, o.dir, o.tmpDir, b.objs, o.sync)
 	if err != nil {
 		return err
 	}
@@ -334,11 +402,19 @@ func (o *objectStore) releaseKeeps() {
 }
 
 // sweepKeeps removes the .keep files git codex wrote that a writer killed
-// between writing a pack and releasing its keep left behind. The caller
-// holds the writer lock, and every writer releases its keeps before it
+// between writing a pack and releasing its keep left behind, and such a
+// writer's temporary files. The caller holds the writer lock, and every
+// writer releases its keeps and renames its temporary files before it
 // lets go of that lock, so a git codex keep seen now is a dead writer's.
 // Other keeps (receive-pack's, a person's) are left alone.
 func (o *objectStore) sweepKeeps() {
+	if o.tmpDir != "" {
+		if tmps, err := os.ReadDir(o.tmpDir); err == nil {
+			for _, e := range tmps {
+				os.Remove(filepath.Join(o.tmpDir, e.Name()))
+			}
+		}
+	}
 	dir := filepath.Join(o.dir, "pack")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -376,11 +452,7 @@ func (o *objectStore) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error
 
 // anyType reads an object whatever its type.
 func (o *objectStore) anyType(h plumbing.Hash) (packed, error) {
-	v, err := o.lookup(h)
-	for i := 0; err != nil && movedByRepack(err) && i < readRetries; i++ {
-		o.scanned = false
-		v, err = o.lookup(h)
-	}
+	v, err := o.find(h)
 	if err != nil {
 		return packed{}, fmt.Errorf("gitstate: read %s: %w", h, err)
 	}

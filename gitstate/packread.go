@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"syscall"
@@ -82,9 +83,20 @@ func (p *packFile) openIndex() error {
 			syscall.Munmap(data)
 		}
 	}
+	if !bytes.Equal(data[:4], []byte{0xff, 't', 'O', 'c'}) {
+		// no magic: a version 1 index (pack.indexVersion=1, old git)
+		unmap()
+		v2, err := indexV1toV2(data)
+		if err != nil {
+			return fmt.Errorf("gitstate: %s.idx: %w", p.name, err)
+		}
+		p.idx, p.count, p.mapped = v2, int(binary.BigEndian.Uint32(v2[idxFanout-4:])), false
+		return nil
+	}
 	if !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 		unmap()
-		return fmt.Errorf("gitstate: %s.idx is not a version 2 pack index", p.name)
+		// a version this reader does not know: objects are read through git
+		return fmt.Errorf("gitstate: %s.idx is a version %d pack index: %w", p.name, binary.BigEndian.Uint32(data[4:8]), errIndexVersion)
 	}
 	count := int(binary.BigEndian.Uint32(data[idxFanout-4:]))
 	if int64(idxFanout+count*28+40) > size {
@@ -93,6 +105,35 @@ func (p *packFile) openIndex() error {
 	}
 	p.idx, p.count, p.mapped = data, count, mapped
 	return nil
+}
+
+// errIndexVersion marks an index of a version this reader does not know.
+var errIndexVersion = errors.New("unknown pack index version")
+
+// indexV1toV2 rewrites a version 1 index (the fan-out, then for each object
+// its 4-byte offset and its name, then the pack's checksum and the index's)
+// in version 2's layout, which the rest of the reader knows; the CRCs,
+// which only version 2 has, are left zero (nothing here reads them).
+func indexV1toV2(v1 []byte) ([]byte, error) {
+	if len(v1) < 256*4+40 {
+		return nil, errors.New("too short for a version 1 pack index")
+	}
+	count := int(binary.BigEndian.Uint32(v1[255*4:]))
+	if 256*4+count*24+40 != len(v1) {
+		return nil, fmt.Errorf("a version 1 pack index of %d objects cannot be %d bytes", count, len(v1))
+	}
+	v2 := make([]byte, 0, idxFanout+count*28+40)
+	v2 = append(v2, 0xff, 't', 'O', 'c', 0, 0, 0, 2)
+	v2 = append(v2, v1[:256*4]...)
+	ents := v1[256*4:]
+	for i := 0; i < count; i++ {
+		v2 = append(v2, ents[i*24+4:i*24+24]...)
+	}
+	v2 = append(v2, make([]byte, 4*count)...)
+	for i := 0; i < count; i++ {
+		v2 = append(v2, ents[i*24:i*24+4]...)
+	}
+	return append(v2, v1[256*4+count*24:]...), nil
 }
 
 // readIndexMax is the largest index read into memory rather than mapped:

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -183,7 +184,7 @@ func writeStored(b *bytes.Buffer, data []byte) {
 // moved, or the transaction failed. It returns the pack's name
 // ("pack-<checksum>") and the .keep's path. zw is reused for every object:
 // a new compressor allocates ~1 MB.
-func writePack(zw *zlib.Writer, objectsDir string, objs []rawObject, sync fsyncPolicy) (name, keep string, err error) {
+func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy) (name, keep string, err error) {
 	pack, idx, sum, err := encodePack(zw, objs)
 	if err != nil {
 		return "", "", fmt.Errorf("gitstate: encode pack: %w", err)
@@ -199,7 +200,7 @@ func writePack(zw *zlib.Writer, objectsDir string, objs []rawObject, sync fsyncP
 		data     []byte
 		sync     bool
 	}{{"tmp_pack_", ".pack", pack, sync.pack}, {"tmp_idx_", ".idx", idx, sync.packMetadata}} {
-		if err := writeRename(dir, f.tmp, filepath.Join(dir, name+f.ext), f.data, f.sync); err != nil {
+		if err := writeRename(tmpDir, dir, f.tmp, filepath.Join(dir, name+f.ext), f.data, f.sync); err != nil {
 			os.Remove(keep)
 			return "", "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
 		}
@@ -236,36 +237,58 @@ func writeKeep(dir, keep string) error {
 	return err
 }
 
-// writeRename writes data to a new read-only file in dir named prefix plus a
-// random suffix, fsynced if sync, then renames it to target. A missing dir
-// is created (a new repository may have no objects/pack yet). `git prune`
-// deletes every "tmp_*" file of the object directories older than its
-// expiry, which by default is any age: a temporary file that vanished
-// before its rename is written again, a few times.
-func writeRename(dir, prefix, target string, data []byte, sync bool) error {
-	var err error
-	for try := 0; try < 5; try++ {
-		var rnd [8]byte
-		rand.Read(rnd[:])
-		tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
-		_, err = writeFileRaw(tmp, 0o444, data, sync)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			_, err = writeFileRaw(tmp, 0o444, data, sync)
-		}
-		if err != nil {
-			os.Remove(tmp)
+// writeRename writes data to a new read-only file named prefix plus a
+// random suffix, fsynced if sync, then renames it to target. The file is
+// written in tmpDir, git codex's own directory, where no git command looks:
+// `git prune` deletes every "tmp_*" file of the object directories older
+// than its expiry, which by default is any age, so a temporary file there
+// could vanish before its rename. Where tmpDir is on another filesystem
+// (the rename fails), or is "", the file is written in dir, as git writes
+// its own, and written again if prune took it. A missing directory is
+// created (a new repository may have no objects/pack yet).
+func writeRename(tmpDir, dir, prefix, target string, data []byte, sync bool) error {
+	if tmpDir != "" {
+		err := writeRenameIn(tmpDir, prefix, target, data, sync)
+		if !errors.Is(err, syscall.EXDEV) {
 			return err
 		}
-		if err = os.Rename(tmp, target); err == nil {
-			return nil
-		}
-		os.Remove(tmp)
-		if !errors.Is(err, fs.ErrNotExist) {
+	}
+	var err error
+	for try := 0; try < 5; try++ {
+		err = writeRenameIn(dir, prefix, target, data, sync)
+		if !errors.Is(err, errTmpGone) {
 			return err
 		}
 	}
 	return err
+}
+
+// errTmpGone is a temporary file that vanished before its rename.
+var errTmpGone = errors.New("temporary file deleted before its rename")
+
+func writeRenameIn(dir, prefix, target string, data []byte, sync bool) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
+	_, err := writeFileRaw(tmp, 0o444, data, sync)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		_, err = writeFileRaw(tmp, 0o444, data, sync)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err = os.Rename(tmp, target); err != nil {
+		os.Remove(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(filepath.Dir(target)); serr == nil {
+				return fmt.Errorf("%w: %v", errTmpGone, err)
+			}
+		}
+		return err
+	}
+	return nil
 }

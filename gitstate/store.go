@@ -105,7 +105,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		workDir:   work,
 		commonDir: common,
 		opts:      opts,
-		objects:   &objectStore{dir: filepath.Join(common, "objects")},
+		objects:   &objectStore{dir: filepath.Join(common, "objects"), tmpDir: filepath.Join(common, "codex", "tmp")},
 		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
 	}, nil
 }

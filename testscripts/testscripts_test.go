@@ -4,12 +4,14 @@
 package testscripts
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/gitcodex/git-codex/cmd/git-codex/app"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -88,5 +90,26 @@ func setup(e *testscript.Env) error {
 		e.Setenv(k, "http://127.0.0.1:9")
 	}
 	e.Values[githubKey{}] = &githubHolder{}
+	// git codex starts git's repack and maintenance in the background
+	// (gitstate's maintain): wait for them before the work directory is
+	// removed, so none writes into a directory being deleted
+	e.Defer(func() { waitForMaintenance(e.WorkDir) })
 	return nil
+}
+
+// waitForMaintenance waits for the background git maintenance that git
+// codex started in any repository under dir.
+func waitForMaintenance(dir string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == "codex" {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), "objects")); err == nil {
+				gitstatetest.WaitForLocks(filepath.Dir(p))
+			}
+			return filepath.SkipDir
+		}
+		return nil
+	})
 }

@@ -148,8 +148,24 @@ func waitForMaintenance(dir string) error {
 }
 
 // WaitForLocks waits for the background-maintenance locks under the git
-// common dir common (see WaitForMaintenance), for at most a minute.
+// common dir common (see WaitForMaintenance), and for a git gc that runs
+// there (a detached gc --auto: gc.pid names a live process on this host),
+// for at most a minute.
 func WaitForLocks(common string) error {
+	host, _ := os.Hostname()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, err := os.ReadFile(filepath.Join(common, "gc.pid"))
+		var pid int
+		var h string
+		if err != nil || func() bool { n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &h); return n != 2 }() || h != host || syscall.Kill(pid, 0) != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("git gc (pid %d) still running in %s after a minute", pid, common)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, name := range []string{"repack", "maintenance"} {
 		f, err := os.Open(filepath.Join(common, "codex", name+".lock"))
 		if err != nil {

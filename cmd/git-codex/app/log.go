@@ -30,6 +30,9 @@ type logEntry struct {
 	Target  string `json:"target,omitempty"`
 	Args    string `json:"args,omitempty"`
 	Summary string `json:"summary"`
+	// CutOff marks the oldest commit this repository has of a history
+	// a shallow fetch cut short.
+	CutOff bool `json:"cut_off,omitempty"`
 }
 
 // Event kinds, as logEntry.Kind names them.
@@ -69,6 +72,7 @@ func entryOf(ev gitstate.Event) logEntry {
 		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
 		Message: ev.Get(gitstate.TrailerMessage),
 		Target:  ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
+		CutOff: ev.CutOff,
 	}
 }
 
@@ -105,8 +109,12 @@ func (e *env) logCommand() *cli.Command {
 				return err
 			}
 			var entries []logEntry
+			var cutOff string
 			limit := c.Int("limit")
 			err = st.Events(c.Context, c.Args().First(), func(ev gitstate.Event) bool {
+				if ev.CutOff {
+					cutOff = ev.Commit
+				}
 				en := entryOf(forViewer(ev, viewer))
 				if !matches(c, en) {
 					return true
@@ -144,7 +152,13 @@ func (e *env) logCommand() *cli.Command {
 				tp.AddField(summary)
 				tp.EndRow()
 			}
-			return tp.Render()
+			if err := tp.Render(); err != nil {
+				return err
+			}
+			if cutOff != "" {
+				fmt.Fprintf(e.stderr, "The history stops at %s in this repository: a shallow fetch left out what came before. `git fetch --unshallow <remote> %s` brings the rest.\n", cutOff[:12], gitstate.RefState)
+			}
+			return nil
 		},
 	}
 }

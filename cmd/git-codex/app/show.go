@@ -80,7 +80,9 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 		return gitstate.Event{}, tools.StoreError(err)
 	}
 	var found *gitstate.Event
+	cutOff := false
 	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
+		cutOff = cutOff || ev.CutOff
 		if ev.Get(gitstate.TrailerTarget) == arg && kindOf(ev) == kindChange {
 			found = &ev
 			return false
@@ -89,6 +91,9 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 	})
 	if err != nil {
 		return gitstate.Event{}, tools.StoreError(err)
+	}
+	if found == nil && cutOff {
+		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record created in the history this repository has: a shallow fetch cut it short (`git fetch --unshallow <remote> %s` brings the rest)", arg, gitstate.RefState)
 	}
 	if found == nil {
 		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record; list events with `git codex log`", arg)
