@@ -7,6 +7,9 @@ import "errors"
 var (
 	// ErrNotRepository means the directory is not inside a git repository.
 	ErrNotRepository = errors.New("not a git repository")
+	// ErrRepositoryRefused means git refuses the repository (see
+	// RefusedError): git codex does not touch it either.
+	ErrRepositoryRefused = errors.New("git refuses this repository")
 	// ErrNotInitialized means the repository has no refs/codex/state yet;
 	// `git codex init` creates it.
 	ErrNotInitialized = errors.New("git codex is not initialised in this repository")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -78,11 +79,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitstate: open %s: %w", dir, err)
 	}
-	work, gitDir, err := findGitDir(abs)
-	if err != nil {
-		return nil, err
-	}
-	common, err := commonDirOf(gitDir)
+	work, _, common, err := discover(abs, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -169,29 +166,43 @@ func (s *Store) Initialized(ctx context.Context) (bool, error) {
 }
 
 // findGitDir walks up from dir to the directory holding ".git" (a directory,
-// or a file "gitdir: <path>" in linked worktrees), or to a bare repository.
-func findGitDir(dir string) (work, gitDir string, err error) {
+// or a file "gitdir: <path>" in linked worktrees and submodules: gitFile),
+// or to a bare repository.
+func findGitDir(dir string) (work, gitDir, gitFile string, err error) {
+	dev := deviceOf(dir)
 	for d := dir; ; {
 		dotgit := filepath.Join(d, ".git")
 		if fi, err := os.Stat(dotgit); err == nil {
 			if fi.IsDir() {
-				return d, dotgit, nil
+				return d, dotgit, "", nil
 			}
 			target, err := readGitFile(dotgit)
 			if err != nil {
-				return "", "", err
+				return "", "", "", err
 			}
-			return d, target, nil
+			return d, target, dotgit, nil
 		}
 		if isBareGitDir(d) {
-			return "", d, nil
+			return "", d, "", nil
 		}
 		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", fmt.Errorf("gitstate: %s: %w", dir, ErrNotRepository)
+		// git stops at the top of the filesystem dir is on, unless
+		// GIT_DISCOVERY_ACROSS_FILESYSTEM says otherwise (then git is
+		// asked: see discover)
+		if parent == d || deviceOf(parent) != dev {
+			return "", "", "", fmt.Errorf("gitstate: %s: %w", dir, ErrNotRepository)
 		}
 		d = parent
 	}
+}
+
+// deviceOf returns the device number of the filesystem holding p.
+func deviceOf(p string) uint64 {
+	var st syscall.Stat_t
+	if syscall.Stat(p, &st) != nil {
+		return 0
+	}
+	return uint64(st.Dev)
 }
 
 // readGitFile resolves a ".git" file of a linked worktree or submodule.

@@ -83,6 +83,8 @@ func mcpConditions(cond string) (bool, error) {
 	switch cond {
 	case "inspector":
 		return inspectorAvailable(), nil
+	case "root":
+		return os.Geteuid() == 0, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

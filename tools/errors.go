@@ -21,6 +21,7 @@ const (
 	AlreadyExists        Code = "ALREADY_EXISTS"         // a record with that id exists
 	NotInitialized       Code = "NOT_INITIALIZED"        // the repository has no git codex state: run `git codex init`
 	NotRepository        Code = "NOT_A_REPOSITORY"       // the directory is not inside a git repository
+	RepositoryRefused    Code = "REPOSITORY_REFUSED"     // git refuses the repository (safe.directory, an unknown format or extension)
 	RemoteError          Code = "REMOTE_ERROR"           // a sync remote could not be reached, or refused
 	PushRejected         Code = "PUSH_REJECTED"          // the remote's state kept moving; sync again
 	InvalidRemoteState   Code = "INVALID_REMOTE_STATE"   // a remote's state holds records this version cannot read; nothing merged
@@ -78,6 +79,7 @@ func Codes() []CodeInfo {
 		{AlreadyExists, "a record with that id exists"},
 		{NotInitialized, "the repository has no git codex state: run `git codex init`"},
 		{NotRepository, "the directory is not inside a git repository"},
+		{RepositoryRefused, "git refuses the repository (it belongs to someone else and is not a safe.directory, or its format or an extension is one git does not know): the message gives git's reason; nothing was read or written"},
 		{RemoteError, "a sync remote could not be reached or refused the transfer; nothing local changed"},
 		{PushRejected, "the remote's state kept moving during `git codex sync`; run it again"},
 		{InvalidRemoteState, "the remote's state holds records that do not decode or do not belong at their paths; nothing was merged"},

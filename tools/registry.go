@@ -288,9 +288,14 @@ func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin,
 func StoreError(err error) *Error {
 	var te *Error
 	var unreadable *gitstate.UnreadableError
+	var refused *gitstate.RefusedError
 	switch {
 	case errors.As(err, &te):
 		return te
+	case errors.As(err, &refused) && errors.Is(err, gitstate.ErrNotRepository):
+		return Errorf(NotRepository, "git says %s is not a git repository (%s); nothing was read or written", refused.Dir, refused.Reason)
+	case errors.As(err, &refused):
+		return Errorf(RepositoryRefused, "%v; nothing was read or written", refused)
 	case errors.Is(err, gitstate.ErrNotInitialized):
 		return Errorf(NotInitialized, "this repository has no git codex state; run `git codex init` first")
 	case errors.Is(err, gitstate.ErrNotRepository):
