@@ -39,7 +39,7 @@ var ConfigGet = Define("config_get", "config.get",
 	CLI{Path: "config get", Args: []string{"key"}},
 	func(ctx context.Context, c *Call, in ConfigGetIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
-		keys := configKeys()
+		keys := c.Config.allKeys()
 		if k, ok := lookupKey(in.Key); ok && in.Key != "" {
 			keys = []configKey{k} // also a launcher's key, agent.<name>.command
 		}
@@ -66,14 +66,20 @@ var ConfigList = Define("config_list", "config.get",
 	CLI{Path: "config list"},
 	func(ctx context.Context, c *Call, in ConfigListIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
-		keys := append(configKeys(), c.Config.launcherKeysIn()...)
-		sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
-		for _, k := range keys {
+		for _, k := range c.Config.allKeys() {
 			out.Settings = append(out.Settings, c.Config.show(k))
 		}
 		c.Summarize("%s listed the config", c.Caller.ID)
 		return out, nil
 	}).Hint(Hints{ReadOnly: true, Idempotent: true})
+
+// allKeys is every setting config_get and config_list show: the fixed
+// ones and the launchers git config or the shared config name, by key.
+func (cfg *Config) allKeys() []configKey {
+	keys := append(configKeys(), cfg.launcherKeysIn()...)
+	sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	return keys
+}
 
 // show is one key as config_get and config_list return it. A local key
 // shows git config's value, and a value the shared state holds of it as
