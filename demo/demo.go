@@ -35,7 +35,8 @@ const (
 	// forgeDir is where, inside the demo repository's .git, the branches
 	// pushed to origin land.
 	forgeDir = "demo-forge.git"
-	// launcher is the name of the stand-in's launcher (agent.demo.command).
+	// launcher is the name of the stand-in's launcher (agent.demo.command,
+	// in the demo repository's git config).
 	launcher = "demo"
 	// task is the coding agent's task.
 	task = "Add greet.sh, a script that greets the person named on its command line.\n\n" +
@@ -168,6 +169,10 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		}
 		return json.Marshal(r.Data)
 	}
+	// the launcher and the GitHub endpoint are this machine's settings:
+	// the person's config_set writes them to the demo repository's git
+	// config (codex.agent.demo.command, codex.github.apiUrl), never to
+	// the shared state (docs/SECURITY.md)
 	for _, kv := range [][2]string{
 		{"agent." + launcher + ".command", o.Exe + " demo-agent"},
 		{"github.api_url", gh.URL},

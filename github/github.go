@@ -57,10 +57,11 @@ func Open(ctx context.Context, s tools.GitHubSettings) (tools.GitHub, error) {
 	opts := api.ClientOptions{Host: r.Host, AuthToken: token, Timeout: requestTimeout, LogIgnoreEnv: true, Transport: http.DefaultTransport}
 	base := ""
 	if s.APIURL != "" {
-		u, err := url.Parse(s.APIURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, &tools.GitHubError{Message: fmt.Sprintf("github.api_url %q is not an http(s) URL; set it with `git codex config set github.api_url https://host/api/v3/`", s.APIURL)}
+		// the token goes there: https, or plain http to this machine only
+		if err := tools.CheckAPIURL(s.APIURL); err != nil {
+			return nil, &tools.GitHubError{Message: fmt.Sprintf("github.api_url: %v; set it with `git config codex.github.apiUrl https://host/api/v3/`", err)}
 		}
+		u, _ := url.Parse(s.APIURL)
 		// the token goes to this host and no other
 		opts.Host = u.Hostname()
 		base = strings.TrimSuffix(u.String(), "/") + "/"

@@ -159,6 +159,12 @@ func TestOpenRefusals(t *testing.T) {
 	if _, err := github.Open(ctx, tools.GitHubSettings{Dir: t.TempDir(), APIURL: "ftp://x/"}); !errors.As(err, &ge) || !strings.Contains(ge.Message, "api_url") {
 		t.Fatalf("bad api url: %v", err)
 	}
+	// the token is never sent in the clear to another machine (issue 29)
+	for _, u := range []string{"http://ghe.example.com/api/v3/", "http://10.0.0.1/", "https://user:pw@ghe.example.com/"} {
+		if _, err := github.Open(ctx, tools.GitHubSettings{Dir: t.TempDir(), APIURL: u}); !errors.As(err, &ge) || !strings.Contains(ge.Message, "api_url") {
+			t.Fatalf("api url %s: %v", u, err)
+		}
+	}
 	// GitHub down: connection refused is a transient failure with no status
 	gh, err := github.Open(ctx, tools.GitHubSettings{Dir: t.TempDir(), APIURL: "http://127.0.0.1:1/"})
 	if err != nil {

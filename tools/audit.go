@@ -47,6 +47,9 @@ func (a audit) meta(c *Call, e *Error) gitstate.Meta {
 	add(gitstate.TrailerTarget, c.target)
 	add(gitstate.TrailerFollows, a.follows)
 	add(gitstate.TrailerAuth, c.auth)
+	if c.auditArgs != "" {
+		a.args = c.auditArgs
+	}
 	add(gitstate.TrailerArgs, a.args)
 	return m
 }

@@ -32,6 +32,9 @@ func configKind() Kind {
 // can merge two sides key by key. Unset keys read as their defaults.
 type Config struct {
 	Entries map[string]ConfigEntry `json:"entries"`
+	// local is this machine's settings (git config), where local keys
+	// are read from; never stored (see localconfig.go).
+	local *localSettings
 }
 
 // ConfigEntry is one set key. An entry whose value is JSON null was unset
@@ -56,6 +59,13 @@ type configKey struct {
 	oneOf []string
 	// Check validates a "json" key's value; its error is CONFIG_INVALID.
 	Check func(json.RawMessage) error
+	// checkString validates a "string" key's value; its error is
+	// INVALID_INPUT.
+	checkString func(string) error
+	// Local marks a setting of this machine: read from git config
+	// (gitConfigName) only, never from the shared state, and set by
+	// people only (localconfig.go).
+	Local bool `json:"local,omitempty"`
 }
 
 // Setting limits.
@@ -125,14 +135,13 @@ type recordGetter interface {
 	Get(path string, v any) error
 }
 
-// loadConfig reads the config record; a state without one has defaults.
-func loadConfig(tx recordGetter) (*Config, error) {
-	var c Config
-	err := tx.Get(pathConfig, &c)
-	if errors.Is(err, gitstate.ErrNotFound) {
-		return &Config{Entries: map[string]ConfigEntry{}}, nil
-	}
-	if err != nil {
+// loadConfig reads the config record (a state without one has defaults),
+// and this machine's settings from git config when the first local key is
+// read.
+func loadConfig(src configSource) (*Config, error) {
+	c := Config{local: &localSettings{read: src.GitConfig}}
+	err := src.Get(pathConfig, &c)
+	if err != nil && !errors.Is(err, gitstate.ErrNotFound) {
 		return nil, err
 	}
 	if c.Entries == nil {
@@ -142,9 +151,14 @@ func loadConfig(tx recordGetter) (*Config, error) {
 }
 
 // value returns a key's effective value as compact JSON (the record on
-// disk is indented, and the value is shown on one line).
+// disk is indented, and the value is shown on one line). A local key's
+// is git config's, whatever the shared record says.
 func (c *Config) value(k configKey) json.RawMessage {
-	if e, ok := c.set(k.Name); ok {
+	if k.Local {
+		if v, ok := c.localValue(k); ok {
+			return v
+		}
+	} else if e, ok := c.set(k.Name); ok {
 		var b bytes.Buffer
 		if json.Compact(&b, e.Value) != nil {
 			return e.Value
@@ -211,6 +225,11 @@ func parseConfigValue(k configKey, raw string) (json.RawMessage, error) {
 	case "string":
 		if len(k.oneOf) > 0 && !slices.Contains(k.oneOf, raw) {
 			return nil, Errorf(InvalidInput, "%s takes one of %s, not %q", k.Name, strings.Join(k.oneOf, ", "), raw).With("key", k.Name)
+		}
+		if k.checkString != nil && raw != "" {
+			if err := k.checkString(raw); err != nil {
+				return nil, Errorf(InvalidInput, "%s: %v", k.Name, err).With("key", k.Name)
+			}
 		}
 		b, _ := json.Marshal(raw)
 		return b, nil

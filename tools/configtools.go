@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"strings"
 )
 
@@ -18,6 +19,13 @@ type ConfigValue struct {
 	Default bool   `json:"default"` // true when nobody has set it
 	Doc     string `json:"doc"`
 	SetBy   string `json:"set_by,omitempty"`
+	// Local: a setting of this machine, read from git config (GitKey)
+	// only, never from the shared state.
+	Local  bool   `json:"local,omitempty" jsonschema:"a setting of this machine: read from git config (git_key) only, set by people only"`
+	GitKey string `json:"git_key,omitempty" jsonschema:"the git config variable of a local setting"`
+	// Ignored is a value of this local setting in the shared state,
+	// which is never read.
+	Ignored *IgnoredSetting `json:"ignored,omitempty" jsonschema:"a value of this local setting found in the shared state (a peer's sync, an older git codex), never read"`
 }
 
 // ConfigValues is what config_get returns, sorted by key.
@@ -31,7 +39,7 @@ var ConfigGet = Define("config_get", "config.get",
 	CLI{Path: "config get", Args: []string{"key"}},
 	func(ctx context.Context, c *Call, in ConfigGetIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
-		keys := configKeys()
+		keys := c.Config.allKeys()
 		if k, ok := lookupKey(in.Key); ok && in.Key != "" {
 			keys = []configKey{k} // also a launcher's key, agent.<name>.command
 		}
@@ -58,17 +66,35 @@ var ConfigList = Define("config_list", "config.get",
 	CLI{Path: "config list"},
 	func(ctx context.Context, c *Call, in ConfigListIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
-		for _, k := range configKeys() {
+		for _, k := range c.Config.allKeys() {
 			out.Settings = append(out.Settings, c.Config.show(k))
 		}
 		c.Summarize("%s listed the config", c.Caller.ID)
 		return out, nil
 	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
-// show is one key as config_get and config_list return it.
+// allKeys is every setting config_get and config_list show: the fixed
+// ones and the launchers git config or the shared config name, by key.
+func (cfg *Config) allKeys() []configKey {
+	keys := append(configKeys(), cfg.launcherKeysIn()...)
+	sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	return keys
+}
+
+// show is one key as config_get and config_list return it. A local key
+// shows git config's value, and a value the shared state holds of it as
+// ignored.
 func (cfg *Config) show(k configKey) ConfigValue {
 	e, set := cfg.set(k.Name)
-	return ConfigValue{Key: k.Name, Value: cfg.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
+	if !k.Local {
+		return ConfigValue{Key: k.Name, Value: cfg.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
+	}
+	_, valid := cfg.localValue(k)
+	v := ConfigValue{Key: k.Name, Value: cfg.value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: gitConfigName(k.Name)}
+	if set {
+		v.Ignored = &IgnoredSetting{Key: k.Name, GitKey: v.GitKey, SetBy: e.SetBy, SetAt: e.SetAt}
+	}
+	return v
 }
 
 func unknownKey(key string) *Error {
@@ -83,28 +109,37 @@ type ConfigSetIn struct {
 
 // ConfigSet changes one setting.
 var ConfigSet = Define("config_set", permSetConfig,
-	"Change one setting, e.g. the permission globs of an agent type (policy.<type>.allow / .deny) or mail size limits.",
+	"Change one setting, e.g. the permission globs of an agent type (policy.<type>.allow / .deny) or mail size limits. "+
+		"Settings of this machine (launchers, agent.default, github.api_url, worktree.dir, tmux.socket) go to its git config, not the shared state, and only people may set them.",
 	CLI{Path: "config set", Args: []string{"key", "value"}},
-	func(ctx context.Context, c *Call, in ConfigSetIn) (ConfigValue, error) {
+	func(ctx context.Context, c *Call, in ConfigSetIn) (*ConfigValue, error) {
 		k, ok := lookupKey(in.Key)
 		if !ok {
-			return ConfigValue{}, unknownKey(in.Key)
+			return nil, unknownKey(in.Key)
+		}
+		if k.Local {
+			if err := refuseLocal(c, k); err != nil {
+				return nil, err
+			}
 		}
 		v, err := parseConfigValue(k, in.Value)
 		if err != nil {
-			return ConfigValue{}, err
+			return nil, err
+		}
+		if k.Local {
+			return setLocal(c, k, in.Value, v)
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: v, SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
 		if why := lockedOut(c.Config); why != "" {
-			return ConfigValue{}, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, truncate(string(v), 80), why).
+			return nil, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, truncate(string(v), 80), why).
 				With("key", k.Name).With("reason", "lockout")
 		}
 		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
-			return ConfigValue{}, err
+			return nil, err
 		}
 		c.Target(k.Name)
 		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, truncate(string(v), 80))
-		return ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
+		return &ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
 	}).Hint(Hints{Idempotent: true})
 
 // ConfigResetIn is config_reset's input.
@@ -118,17 +153,33 @@ type ConfigResetIn struct {
 var ConfigReset = Define("config_reset", permResetConfig,
 	"Set settings back to their defaults: `policy` (every policy key) or one key. People may always reset, even when the policy denies them everything; the reset is recorded like any call.",
 	CLI{Path: "config reset", Args: []string{"what"}},
-	func(ctx context.Context, c *Call, in ConfigResetIn) (ConfigValues, error) {
+	func(ctx context.Context, c *Call, in ConfigResetIn) (*ConfigValues, error) {
 		var keys []configKey
 		for _, k := range configKeys() {
 			if k.Name == in.What || (in.What == "policy" && strings.HasPrefix(k.Name, "policy.")) {
 				keys = append(keys, k)
 			}
 		}
-		if len(keys) == 0 {
-			return ConfigValues{}, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(keyNames(), ", ")).With("what", in.What)
+		if k, ok := launcherKey(in.What); ok {
+			keys = []configKey{k}
 		}
-		out := ConfigValues{Settings: []ConfigValue{}}
+		if len(keys) == 1 && keys[0].Local {
+			// this machine's setting: back to its default in git config
+			if err := refuseLocal(c, keys[0]); err != nil {
+				return nil, err
+			}
+			out := &ConfigValues{Settings: make([]ConfigValue, 1)}
+			v, err := unsetLocal(c, keys[0])
+			if err != nil {
+				return nil, err
+			}
+			c.After(func(context.Context, *Followup) error { out.Settings[0] = *v; return nil })
+			return out, nil
+		}
+		if len(keys) == 0 {
+			return nil, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(keyNames(), ", ")).With("what", in.What)
+		}
+		out := &ConfigValues{Settings: []ConfigValue{}}
 		for _, k := range keys {
 			// The default is written with this call's clock rather than
 			// the key removed, so the reset outranks the older value a
@@ -138,10 +189,10 @@ var ConfigReset = Define("config_reset", permResetConfig,
 			out.Settings = append(out.Settings, ConfigValue{Key: k.Name, Value: json.RawMessage(v), Default: true, Doc: k.Doc, SetBy: c.Caller.ID})
 		}
 		if why := lockedOut(c.Config); why != "" {
-			return ConfigValues{}, Errorf(InvalidInput, "resetting %s is refused: %s; reset `policy`", in.What, why).With("what", in.What).With("reason", "lockout")
+			return nil, Errorf(InvalidInput, "resetting %s is refused: %s; reset `policy`", in.What, why).With("what", in.What).With("reason", "lockout")
 		}
 		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
-			return ConfigValues{}, err
+			return nil, err
 		}
 		c.Target(in.What)
 		c.Summarize("%s reset %s to the defaults", c.Caller.ID, in.What)
@@ -159,20 +210,28 @@ type ConfigUnsetIn struct {
 var ConfigUnset = Define("config_unset", "config.set",
 	"Put one setting back to its default value (e.g. after a config_set you want to undo).",
 	CLI{Path: "config unset", Args: []string{"key"}},
-	func(ctx context.Context, c *Call, in ConfigUnsetIn) (ConfigValue, error) {
+	func(ctx context.Context, c *Call, in ConfigUnsetIn) (*ConfigValue, error) {
 		k, ok := lookupKey(in.Key)
 		if !ok {
-			return ConfigValue{}, unknownKey(in.Key)
+			return nil, unknownKey(in.Key)
+		}
+		if k.Local {
+			if err := refuseLocal(c, k); err != nil {
+				return nil, err
+			}
+			return unsetLocal(c, k)
 		}
 		c.Target(k.Name)
 		if _, set := c.Config.set(k.Name); !set {
 			c.Summarize("%s unset %s, already the default", c.Caller.ID, k.Name)
-			return c.Config.show(k), nil
+			v := c.Config.show(k)
+			return &v, nil
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: json.RawMessage("null"), SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
 		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
-			return ConfigValue{}, err
+			return nil, err
 		}
 		c.Summarize("%s unset %s (default again)", c.Caller.ID, k.Name)
-		return c.Config.show(k), nil
+		v := c.Config.show(k)
+		return &v, nil
 	}).Hint(Hints{Idempotent: true})

@@ -70,7 +70,7 @@ type CodeInfo struct {
 // Codes lists every error code with its meaning.
 func Codes() []CodeInfo {
 	return []CodeInfo{
-		{PermissionDenied, "the caller's type may not use the tool (see the policy in `git codex config get`), or the record belongs to someone else"},
+		{PermissionDenied, "the caller's type may not use the tool (see the policy in `git codex config get`), the record belongs to someone else, or an agent tried to change a setting of this machine (launchers, github.api_url, paths: a person sets those with `git config`)"},
 		{ToolNotFound, "no tool has that name"},
 		{InvalidInput, "the arguments failed JSON decoding, the tool's schema, or the tool's own checks (sizes, exactly-one-of)"},
 		{AgentNotFound, "the caller (--as / CODEX_INSTANCE) or a named agent is not registered"},

@@ -112,7 +112,8 @@ func getGitHubCall(tx *gitstate.Tx, id string) (GitHubCall, error) {
 // githubKeys are the settings of GitHub calls, retries and escalation.
 func githubKeys() []configKey {
 	return []configKey{
-		{Name: "github.api_url", Kind: "string", Default: "", Doc: "GitHub's REST endpoint (e.g. https://ghe.example.com/api/v3/, or a local stand-in); empty: the repository host's own. CODEX_GITHUB_API_URL overrides it"},
+		{Name: "github.api_url", Kind: "string", Default: "", Local: true, checkString: CheckAPIURL,
+			Doc: "GitHub's REST endpoint, which receives the GitHub token: https (e.g. https://ghe.example.com/api/v3/), or plain http to a stand-in on this machine; empty: the repository host's own. This machine's: git config codex.github.apiUrl; CODEX_GITHUB_API_URL overrides it"},
 		{Name: "retry.max_attempts", Kind: "int", Default: 3, Doc: "tries of a call that fails transiently (GitHub not answering, 5xx, rate limits) before it fails with TRANSIENT_ERROR"},
 		{Name: "retry.delay_ms", Kind: "int", Default: 1000, Doc: "milliseconds before the second try; each later try waits twice as long (a rate limit's reset time if later)"},
 		{Name: "escalation.critical", Kind: "list", Default: []string{}, Doc: "tools whose failures mail the people with a CRITICAL subject, besides seed 003's (mail_send, agent_get_task, agent_get_epic, task_update_status, epic_update_status)"},
@@ -124,9 +125,14 @@ func githubKeys() []configKey {
 const maxRetryWait = time.Minute
 
 // githubSettings are where the forge is: CODEX_GITHUB_API_URL, else
-// github.api_url.
+// github.api_url as this machine's git config sets it (never the shared
+// state's: the token goes there). The endpoint is given as set, so that a
+// bad one is refused where the token would be sent (CheckAPIURL), not
+// replaced by the default.
 func githubSettings(cfg *Config, dir string) GitHubSettings {
-	s := GitHubSettings{Dir: dir, APIURL: cfg.stringValue("github.api_url")}
+	k, _ := lookupKey("github.api_url")
+	raw, _ := cfg.localRaw(k)
+	s := GitHubSettings{Dir: dir, APIURL: raw}
 	if u := os.Getenv("CODEX_GITHUB_API_URL"); u != "" {
 		s.APIURL = u
 	}
@@ -164,7 +170,17 @@ func openGitHub(ctx context.Context, f *Followup, cfg *Config) (GitHub, *GitHubE
 	if f.Env.GitHub == nil {
 		return nil, &GitHubError{Message: "no GitHub client in this git codex"}
 	}
-	gh, err := f.Env.GitHub(ctx, githubSettings(cfg, f.Store.WorkDir()))
+	if err := cfg.localErr(); err != nil {
+		return nil, &GitHubError{Message: fmt.Sprintf("cannot read this machine's git config for github.api_url: %v", err)}
+	}
+	s := githubSettings(cfg, f.Store.WorkDir())
+	if s.APIURL != "" {
+		// the token goes to this endpoint: never in the clear
+		if err := CheckAPIURL(s.APIURL); err != nil {
+			return nil, &GitHubError{Message: fmt.Sprintf("GitHub endpoint refused (git config codex.github.apiUrl or CODEX_GITHUB_API_URL): %v", err)}
+		}
+	}
+	gh, err := f.Env.GitHub(ctx, s)
 	if err != nil {
 		var ge *GitHubError
 		if !errors.As(err, &ge) {

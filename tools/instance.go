@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -404,17 +403,12 @@ func tearDown(ctx context.Context, f *Followup, a Agent) {
 // configAt reads the config at the tip, outside any transaction (for work
 // done after a call's commit).
 func configAt(ctx context.Context, st *gitstate.Store) (*Config, error) {
-	cfg := &Config{Entries: map[string]ConfigEntry{}}
+	var cfg *Config
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
-		err := sn.Get(pathConfig, cfg)
-		if errors.Is(err, gitstate.ErrNotFound) {
-			return nil
-		}
+		var err error
+		cfg, err = loadConfig(sn)
 		return err
 	})
-	if cfg.Entries == nil {
-		cfg.Entries = map[string]ConfigEntry{}
-	}
 	return cfg, err
 }
 

@@ -339,8 +339,8 @@ func AttachTarget(sn *gitstate.Snapshot, id string) (tmux.Runner, string, error)
 	if ended(a.Status) {
 		return tmux.Runner{}, "", Errorf(InstanceNotRunning, "%s is %s; see its last screen with `git codex peek %s` while its session lasts", id, a.Status, id).With("agent_id", id)
 	}
-	cfg := &Config{Entries: map[string]ConfigEntry{}}
-	if err := sn.Get(pathConfig, cfg); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
+	cfg, err := loadConfig(sn)
+	if err != nil {
 		return tmux.Runner{}, "", err
 	}
 	return tmuxFor(cfg, Env{}), a.TmuxSession, nil

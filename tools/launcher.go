@@ -59,9 +59,9 @@ func builtinLaunchers() map[string]Launcher {
 // instanceKeys are the settings of instances and the review loop.
 func instanceKeys() []configKey {
 	return []configKey{
-		{Name: "agent.default", Kind: "string", Default: "claude", Doc: "the launcher `spawn` uses without --agent: claude, codex, gemini, or one set with agent.<name>.command"},
-		{Name: "worktree.dir", Kind: "string", Default: "", Doc: "where instances' worktrees go; empty: <repository>.codex-worktrees beside the repository"},
-		{Name: "tmux.socket", Kind: "string", Default: "", Doc: "tmux socket name or path for agents' sessions; empty: the tmux server of the calling environment"},
+		{Name: "agent.default", Kind: "string", Default: "claude", Local: true, Doc: "the launcher `spawn` uses without --agent: claude, codex, gemini, or one set with agent.<name>.command (this machine's: git config codex.agent.default)"},
+		{Name: "worktree.dir", Kind: "string", Default: "", Local: true, Doc: "where instances' worktrees go; empty: <repository>.codex-worktrees beside the repository (this machine's: git config codex.worktree.dir)"},
+		{Name: "tmux.socket", Kind: "string", Default: "", Local: true, Doc: "tmux socket name or path for agents' sessions; empty: the tmux server of the calling environment (this machine's: git config codex.tmux.socket)"},
 		{Name: "review.max_iterations", Kind: "int", Default: 3, Doc: "reviews a coding agent may request before request_review refuses with REVIEW_LIMIT_EXCEEDED"},
 		{Name: "review.auto_abandon_after", Kind: "int", Default: 5, Doc: "needs_work reviews after which `reap` abandons a coding agent"},
 		{Name: "review.timeout_hours", Kind: "int", Default: 24, Doc: "hours after which `reap` terminates a review still running"},
@@ -85,35 +85,49 @@ func launcherKey(key string) (configKey, bool) {
 		if b, ok := builtinLaunchers()[name]; ok {
 			def = b.Command
 		}
-		return configKey{Name: key, Kind: "string", Default: def, Doc: "the command line that starts launcher " + name + " in an instance's pane"}, true
+		return configKey{Name: key, Kind: "string", Default: def, Local: true,
+			Doc: "the command line that starts launcher " + name + " in an instance's pane (this machine's: git config " + gitConfigName(key) + ")"}, true
 	case "prompt":
-		return configKey{Name: key, Kind: "string", Default: "arg", Doc: "how launcher " + name + " gets its first prompt: arg, stdin or file", oneOf: promptModes}, true
+		return configKey{Name: key, Kind: "string", Default: "arg", oneOf: promptModes, Local: true,
+			Doc: "how launcher " + name + " gets its first prompt: arg, stdin or file (this machine's: git config " + gitConfigName(key) + ")"}, true
 	}
 	return configKey{}, false
 }
 
-// launcher finds a launcher by name ("" for agent.default): a configured
-// command wins over a built-in one of the same name.
+// launcher finds a launcher by name ("" for agent.default): a command set
+// in git config wins over a built-in one of the same name. Launchers are
+// this machine's settings: a command line in the shared state is never
+// run (localconfig.go), and an unset command is the built-in default.
 func (c *Config) launcher(name string) (Launcher, error) {
+	if err := c.localErr(); err != nil {
+		return Launcher{}, Errorf(ConfigInvalid, "cannot read this machine's git config for the launcher: %v", err)
+	}
 	if name == "" {
 		name = c.stringValue("agent.default")
 	}
 	l, builtin := builtinLaunchers()[name]
-	if e, ok := c.Entries["agent."+name+".command"]; ok {
+	cmdKey, _ := launcherKey("agent." + name + ".command")
+	var cmd string
+	if v, ok := c.localValue(cmdKey); ok && json.Unmarshal(v, &cmd) == nil && strings.TrimSpace(cmd) != "" {
 		// a built-in launcher pointed at another binary keeps its wiring:
-		// the binary speaks that CLI's contract
-		var cmd string
-		json.Unmarshal(e.Value, &cmd)
+		// the binary speaks that CLI's contract (an empty command is
+		// none: the built-in's own, as when it is unset)
 		if !builtin {
 			l = Launcher{Name: name, Prompt: "arg"}
 		}
 		l.Command, builtin = cmd, true
 	}
 	if !builtin {
-		return Launcher{}, Errorf(InvalidInput, "no launcher %q; use claude, codex or gemini, or define one with `git codex config set agent.%s.command '<command line>'`", name, name).With("agent", name)
+		e := Errorf(InvalidInput, "no launcher %q on this machine; use claude, codex or gemini, or define one with `git config %s '<command line>'` (or `git codex config set agent.%s.command '<command line>'`)",
+			name, gitConfigName(cmdKey.Name), name).With("agent", name)
+		if _, shared := c.set(cmdKey.Name); shared {
+			e.Message += fmt.Sprintf("; the shared state's %s is ignored: launchers are this machine's settings", cmdKey.Name)
+			e = e.With("ignored", cmdKey.Name)
+		}
+		return Launcher{}, e
 	}
-	if _, ok := c.Entries["agent."+name+".prompt"]; ok {
-		l.Prompt = c.stringValue("agent." + name + ".prompt")
+	if promptKey, _ := launcherKey("agent." + name + ".prompt"); c.hasLocal(promptKey) {
+		l.Prompt = c.stringValue(promptKey.Name)
 	}
 	return l, nil
 }
@@ -133,10 +147,10 @@ func (l Launcher) program() string {
 func (l Launcher) checkProgram(lookPath func(string) (string, error)) error {
 	p := l.program()
 	if p == "" {
-		return Errorf(InvalidInput, "launcher %q has an empty command; set it with `git codex config set agent.%s.command '<command line>'`", l.Name, l.Name).With("agent", l.Name)
+		return Errorf(InvalidInput, "launcher %q has an empty command; set it with `git config %s '<command line>'`", l.Name, gitConfigName("agent."+l.Name+".command")).With("agent", l.Name)
 	}
 	if _, err := lookPath(p); err != nil {
-		return Errorf(InvalidInput, "launcher %q runs %q, which is not installed or not on PATH; install it or point agent.%s.command at it", l.Name, p, l.Name).
+		return Errorf(InvalidInput, "launcher %q runs %q, which is not installed or not on PATH; install it or point git config %s at it", l.Name, p, gitConfigName("agent."+l.Name+".command")).
 			With("agent", l.Name).With("program", p)
 	}
 	return nil

@@ -69,6 +69,10 @@ type Call struct {
 	auth          string
 	authenticated bool
 	origin        Origin
+	// auditArgs, if set, replaces the arguments in the Codex-Args
+	// trailer (a value that stays on this machine: config_set of a
+	// local key).
+	auditArgs string
 }
 
 // Summarize sets the commit's summary line (after the tool name).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
@@ -15,6 +16,10 @@ import (
 type SyncResult struct {
 	gitstate.SyncResult
 	Conflicts []Conflict
+	// Ignored are values of this machine's settings (launchers,
+	// github.api_url, paths: localconfig.go) that the sync brought into
+	// the state, new or changed: they are never read.
+	Ignored []IgnoredSetting
 }
 
 // Sync merges the remote's git codex state into the local one and, with
@@ -44,10 +49,37 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		tx.SetMeta(a.meta(c, nil))
 		return nil
 	}
+	before := ignoredAt(ctx, st)
 	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{
 		Resolve: MergeRecord, Validate: ValidateRecord, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
 	})
-	return SyncResult{SyncResult: res, Conflicts: conflicts}, syncError(remote, err)
+	out := SyncResult{SyncResult: res, Conflicts: conflicts}
+	if err == nil {
+		for _, a := range ignoredAt(ctx, st) {
+			if b, ok := before[a.Key]; !ok || b.Clock != a.Clock || b.SetBy != a.SetBy || !b.SetAt.Equal(a.SetAt) {
+				out.Ignored = append(out.Ignored, a)
+			}
+		}
+		sort.Slice(out.Ignored, func(i, j int) bool { return out.Ignored[i].Key < out.Ignored[j].Key })
+	}
+	return out, syncError(remote, err)
+}
+
+// ignoredAt are the values of local settings the state at the tip holds
+// (IgnoredSettings), by key; none when it cannot be read.
+func ignoredAt(ctx context.Context, st *gitstate.Store) map[string]IgnoredSetting {
+	out := map[string]IgnoredSetting{}
+	st.View(ctx, func(sn *gitstate.Snapshot) error {
+		if sn.Commit() == "" {
+			return nil
+		}
+		list, err := IgnoredSettings(sn)
+		for _, s := range list {
+			out[s.Key] = s
+		}
+		return err
+	})
+	return out
 }
 
 // droppedNote explains records the merge left out, if any: a record on one

@@ -1,9 +1,7 @@
 package app
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -27,60 +25,12 @@ func (e *env) userEmail(gitDir string) string {
 
 // readUserEmail reads user.email from git's config files, lowest precedence
 // first: system, global (XDG, then ~/.gitconfig), repository. ok is false
-// when the answer might differ from git's.
+// when the answer might differ from git's (gitstate.ReadConfigFiles).
 func readUserEmail(gitDir string, getenv func(string) string) (email string, ok bool) {
-	if getenv("GIT_CONFIG_PARAMETERS") != "" || getenv("GIT_CONFIG_COUNT") != "" || getenv("GIT_CONFIG") != "" {
+	entries, ok := gitstate.ReadConfigFiles(gitDir, getenv)
+	if !ok {
 		return "", false
 	}
-	var files []string
-	if getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		files = append(files, or(getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
-	}
-	if global := getenv("GIT_CONFIG_GLOBAL"); global != "" {
-		files = append(files, global)
-	} else {
-		home := getenv("HOME")
-		xdg := getenv("XDG_CONFIG_HOME")
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			files = append(files, filepath.Join(xdg, "git", "config"))
-		}
-		if home != "" {
-			files = append(files, filepath.Join(home, ".gitconfig"))
-		}
-	}
-	files = append(files, filepath.Join(gitDir, "config"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if os.IsNotExist(err) || (err == nil && len(b) == 0) {
-			continue
-		}
-		if err != nil {
-			return "", false
-		}
-		entries, err := gitstate.ParseConfig(b)
-		if err != nil {
-			return "", false
-		}
-		for _, e := range entries {
-			switch {
-			case e.Section == "include" || e.Section == "includeif":
-				return "", false
-			case e.Section == "extensions" && !e.HasSubsection && e.Key == "worktreeconfig":
-				return "", false
-			case e.Section == "user" && !e.HasSubsection && e.Key == "email":
-				email = e.Value
-			}
-		}
-	}
+	email, _ = gitstate.ConfigValue(entries, "user", "", "email")
 	return strings.TrimSpace(email), true
-}
-
-func or(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gitcodex/git-codex/tools"
 )
@@ -130,25 +132,41 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
+	case *tools.ConfigValues:
+		return e.render(tool, *d)
+	case *tools.ConfigValue:
+		return e.render(tool, *d)
 	case tools.ConfigValues:
 		tp := e.table("KEY", "VALUE", "SET BY")
 		for _, s := range d.Settings {
 			tp.AddField(s.Key)
 			tp.AddField(compactJSON(s.Value))
-			if s.Default {
+			switch {
+			case s.Default:
 				tp.AddField("(default)")
-			} else {
+			case s.Local:
+				tp.AddField("(git config)")
+			default:
 				tp.AddField(s.SetBy)
 			}
 			tp.EndRow()
 		}
-		return tp.Render()
+		if err := tp.Render(); err != nil {
+			return err
+		}
+		for _, s := range d.Settings {
+			e.warnIgnored(s.Ignored)
+		}
 	case tools.ConfigValue:
 		fmt.Fprintf(w, "%s = %s", d.Key, compactJSON(d.Value))
-		if d.Default {
+		switch {
+		case d.Default:
 			fmt.Fprint(w, " (default)")
+		case d.Local:
+			fmt.Fprintf(w, " (git config %s)", d.GitKey)
 		}
 		fmt.Fprintln(w)
+		e.warnIgnored(d.Ignored)
 	case tools.Task:
 		fmt.Fprintf(w, "id:          %s\ntitle:       %s\nstate:       %s\n", d.ID, d.Title, d.State)
 		if d.Claim != nil {
@@ -314,4 +332,24 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// warnIgnored tells a person that the shared state holds a value of one of
+// this machine's settings, which git codex never reads (docs/SECURITY.md).
+func (e *env) warnIgnored(s *tools.IgnoredSetting) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(e.stderr, "git codex: warning: %s\n", ignoredNote(*s))
+}
+
+// ignoredNote says what an ignored shared value is, for sync and config.
+// Who set it is the peer's text: quoted unless plainly printable.
+func ignoredNote(s tools.IgnoredSetting) string {
+	by := s.SetBy
+	if strings.IndexFunc(by, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		by = strconv.Quote(by)
+	}
+	return fmt.Sprintf("the shared state holds a value of %s (set by %s), which is never used: it is this machine's setting, read from git config %s only; "+
+		"`git codex config set` or `unset` of it clears the shared value", s.Key, by, s.GitKey)
 }

@@ -31,6 +31,9 @@ type statusReport struct {
 	// Remotes are the remote states last fetched, and how many of their
 	// commits the local state lacks.
 	Remotes []gitstate.RemoteState `json:"remotes"`
+	// Ignored are values of this machine's settings that the shared
+	// state holds and git codex never uses (docs/SECURITY.md).
+	Ignored []tools.IgnoredSetting `json:"ignored,omitempty"`
 }
 
 // statusOptions is what `git codex status` runs with.
@@ -64,7 +67,10 @@ func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
 	err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
 		r.Commit, r.Clock = sn.Commit(), sn.Clock()
 		var err error
-		r.StatusSummary, err = tools.Summary(sn, caller)
+		if r.StatusSummary, err = tools.Summary(sn, caller); err != nil {
+			return err
+		}
+		r.Ignored, err = tools.IgnoredSettings(sn)
 		return err
 	})
 	if err != nil {
@@ -134,6 +140,9 @@ func (e *env) printStatus(w io.Writer, r statusReport) {
 		if rs.Behind > 0 {
 			fmt.Fprintf(w, "behind: %s has %d commit(s) this state lacks; run `git codex sync %s`\n", rs.Remote, rs.Behind, rs.Remote)
 		}
+	}
+	for _, s := range r.Ignored {
+		fmt.Fprintf(w, "ignored: %s\n", ignoredNote(s))
 	}
 }
 

@@ -29,6 +29,10 @@ type syncReport struct {
 	Pushed    bool   `json:"pushed"`
 	Commit    string `json:"commit"` // the local tip afterwards
 	Attempts  int    `json:"attempts"`
+	// Ignored are values of this machine's settings (launchers,
+	// github.api_url, paths) that the sync brought into the state: they
+	// are never used (docs/SECURITY.md).
+	Ignored []tools.IgnoredSetting `json:"ignored"`
 }
 
 func remoteArg(c *cli.Context) (string, error) {
@@ -85,6 +89,10 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if r.Dropped == nil {
 				r.Dropped = []string{}
 			}
+			r.Ignored = res.Ignored
+			if r.Ignored == nil {
+				r.Ignored = []tools.IgnoredSetting{}
+			}
 			if r.Commit == "" {
 				// nothing was merged (the remote had no state): the tip is ours
 				st.View(c.Context, func(sn *gitstate.Snapshot) error { r.Commit = sn.Commit(); return nil })
@@ -93,6 +101,9 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				return writeJSON(e.stdout, r)
 			}
 			fmt.Fprintln(e.stdout, syncMessage(r, push))
+			for _, s := range r.Ignored {
+				fmt.Fprintf(e.stdout, "ignored: %s\n", ignoredNote(s))
+			}
 			return nil
 		},
 	}
