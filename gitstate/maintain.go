@@ -192,6 +192,6 @@ func processAlive(pid int) bool {
 
 // config returns git's settings for the repository, read once.
 func (s *Store) config() repoConfig {
-	s.cfgOnce.Do(func() { s.cfg = loadConfig(s.commonDir) })
+	s.cfgOnce.Do(func() { s.cfg = s.loadConfig() })
 	return s.cfg
 }

@@ -1,11 +1,6 @@
 package gitstate
 
-import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-)
+import "strings"
 
 // repoConfig is what the store takes from git's configuration of the
 // repository: how durable git makes what it writes, and whether git's own
@@ -90,29 +85,26 @@ func parseFsync(v string) int {
 	return current&^negative | positive
 }
 
-// configKeys are the variables loadConfig reads, lower-cased as git names
-// them.
-var configKeys = []string{"core.fsync", "gc.auto", "maintenance.auto", "extensions.preciousobjects"}
-
 // loadConfig reads the store's settings from git's configuration as git
-// sees it from this repository.
-func loadConfig(commonDir string) repoConfig {
-	vals, ok := readConfigFiles(commonDir, os.Getenv, configKeys)
-	if !ok {
-		vals = gitConfigValues(commonDir, configKeys)
-	}
+// sees it from this repository (every level: see GitConfig). A
+// configuration that cannot be read leaves git's defaults.
+func (s *Store) loadConfig() repoConfig {
 	cfg := repoConfig{fsync: fsyncPolicy{pack: true, packMetadata: true}, autoMaintenance: true}
-	if v, ok := vals["core.fsync"]; ok {
+	entries, err := s.GitConfig()
+	if err != nil {
+		return cfg
+	}
+	if v, ok := ConfigValue(entries, "core", "", "fsync"); ok {
 		bits := parseFsync(v)
 		cfg.fsync = fsyncPolicy{pack: bits&fsyncPack != 0, packMetadata: bits&fsyncPackMetadata != 0}
 	}
-	if v, ok := vals["gc.auto"]; ok && strings.TrimSpace(v) == "0" {
+	if v, ok := ConfigValue(entries, "gc", "", "auto"); ok && strings.TrimSpace(v) == "0" {
 		cfg.autoMaintenance = false
 	}
-	if v, ok := vals["maintenance.auto"]; ok && !configBool(v) {
+	if v, ok := ConfigValue(entries, "maintenance", "", "auto"); ok && !configBool(v) {
 		cfg.autoMaintenance = false
 	}
-	if v, ok := vals["extensions.preciousobjects"]; ok && configBool(v) {
+	if v, ok := ConfigValue(entries, "extensions", "", "preciousobjects"); ok && configBool(v) {
 		cfg.precious = true
 	}
 	return cfg
@@ -126,85 +118,4 @@ func configBool(v string) bool {
 		return false
 	}
 	return true
-}
-
-// readConfigFiles returns the last value of each of keys in git's config
-// files, lowest precedence first: system, global (XDG, then
-// ~/.gitconfig), the repository's. ok is false when git's answer might
-// differ (include or includeIf sections, per-worktree config, -c or
-// GIT_CONFIG_* overrides); the caller then asks git. Starting git costs
-// milliseconds a process; reading the files, microseconds.
-func readConfigFiles(commonDir string, getenv func(string) string, keys []string) (vals map[string]string, ok bool) {
-	if getenv("GIT_CONFIG_PARAMETERS") != "" || getenv("GIT_CONFIG_COUNT") != "" || getenv("GIT_CONFIG") != "" {
-		return nil, false
-	}
-	var files []string
-	if getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		sys := getenv("GIT_CONFIG_SYSTEM")
-		if sys == "" {
-			sys = "/etc/gitconfig"
-		}
-		files = append(files, sys)
-	}
-	if global := getenv("GIT_CONFIG_GLOBAL"); global != "" {
-		files = append(files, global)
-	} else {
-		home := getenv("HOME")
-		xdg := getenv("XDG_CONFIG_HOME")
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			files = append(files, filepath.Join(xdg, "git", "config"))
-		}
-		if home != "" {
-			files = append(files, filepath.Join(home, ".gitconfig"))
-		}
-	}
-	files = append(files, filepath.Join(commonDir, "config"))
-	want := map[string]bool{}
-	for _, k := range keys {
-		want[k] = true
-	}
-	vals = map[string]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if os.IsNotExist(err) || (err == nil && len(b) == 0) {
-			continue
-		}
-		if err != nil {
-			return nil, false
-		}
-		entries, err := ParseConfig(b)
-		if err != nil {
-			return nil, false
-		}
-		for _, e := range entries {
-			switch {
-			case e.Section == "include" || e.Section == "includeif":
-				return nil, false
-			case e.Section == "extensions" && !e.HasSubsection && e.Key == "worktreeconfig":
-				return nil, false
-			case !e.HasSubsection && want[e.Section+"."+e.Key]:
-				v := e.Value
-				if e.Bare {
-					v = "true"
-				}
-				vals[e.Section+"."+e.Key] = v
-			}
-		}
-	}
-	return vals, true
-}
-
-// gitConfigValues asks git for keys (the last value of each that is set).
-func gitConfigValues(commonDir string, keys []string) map[string]string {
-	vals := map[string]string{}
-	for _, k := range keys {
-		out, err := exec.Command("git", "--git-dir", commonDir, "config", "--get", k).Output()
-		if err == nil {
-			vals[k] = strings.TrimSuffix(string(out), "\n")
-		}
-	}
-	return vals
 }
