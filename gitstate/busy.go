@@ -19,13 +19,15 @@ import (
 // HoldWork takes the work mark of name and returns its release.
 func (s *Store) HoldWork(name string) (release func(), err error) {
 	path := s.workMark(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	shared := s.config().shared
+	if err := shared.mkdirAll(filepath.Dir(path), s.commonDir); err != nil {
 		return nil, fmt.Errorf("gitstate: create %s: %w", filepath.Dir(path), err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("gitstate: open work mark: %w", err)
 	}
+	shared.applyFd(int(f.Fd()))
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("gitstate: work mark %s is held by another process: %w", name, err)

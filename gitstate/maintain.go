@@ -109,6 +109,7 @@ func (s *Store) startBackground(name string, gcLock bool, args ...string) {
 		return
 	}
 	defer f.Close()
+	s.config().shared.applyFd(int(f.Fd()))
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return // one is running
 	}

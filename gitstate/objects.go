@@ -43,6 +43,7 @@ type objectStore struct {
 	// tmpDir is where new packs are written before they are renamed into
 	// objects/pack ("<common dir>/codex/tmp"; see writeRename).
 	tmpDir string
+	shared sharedPerm // core.sharedRepository
 	// zw and zr are reused: a new (de)compressor allocates tens of KB to
 	// 1 MB, more than the objects it handles here.
 	zw *zlib.Writer
@@ -382,7 +383,7 @@ func (o *objectStore) write(b *objectBatch) error {
 	if o.zw == nil {
 		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	}
-	name, keep, err := writePack(o.zw, o.dir, o.tmpDir, b.objs, o.sync)
+	name, keep, err := writePack(o.zw, o.dir, o.tmpDir, b.objs, o.sync, o.shared)
 	if err != nil {
 		return err
 	}

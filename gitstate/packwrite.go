@@ -184,7 +184,7 @@ func writeStored(b *bytes.Buffer, data []byte) {
 // moved, or the transaction failed. It returns the pack's name
 // ("pack-<checksum>") and the .keep's path. zw is reused for every object:
 // a new compressor allocates ~1 MB.
-func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy) (name, keep string, err error) {
+func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy, shared sharedPerm) (name, keep string, err error) {
 	pack, idx, sum, err := encodePack(zw, objs)
 	if err != nil {
 		return "", "", fmt.Errorf("gitstate: encode pack: %w", err)
@@ -192,7 +192,7 @@ func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, syn
 	dir := filepath.Join(objectsDir, "pack")
 	name = "pack-" + sum.String()
 	keep = filepath.Join(dir, name+".keep")
-	if err := writeKeep(dir, keep); err != nil {
+	if err := writeKeep(dir, keep, shared); err != nil {
 		return "", "", fmt.Errorf("gitstate: write %s.keep: %w", name, err)
 	}
 	for _, f := range []struct {
@@ -200,7 +200,7 @@ func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, syn
 		data     []byte
 		sync     bool
 	}{{"tmp_pack_", ".pack", pack, sync.pack}, {"tmp_idx_", ".idx", idx, sync.packMetadata}} {
-		if err := writeRename(tmpDir, dir, f.tmp, filepath.Join(dir, name+f.ext), f.data, f.sync); err != nil {
+		if err := writeRename(tmpDir, dir, f.tmp, filepath.Join(dir, name+f.ext), f.data, f.sync, shared); err != nil {
 			os.Remove(keep)
 			return "", "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
 		}
@@ -219,15 +219,18 @@ const keepPrefix = "git-codex"
 // (the very same pack written before by a writer that died before removing
 // it) is stale and taken over; anyone else's keep is not ours to remove
 // later, and writing fails.
-func writeKeep(dir, keep string) error {
+func writeKeep(dir, keep string, shared sharedPerm) error {
 	host, _ := os.Hostname()
 	msg := []byte(fmt.Sprintf("%s %d on %s\n", keepPrefix, os.Getpid(), host))
 	_, err := writeFileRaw(keep, 0o444, msg, false)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := shared.mkdirAll(dir, filepath.Dir(filepath.Dir(dir))); err != nil {
 			return err
 		}
 		_, err = writeFileRaw(keep, 0o444, msg, false)
+	}
+	if err == nil {
+		shared.apply(keep)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		if b, rerr := readFileRaw(keep); rerr == nil && strings.HasPrefix(string(b), keepPrefix+" ") {
@@ -246,16 +249,16 @@ func writeKeep(dir, keep string) error {
 // (the rename fails), or is "", the file is written in dir, as git writes
 // its own, and written again if prune took it. A missing directory is
 // created (a new repository may have no objects/pack yet).
-func writeRename(tmpDir, dir, prefix, target string, data []byte, sync bool) error {
+func writeRename(tmpDir, dir, prefix, target string, data []byte, sync bool, shared sharedPerm) error {
 	if tmpDir != "" {
-		err := writeRenameIn(tmpDir, prefix, target, data, sync)
+		err := writeRenameIn(tmpDir, prefix, target, data, sync, shared)
 		if !errors.Is(err, syscall.EXDEV) {
 			return err
 		}
 	}
 	var err error
 	for try := 0; try < 5; try++ {
-		err = writeRenameIn(dir, prefix, target, data, sync)
+		err = writeRenameIn(dir, prefix, target, data, sync, shared)
 		if !errors.Is(err, errTmpGone) {
 			return err
 		}
@@ -266,16 +269,20 @@ func writeRename(tmpDir, dir, prefix, target string, data []byte, sync bool) err
 // errTmpGone is a temporary file that vanished before its rename.
 var errTmpGone = errors.New("temporary file deleted before its rename")
 
-func writeRenameIn(dir, prefix, target string, data []byte, sync bool) error {
+func writeRenameIn(dir, prefix, target string, data []byte, sync bool, shared sharedPerm) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
 	_, err := writeFileRaw(tmp, 0o444, data, sync)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// objects/pack or codex/tmp: below the common dir
+		if err := shared.mkdirAll(dir, filepath.Dir(filepath.Dir(dir))); err != nil {
 			return err
 		}
 		_, err = writeFileRaw(tmp, 0o444, data, sync)
+	}
+	if err == nil {
+		shared.apply(tmp)
 	}
 	if err != nil {
 		os.Remove(tmp)

@@ -134,7 +134,7 @@ func (s *Store) acquireRefLock(lockPath string) error {
 			if mkdirs++; mkdirs > 100 {
 				return fmt.Errorf("gitstate: create %s: %w", lockPath, err)
 			}
-			if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
+			if err := s.writer.shared.mkdirAll(filepath.Dir(lockPath), s.commonDir); err != nil {
 				return fmt.Errorf("gitstate: create %s: %w", filepath.Dir(lockPath), err)
 			}
 			continue

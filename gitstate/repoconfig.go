@@ -14,6 +14,9 @@ type repoConfig struct {
 	// precious is extensions.preciousObjects: git refuses to delete
 	// packs or objects, so a repack that would delete some is not started.
 	precious bool
+	// shared is core.sharedRepository: the modes of what git codex
+	// creates in the git directory.
+	shared sharedPerm
 }
 
 // fsyncPolicy says which of the files a transaction writes are fsynced
@@ -106,6 +109,9 @@ func (s *Store) loadConfig() repoConfig {
 	}
 	if v, ok := ConfigValue(entries, "extensions", "", "preciousobjects"); ok && configBool(v) {
 		cfg.precious = true
+	}
+	if v, ok := ConfigValue(entries, "core", "", "sharedrepository"); ok {
+		cfg.shared, _ = parseSharedRepository(v)
 	}
 	return cfg
 }

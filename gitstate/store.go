@@ -110,14 +110,15 @@ func Open(dir string, opts Options) (*Store, error) {
 // lockWriter takes the writer lock: this process's, then the kernel's
 // between processes.
 func (s *Store) lockWriter() error {
+	cfg := s.config() // read before the lock: it may start git
 	s.txMu.Lock()
+	s.writer.shared = cfg.shared
 	if err := s.writer.lock(); err != nil {
 		s.txMu.Unlock()
 		return err
 	}
-	cfg := s.config()
 	s.objMu.Lock()
-	s.objects.sync = cfg.fsync
+	s.objects.sync, s.objects.shared = cfg.fsync, cfg.shared
 	if !s.swept {
 		s.objects.sweepKeeps()
 		s.swept = true

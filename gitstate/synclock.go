@@ -18,13 +18,15 @@ import (
 // Waiting gives up when ctx ends.
 func (s *Store) lockSync(ctx context.Context) (unlock func(), err error) {
 	path := filepath.Join(s.commonDir, "codex", "sync.lock")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	shared := s.config().shared
+	if err := shared.mkdirAll(filepath.Dir(path), s.commonDir); err != nil {
 		return nil, fmt.Errorf("gitstate: create %s: %w", filepath.Dir(path), err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("gitstate: open sync lock: %w", err)
 	}
+	shared.applyFd(int(f.Fd()))
 	wait := time.Millisecond
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)

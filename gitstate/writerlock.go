@@ -39,6 +39,9 @@ type writerLock struct {
 	noLink bool
 	// link is os.Link; tests replace it to exercise the O_EXCL fallback.
 	link func(oldname, newname string) error
+	// shared is core.sharedRepository, set before each lock: the modes
+	// of the files and directories the lock and the swap create.
+	shared sharedPerm
 }
 
 func (w *writerLock) commonDir() string { return filepath.Dir(filepath.Dir(w.path)) }
@@ -46,13 +49,14 @@ func (w *writerLock) stagePath() string { return filepath.Join(filepath.Dir(w.pa
 
 func (w *writerLock) lock() error {
 	if w.f == nil {
-		if err := os.MkdirAll(filepath.Dir(w.path), 0o755); err != nil {
+		if err := w.shared.mkdirAll(filepath.Dir(w.path), w.commonDir()); err != nil {
 			return fmt.Errorf("gitstate: create %s: %w", filepath.Dir(w.path), err)
 		}
 		f, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("gitstate: open writer lock: %w", err)
 		}
+		w.shared.applyFd(int(f.Fd()))
 		w.f = f
 	}
 	for {
@@ -109,6 +113,8 @@ func (w *writerLock) stage(lockName, content string) error {
 		ino, err = writeFileRaw(p, 0o644, []byte(content), true)
 	}
 	if err == nil {
+		// the staged file becomes the ref: it gets the ref's mode
+		w.shared.apply(p)
 		err = w.mark(ino, lockName)
 	}
 	if err != nil {
@@ -149,6 +155,7 @@ func (w *writerLock) place(lockPath string) error {
 	if err != nil {
 		return err
 	}
+	w.shared.applyFd(int(f.Fd()))
 	fi, err := f.Stat()
 	if err == nil {
 		lockName, _ := filepath.Rel(w.commonDir(), lockPath)
