@@ -35,6 +35,10 @@ const (
 var (
 	// ErrRemote means the remote could not be reached or refused to talk.
 	ErrRemote = errors.New("remote unreachable")
+	// ErrPushRefused means the remote refused the push for a reason
+	// retrying cannot fix: a hook of the remote's (pre-receive, update),
+	// permissions, a full disk.
+	ErrPushRefused = errors.New("push refused")
 	// ErrPushRejected means the remote's state moved since the fetch; sync
 	// fetches, merges and pushes again.
 	ErrPushRejected = errors.New("push rejected: the remote moved")
@@ -234,7 +238,13 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer, not
 	for _, a := range archives {
 		specs = append(specs, a+":"+a)
 	}
-	args := []string{"push", "--porcelain"}
+	// --no-verify: the state is not code. The repository's pre-push hook
+	// (husky, pre-commit: linters, test runs) is written for the branches
+	// people push; run on every sync it would block the coordination of
+	// agents on a check of code it does not touch (see docs/STATE.md).
+	// The remote's own hooks still run, and their refusal is reported as
+	// theirs.
+	args := []string{"push", "--porcelain", "--no-verify"}
 	if progress != nil {
 		args = append(args, "--progress")
 	} else {
@@ -247,7 +257,7 @@ func (s *Store) push(ctx context.Context, remote string, progress io.Writer, not
 	}
 	moved, refused := pushRefusals(out.String())
 	if len(refused) > 0 {
-		return fmt.Errorf("gitstate: push %s: %w: refused %s", remote, ErrRemote, strings.Join(refused, "; "))
+		return fmt.Errorf("gitstate: push %s: %w: %s", remote, ErrPushRefused, strings.Join(refused, "; "))
 	}
 	if len(moved) > 0 {
 		return fmt.Errorf("gitstate: push %s: %w (%s)", remote, ErrPushRejected, strings.Join(moved, "; "))

@@ -104,6 +104,8 @@ func syncError(remote string, err error) error {
 	case errors.Is(err, gitstate.ErrInvalidState):
 		return Errorf(InvalidRemoteState, "refused to merge the state of %s, nothing local changed: %v; "+
 			"whoever can push to %s must restore its refs/codex/state (or notes) to a state git codex wrote, e.g. from a clone's", remote, err, remote).With("remote", remote)
+	case errors.Is(err, gitstate.ErrPushRefused):
+		return Errorf(RemoteError, "%s refused the state (nothing local changed; retrying will not help until whoever runs %s allows it): %v", remote, remote, err).With("remote", remote).With("reason", "refused")
 	case errors.Is(err, gitstate.ErrRemote):
 		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
 	}

@@ -339,8 +339,8 @@ func freePort(t testing.TB) string {
 }
 
 // TestSyncRetriesWhenTheRemoteMoved: between A's fetch and A's push, the
-// remote's state moves to C's (A's pre-push hook moves it, on the first
-// push only). The push is refused, and sync fetches, merges and pushes
+// remote's state moves to C's (the remote's pre-receive hook moves it, on
+// the first push only, before receive-pack updates the ref). The push is refused, and sync fetches, merges and pushes
 // again; C's change and A's both end up on the remote.
 func TestSyncRetriesWhenTheRemoteMoved(t *testing.T) {
 	remote := newBareRemote(t)
@@ -355,9 +355,11 @@ func TestSyncRetriesWhenTheRemoteMoved(t *testing.T) {
 	ma, _ := a.ok("alice", "mail_send", `{"to":"alice","subject":"from A","body":"a"}`)
 
 	marker := filepath.Join(t.TempDir(), "moved")
-	hook := fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then\n  touch %q\n  git --git-dir=%q update-ref %s refs/pending/c\nfi\n",
+	// (receive-pack forbids ref updates from its quarantine; refs/pending/c
+	// and its objects are already in the remote)
+	hook := fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then\n  touch %q\n  unset GIT_QUARANTINE_PATH\n  git --git-dir=%q update-ref %s refs/pending/c\nfi\n",
 		marker, marker, remote, gitstate.RefState)
-	if err := os.WriteFile(filepath.Join(a.dir, ".git", "hooks", "pre-push"), []byte(hook), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	res := a.sync("origin")
@@ -401,8 +403,41 @@ func TestSyncRemoteRefuses(t *testing.T) {
 	if e := tools.AsError(err); err == nil || e.Code != tools.RemoteError || res.Attempts != 1 {
 		t.Fatalf("sync to a refusing remote: %+v, %v; want REMOTE_ERROR after one attempt", res, err)
 	}
-	if !strings.Contains(err.Error(), "pre-receive hook declined") {
-		t.Errorf("the error does not say why: %v", err)
+	if !strings.Contains(err.Error(), "pre-receive hook declined") || !strings.Contains(err.Error(), "refused the state") || strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("the error does not say the remote refused, and why: %v", err)
+	}
+}
+
+// TestSyncRunsNoPrePushHook: the repository's pre-push hook (husky,
+// pre-commit) checks the code people push; the state is not code, and a
+// failing hook must not stop agents' coordination (nor be reported as an
+// unreachable remote). Sync pushes the state without running it; a plain
+// `git push` of a branch still runs it.
+func TestSyncRunsNoPrePushHook(t *testing.T) {
+	remote := newBareRemote(t)
+	a := newClone(t, "A", remote)
+	a.init()
+	ran := filepath.Join(t.TempDir(), "ran")
+	hook := fmt.Sprintf("#!/bin/sh\ntouch %q\necho 'lint failed' >&2\nexit 1\n", ran)
+	if err := os.WriteFile(filepath.Join(a.dir, ".git", "hooks", "pre-push"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a.ok(human, "agent_register", `{"id":"alice","type":"worker"}`)
+	if res := a.sync("origin"); !res.Pushed {
+		t.Fatalf("sync: %+v; want the state pushed", res)
+	}
+	if r := gitstatetest.Git(t, remote, "rev-parse", gitstate.RefState); r != a.tip() {
+		t.Fatalf("remote at %s, A at %s", r, a.tip())
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("sync ran the pre-push hook")
+	}
+	gitstatetest.Git(t, a.dir, "commit", "-q", "--allow-empty", "-m", "code")
+	if _, err := gitstatetest.GitErr(a.dir, "push", "-q", "origin", "HEAD:refs/heads/code"); err == nil {
+		t.Fatal("a plain git push of a branch got past the failing hook")
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatal("git push of a branch did not run the hook")
 	}
 }
 
