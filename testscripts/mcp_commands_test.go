@@ -84,6 +84,11 @@ func mcpConditions(cond string) (bool, error) {
 	case "inspector":
 		return inspectorAvailable(), nil
 	}
+	if name, ok := strings.CutPrefix(cond, "agent:"); ok {
+		// true when installed, and always on CI (CODEX_AGENT_CLIS set),
+		// where agentcli then fails for a missing one
+		return os.Getenv("CODEX_AGENT_CLIS") != "" || agentBinDir(name) != "", nil
+	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
