@@ -12,10 +12,12 @@ import (
 // fakeClaude stands in for Claude Code's interactive CLI in a tmux pane,
 // keeping the parts of its contract git codex relies on:
 //
-//	claude [--mcp-config <file>]... [--model <m>] [prompt]
+//	claude [--mcp-config <file>...] [--model <m>] [--] [prompt]
 //
-// It checks that each --mcp-config file is JSON with an "mcpServers"
-// object (as Claude Code does; a bad file is an error and exit 1), shows
+// --mcp-config takes every value up to the next option, as Claude Code's
+// does (checked on the real one in tools.TestRealClaudeTakesSpawnLine and
+// agents_claude.txtar), and checks that each is JSON with an "mcpServers"
+// object (a missing or bad file is an error and exit 1), shows
 // the initial prompt as the first user message, then reads one message
 // per line from the terminal: a line starting with "!" runs the rest in
 // the shell (Claude Code's bash mode) — which is how tests make the
@@ -31,11 +33,21 @@ func fakeClaude() int {
 	var prompt string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
-		case a == "--mcp-config" && i+1 < len(args):
-			i++
-			if err := checkMCPConfig(args[i]); err != nil {
-				fmt.Fprintf(os.Stderr, "Error: Invalid MCP configuration: %v\n", err)
-				return 1
+		case a == "--":
+			// the end of the options: the prompt follows
+			if i+1 < len(args) {
+				prompt = args[i+1]
+			}
+			i = len(args)
+		case a == "--mcp-config":
+			// variadic, as Claude Code's: every value up to the next
+			// option is a config file (a prompt there is read as one)
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				if err := checkMCPConfig(args[i]); err != nil {
+					fmt.Fprintf(os.Stderr, "Error: Invalid MCP configuration:\n%v\n", err)
+					return 1
+				}
 			}
 		case a == "--model" && i+1 < len(args):
 			i++

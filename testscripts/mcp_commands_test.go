@@ -86,6 +86,11 @@ func mcpConditions(cond string) (bool, error) {
 	case "root":
 		return os.Geteuid() == 0, nil
 	}
+	if name, ok := strings.CutPrefix(cond, "agent:"); ok {
+		// true when installed, and always on CI (CODEX_AGENT_CLIS set),
+		// where agentcli then fails for a missing one
+		return os.Getenv("CODEX_AGENT_CLIS") != "" || agentBinDir(name) != "", nil
+	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
 

@@ -65,6 +65,9 @@ type Runner struct {
 	// reads instead of ~/.tmux.conf (tmux -f). "/dev/null" gives a server
 	// that no user configuration can change, which is what tests want.
 	Config string
+	// KillGrace is how long Kill gives a session's processes to exit
+	// after SIGTERM before it sends SIGKILL; zero means DefaultKillGrace.
+	KillGrace time.Duration
 }
 
 // SessionSpec describes a session for NewSession.
@@ -356,13 +359,59 @@ func (r Runner) CursorLine(ctx context.Context, name string) (string, error) {
 // Kill kills the session and every process in it. Killing a session that
 // does not exist (or whose server is not running) returns an error that
 // matches ErrNoSession, so rollbacks and repeated cleanups can ignore it.
+//
+// tmux's kill-session closes the panes' terminals, which sends SIGHUP, and
+// a program may catch that and run on (Gemini CLI does, with its node
+// children). So Kill first notes the panes' process trees (each pane's
+// process leads a session of its own; see treeOf), kills the session,
+// sends SIGTERM to what is still running of them, and after KillGrace
+// sends SIGKILL to what is left: nothing of the session runs when it
+// returns.
 func (r Runner) Kill(ctx context.Context, name string) error {
 	const op = "kill-session"
 	if err := CheckName(name); err != nil {
 		return opError(op, name, err)
 	}
+	roots := r.panePIDs(ctx, name)
+	procs := treeOf(roots)
 	_, err := r.run(ctx, op, name, true, op, "-t", sessionTarget(name))
+	if len(roots) == 0 {
+		return err
+	}
+	// what the panes started after the first look
+	for _, p := range treeOf(roots) {
+		if !slices.Contains(procs, p) {
+			procs = append(procs, p)
+		}
+	}
+	grace := r.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	if left := endProcs(procs, grace); len(left) > 0 && err == nil {
+		err = opError(op, name, fmt.Errorf("%d process(es) of the session still run after SIGKILL (pid %d)", len(left), left[0].pid))
+	}
 	return err
+}
+
+// panePIDs are the process ids of a session's panes (in all its windows),
+// or none if tmux cannot say.
+func (r Runner) panePIDs(ctx context.Context, name string) []int {
+	// list-panes -s -t =name (no ':') matched a session whose name only
+	// starts with name (tmux 3.3a); the pane form matches exactly, and
+	// each line names its session to be sure
+	out, err := r.run(ctx, "list-panes", name, true, "list-panes", "-s", "-t", paneTarget(name), "-F", "#{pane_pid}|#{session_name}")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		f, session, _ := strings.Cut(line, "|")
+		if pid, err := strconv.Atoi(f); err == nil && pid > 1 && session == name {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // KillServer kills the server and with it every session. No running server

@@ -214,19 +214,15 @@ func codexArgs(t turnSpec) ([]string, error) {
 	}
 	sandbox := map[string]string{"auto": "workspace-write", "allow": "danger-full-access", "deny": "read-only"}[t.PermissionMode]
 	args = append(args, "--sandbox", sandbox)
+	// each server as a [mcp_servers.<name>] table; with allow, its tools
+	// are called without asking (in exec nobody could say yes: Codex
+	// refuses a call that needs approval)
+	approval := ""
+	if t.PermissionMode == "allow" {
+		approval = "approve"
+	}
 	for _, s := range t.MCPServers {
-		cmdArgs, _ := json.Marshal(s.Args)
-		if s.Args == nil {
-			cmdArgs = []byte("[]")
-		}
-		args = append(args, "-c", fmt.Sprintf("mcp_servers.%s.command=%q", s.Name, s.Command), "-c", fmt.Sprintf("mcp_servers.%s.args=%s", s.Name, cmdArgs))
-		if len(s.Env) > 0 {
-			var kv []string
-			for k, v := range s.Env {
-				kv = append(kv, fmt.Sprintf("%s=%q", k, v))
-			}
-			args = append(args, "-c", fmt.Sprintf("mcp_servers.%s.env={%s}", s.Name, strings.Join(kv, ",")))
-		}
+		args = append(args, codexServerArgs(s.Name, s.Command, s.Args, s.Env, nil, approval)...)
 	}
 	if t.Resume != "" {
 		args = append(args, "resume", t.Resume)

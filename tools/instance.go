@@ -308,9 +308,14 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 	if err := f.Store.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
 		return fmt.Errorf("make the worktree: %w", err)
 	}
-	mcpConfig, geminiSettings, promptFile, err := writeInstanceFiles(a.Worktree, a.ID, token, prompt)
+	mcpConfig, promptFile, err := writeInstanceFiles(a.Worktree, a.ID, token, prompt)
 	if err != nil {
 		return fmt.Errorf("write the instance's files: %w", err)
+	}
+	if l.Name == "gemini" {
+		if err := writeGeminiSettings(a.Worktree); err != nil {
+			return fmt.Errorf("write the instance's Gemini CLI settings: %w", err)
+		}
 	}
 	cfg, err := configAt(ctx, f.Store)
 	if err != nil {
@@ -318,10 +323,9 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 	}
 	r := tmuxFor(cfg, f.Env)
 	env := map[string]string{
-		"CODEX_INSTANCE":                  a.ID,
-		"CODEX_TOKEN":                     token,
-		"CODEX_MCP_CONFIG":                mcpConfig,
-		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": geminiSettings,
+		"CODEX_INSTANCE":   a.ID,
+		"CODEX_TOKEN":      token,
+		"CODEX_MCP_CONFIG": mcpConfig,
 	}
 	_, err = r.NewSession(ctx, tmux.SessionSpec{
 		Name: a.TmuxSession, Dir: a.Worktree, Env: env, KeepDeadPane: true, Width: 200, Height: 50,

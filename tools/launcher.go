@@ -2,9 +2,11 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -24,36 +26,112 @@ type Launcher struct {
 	// wire adds the arguments that attach git codex's MCP server, given
 	// the path of the MCP config git codex wrote and the instance's id.
 	wire func(mcpConfig, instance string) []string
+	// promptFlag, if set, is the option whose value the prompt is in
+	// prompt mode "arg" (`--prompt-interactive=<prompt>`): a prompt
+	// that starts with "-" is then never read as an option.
+	promptFlag string
 }
 
 // Prompt modes.
 var promptModes = []string{"arg", "stdin", "file"}
 
+// The name git codex's MCP server has in every agent CLI's config.
+const mcpServerName = "git-codex"
+
 // builtinLaunchers are the agent CLIs git codex knows how to start and
-// wire, each as its own interactive invocation documents it:
-//   - claude: `claude --mcp-config <file> "<prompt>"` (Claude Code reads
-//     MCP servers from the JSON file; the prompt starts the session);
-//   - codex: `codex -c mcp_servers.<name>.command=... "<prompt>"` (Codex
-//     has no config-file flag; -c overrides its config.toml keys);
-//   - gemini: `gemini --prompt-interactive "<prompt>"` (Gemini CLI reads
-//     mcpServers from settings; the system settings file it is given via
-//     GEMINI_CLI_SYSTEM_SETTINGS_PATH, set in the pane's environment).
+// wire, each as its shipped interactive invocation takes it (checked
+// against Claude Code 2.1.328, Codex CLI 0.169.0 and Gemini CLI 0.61.0;
+// docs/DELEGATION.md has the table):
+//   - claude: `claude --mcp-config <file> -- "<prompt>"`. --mcp-config
+//     takes several values (`<configs...>`): without the `--` the prompt
+//     is read as a second config file and claude exits 1.
+//   - codex: `codex -c mcp_servers.git-codex.command="git-codex" ...
+//     "<prompt>"`. Codex hands MCP servers only an allow-list of
+//     environment variables: env_vars adds CODEX_INSTANCE and CODEX_TOKEN
+//     (set in the pane), so the token never appears on a command line;
+//     default_tools_approval_mode="approve" lets the agent call git
+//     codex's tools without a person's yes (each call is still checked by
+//     git codex's own permission policy).
+//   - gemini: `gemini --skip-trust --prompt-interactive="<prompt>"`, with
+//     git codex's server in the worktree's .gemini/settings.json (Gemini
+//     CLI reads a system settings file only if it and every directory
+//     above it are root's, and starts stdio MCP servers only in a trusted
+//     folder: --skip-trust trusts the worktree git codex made, for this
+//     session only). The settings name $CODEX_INSTANCE and $CODEX_TOKEN,
+//     which Gemini expands from its own environment when it loads them:
+//     the file holds no secret (Gemini withholds variables named *TOKEN*
+//     from MCP servers' inherited environment, so they are passed by name).
 func builtinLaunchers() map[string]Launcher {
 	return map[string]Launcher{
 		"claude": {Name: "claude", Command: "claude", Prompt: "arg", wire: func(cfg, _ string) []string {
-			return []string{"--mcp-config", cfg}
+			return []string{"--mcp-config", cfg, "--"}
 		}},
-		"codex": {Name: "codex", Command: "codex", Prompt: "arg", wire: func(_, instance string) []string {
-			return []string{
-				"-c", `mcp_servers.git-codex.command="git-codex"`,
-				"-c", `mcp_servers.git-codex.args=["mcp"]`,
-				"-c", fmt.Sprintf(`mcp_servers.git-codex.env={CODEX_INSTANCE=%q}`, instance),
-			}
+		"codex": {Name: "codex", Command: "codex", Prompt: "arg", wire: func(_, _ string) []string {
+			return codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}, "approve")
 		}},
-		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", wire: func(string, string) []string {
-			return []string{"--prompt-interactive"}
+		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", promptFlag: "--prompt-interactive", wire: func(string, string) []string {
+			return []string{"--skip-trust"}
 		}},
 	}
+}
+
+// codexServerArgs are the -c overrides that give Codex CLI one stdio MCP
+// server (its config.toml's [mcp_servers.<name>] table): command, args,
+// env (values passed to the server), env_vars (names of Codex's own
+// environment passed on) and default_tools_approval_mode (auto, prompt,
+// writes or approve; "" leaves Codex's default).
+func codexServerArgs(name, command string, args []string, env map[string]string, envVars []string, approval string) []string {
+	key := "mcp_servers." + tomlKey(name)
+	if args == nil {
+		args = []string{}
+	}
+	out := []string{"-c", key + ".command=" + tomlString(command), "-c", key + ".args=" + tomlArray(args)}
+	if len(env) > 0 {
+		names := make([]string, 0, len(env))
+		for k := range env {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		var kv []string
+		for _, k := range names {
+			kv = append(kv, tomlKey(k)+"="+tomlString(env[k]))
+		}
+		out = append(out, "-c", key+".env={"+strings.Join(kv, ",")+"}")
+	}
+	if len(envVars) > 0 {
+		out = append(out, "-c", key+".env_vars="+tomlArray(envVars))
+	}
+	if approval != "" {
+		out = append(out, "-c", key+".default_tools_approval_mode="+tomlString(approval))
+	}
+	return out
+}
+
+// tomlString is s as a TOML basic string (JSON's escapes are TOML's, but
+// for the \u escapes of characters JSON leaves raw, which TOML also takes
+// raw except for control characters: those are refused on input).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// tomlArray is a TOML array of strings.
+func tomlArray(list []string) string {
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = tomlString(s)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// tomlKey is a key as TOML takes it in a dotted path: bare if it can be.
+func tomlKey(k string) string {
+	if k != "" && strings.IndexFunc(k, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) < 0 {
+		return k
+	}
+	return tomlString(k)
 }
 
 // instanceKeys are the settings of instances and the review loop.
@@ -172,7 +250,11 @@ func (l Launcher) commandLine(mcpConfig, instance, promptFile string) string {
 	case "file":
 		parts = append(parts, shellQuote(promptFile))
 	default:
-		parts = append(parts, `"$(cat `+shellQuote(promptFile)+`)"`)
+		arg := `"$(cat ` + shellQuote(promptFile) + `)"`
+		if l.promptFlag != "" {
+			arg = shellQuote(l.promptFlag+"=") + arg
+		}
+		parts = append(parts, arg)
 	}
 	return strings.Join(parts, " ")
 }
@@ -194,30 +276,73 @@ func shellQuote(s string) string {
 const instanceDir = ".codex"
 
 // writeInstanceFiles writes the MCP config (Claude Code's format, which
-// most clients read), the Gemini CLI settings and the first prompt into
-// the worktree's .codex/, and returns their paths. The MCP configs carry
-// the instance's credential (CODEX_TOKEN): readable by its owner only, and
-// ignored by git like everything in .codex/.
-func writeInstanceFiles(worktree, instance, token, prompt string) (mcpConfig, geminiSettings, promptFile string, err error) {
+// most clients read) and the first prompt into the worktree's .codex/,
+// and returns their paths. The MCP config carries the instance's
+// credential (CODEX_TOKEN): readable by its owner only, and ignored by git
+// like everything in .codex/.
+func writeInstanceFiles(worktree, instance, token, prompt string) (mcpConfig, promptFile string, err error) {
 	dir := filepath.Join(worktree, instanceDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", "", err
+		return "", "", err
 	}
 	server := map[string]any{"command": "git-codex", "args": []string{"mcp"}, "env": map[string]string{"CODEX_INSTANCE": instance, "CODEX_TOKEN": token}}
-	mcp, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"git-codex": server}}, "", "  ")
+	mcp, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{mcpServerName: server}}, "", "  ")
 	files := []struct {
 		name string
 		data []byte
 	}{
 		{".gitignore", []byte("# written by git codex for this instance; never committed\n*\n")},
 		{"mcp.json", append(mcp, '\n')},
-		{"gemini-settings.json", append(mcp, '\n')},
 		{"prompt.md", []byte(prompt)},
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
-			return "", "", "", err
+			return "", "", err
 		}
 	}
-	return filepath.Join(dir, "mcp.json"), filepath.Join(dir, "gemini-settings.json"), filepath.Join(dir, "prompt.md"), nil
+	return filepath.Join(dir, "mcp.json"), filepath.Join(dir, "prompt.md"), nil
+}
+
+// geminiSettingsFile is where Gemini CLI reads a workspace's settings.
+const geminiSettingsFile = ".gemini/settings.json"
+
+// writeGeminiSettings adds git codex's MCP server to the worktree's
+// .gemini/settings.json, the one settings file of Gemini CLI that is the
+// worktree's own. The server's environment names $CODEX_INSTANCE and
+// $CODEX_TOKEN (Gemini expands them from the pane's environment), so the
+// file holds no secret; "trust": true lets the agent call git codex's
+// tools without a confirmation (git codex's permission policy still
+// checks each). A .gemini/ that git codex makes gets a .gitignore that
+// ignores it all; one the repository already has keeps its settings, with
+// git-codex's server added (the change shows in git status).
+func writeGeminiSettings(worktree string) error {
+	dir := filepath.Join(worktree, ".gemini")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# written by git codex for this instance; never committed\n*\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(worktree, geminiSettingsFile)
+	settings := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &settings); err != nil {
+			return fmt.Errorf("%s is not plain JSON (git codex adds its MCP server there): %w", geminiSettingsFile, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	servers, _ := settings["mcpServers"].(map[string]any)
+	if servers == nil {
+		servers = map[string]any{}
+	}
+	servers[mcpServerName] = map[string]any{
+		"command": "git-codex", "args": []string{"mcp"}, "trust": true,
+		"env": map[string]string{"CODEX_INSTANCE": "$CODEX_INSTANCE", "CODEX_TOKEN": "$CODEX_TOKEN"},
+	}
+	settings["mcpServers"] = servers
+	b, _ := json.MarshalIndent(settings, "", "  ")
+	return os.WriteFile(path, append(b, '\n'), 0o600)
 }

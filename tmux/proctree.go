@@ -1,0 +1,158 @@
+package tmux
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// DefaultKillGrace is how long Kill waits, after SIGTERM, for the
+// processes of a session's panes to exit before it sends SIGKILL.
+const DefaultKillGrace = 5 * time.Second
+
+// A proc is one process, named by its pid and its start time (clock ticks
+// after boot), so that a pid the kernel has since given to another
+// process is never signalled.
+type proc struct {
+	pid   int
+	start uint64
+}
+
+// procStat is what the process table says of one process.
+type procStat struct {
+	ppid, pgrp, session int
+	start               uint64
+	zombie              bool
+}
+
+// readStat reads /proc/<pid>/stat. The command name (field 2) is in
+// parentheses and may itself hold spaces and parentheses: the fields
+// after it start after the last ')'.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 20 {
+		return procStat{}, false
+	}
+	num := func(j int) int { n, _ := strconv.Atoi(string(f[j])); return n }
+	start, _ := strconv.ParseUint(string(f[19]), 10, 64) // field 22
+	return procStat{ppid: num(1), pgrp: num(2), session: num(3), start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X'}, true
+}
+
+// treeOf lists the live processes that belong to the panes whose process
+// ids are roots: every process in a session or process group one of them
+// leads (tmux makes each pane's process a session leader, so this finds
+// children whose parent has died, reparented elsewhere), and every
+// descendant of those (one that made a session of its own, as a daemon
+// does). Without a process table (no /proc) it lists the roots alone.
+func treeOf(roots []int) []proc {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		var out []proc
+		for _, r := range roots {
+			if r > 1 {
+				out = append(out, proc{pid: r})
+			}
+		}
+		return out
+	}
+	self := os.Getpid()
+	all := map[int]procStat{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok && !st.zombie {
+			all[pid] = st
+		}
+	}
+	in := map[int]bool{}
+	for pid, st := range all {
+		if slices.Contains(roots, pid) || slices.Contains(roots, st.session) || slices.Contains(roots, st.pgrp) {
+			in[pid] = true
+		}
+	}
+	// descendants, to a fixed point (the table is small)
+	for grew := true; grew; {
+		grew = false
+		for pid, st := range all {
+			if !in[pid] && in[st.ppid] {
+				in[pid], grew = true, true
+			}
+		}
+	}
+	var out []proc
+	for pid := range in {
+		if pid > 1 && pid != self {
+			out = append(out, proc{pid: pid, start: all[pid].start})
+		}
+	}
+	slices.SortFunc(out, func(a, b proc) int { return a.pid - b.pid })
+	return out
+}
+
+// alive reports whether p still runs: its pid names a process that is not
+// a zombie and started when p did.
+func (p proc) alive() bool {
+	st, ok := readStat(p.pid)
+	if !ok {
+		// no process table: ask the kernel
+		return p.start == 0 && syscall.Kill(p.pid, 0) == nil
+	}
+	return !st.zombie && (p.start == 0 || st.start == p.start)
+}
+
+// signal sends sig to p if it is still the process it was.
+func (p proc) signal(sig syscall.Signal) {
+	if p.alive() {
+		syscall.Kill(p.pid, sig)
+	}
+}
+
+// endProcs sends SIGTERM to every process of procs still running, waits
+// up to grace for them to exit, then sends SIGKILL to those left and
+// waits (briefly) for the kernel to end them. It returns the processes
+// that were still there after SIGKILL (none, unless one is stuck in the
+// kernel).
+func endProcs(procs []proc, grace time.Duration) []proc {
+	for _, p := range procs {
+		p.signal(syscall.SIGTERM)
+		// a stopped process acts on SIGTERM once it runs again
+		p.signal(syscall.SIGCONT)
+	}
+	left := waitGone(procs, grace)
+	for _, p := range left {
+		p.signal(syscall.SIGKILL)
+	}
+	return waitGone(left, time.Second)
+}
+
+// waitGone polls until none of procs runs, or wait has passed, and
+// returns those still running.
+func waitGone(procs []proc, wait time.Duration) []proc {
+	deadline := time.Now().Add(wait)
+	for {
+		var left []proc
+		for _, p := range procs {
+			if p.alive() {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
