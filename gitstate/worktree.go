@@ -66,6 +66,10 @@ type WorktreeWork struct {
 	// Dirty lists changed and untracked files (git status --porcelain),
 	// ignored files aside.
 	Dirty []string
+	// Ignored lists the files and directories git ignores (paths
+	// relative to the worktree, a directory with a trailing "/"): not
+	// work git would commit, yet a .env or local notes cannot be rebuilt.
+	Ignored []string
 	// Unmerged are the branch's commits that no other ref reaches
 	// (newest first): deleting the branch would lose them.
 	Unmerged []string
@@ -91,14 +95,17 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 			return w, nil
 		}
 		var out bytes.Buffer
-		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all")
+		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all", "--ignored=matching")
 		cmd.Env = gitEnv()
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
 			return w, fmt.Errorf("gitstate: status of %s: %w", path, err)
 		}
 		for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
-			if line != "" {
+			switch {
+			case strings.HasPrefix(line, "!! "):
+				w.Ignored = append(w.Ignored, unquotePath(strings.TrimPrefix(line, "!! ")))
+			case line != "":
 				w.Dirty = append(w.Dirty, line)
 			}
 		}
@@ -115,6 +122,15 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 		w.Unmerged = strings.Fields(out.String())
 	}
 	return w, nil
+}
+
+// unquotePath reads a path as git status prints it: C-quoted when it holds
+// special characters.
+func unquotePath(p string) string {
+	if u, ok := unquoteC(p); ok {
+		return u
+	}
+	return p
 }
 
 // halfMade reports whether the worktree at path is one `git worktree add`
