@@ -219,6 +219,10 @@ type Result struct {
 	// Notice says what the caller should know besides the answer, e.g.
 	// that a read was answered without its audit record.
 	Notice string `json:"notice,omitempty"`
+	// Warnings say what the caller should know about how the call was
+	// recorded, whether it succeeded or not: a credential redacted from
+	// what it wrote, a call as an agent that did not prove who it is.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Call runs the named tool for the caller with raw JSON arguments, as one
@@ -236,7 +240,7 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
 	var res Result
 	var c *Call
-	commit, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+	commit, reds, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
 		res, c = r.run(ctx, tx, o, name, args, st)
 		return nil
 	})
@@ -247,6 +251,7 @@ func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, nam
 		return Result{Error: StoreError(err)}
 	}
 	res.Commit = commit.Hash
+	res.Warnings = append(res.Warnings, redactionWarnings(reds)...)
 	if len(commit.UndoErrors) > 0 {
 		res.Commit = r.recordUndo(ctx, st, c, commit.Hash, commit.UndoErrors)
 	}
