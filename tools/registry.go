@@ -69,6 +69,9 @@ type Call struct {
 	auth          string
 	authenticated bool
 	origin        Origin
+	// warnings go into the call's result (Result.Warnings), whatever its
+	// outcome.
+	warnings []string
 }
 
 // Summarize sets the commit's summary line (after the tool name).
@@ -322,7 +325,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 		tx.Discard()
 		c.after = nil
 		tx.SetMeta(a.meta(c, e))
-		return Result{Error: e}
+		return Result{Error: e, Warnings: c.warnings}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -365,7 +368,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 		return fail(AsError(err)), c
 	}
 	tx.SetMeta(a.meta(c, nil))
-	return Result{OK: true, Data: out}, c
+	return Result{OK: true, Data: out, Warnings: c.warnings}, c
 }
 
 // resolveCaller fills in the caller's type from its agent record. People
