@@ -31,6 +31,26 @@ type Tool struct {
 	input   func() inputSchema        // computed once, on first use
 	output  func() *jsonschema.Schema // computed once, on first use: a call never needs it
 	run     func(ctx context.Context, c *Call, in any) (any, error)
+	prepare func(ctx context.Context, p Prep, in any) any
+}
+
+// Prep is what a tool's prepare step (Tool.Prepare) works with.
+type Prep struct {
+	Env  Env
+	Repo Repo
+}
+
+// Prepare registers fn to run before each call's transaction, outside the
+// state's writer lock, with the call's decoded input (in is a *In; fn is
+// not run for input that does not decode, which the call then refuses).
+// What fn returns is the handler's Call.Prepared. It is for what is slow or
+// can block and needs no state: reading files of the working tree, which
+// anyone who can write there decides (a FIFO blocks open() for ever), must
+// never hold up every other writer of the repository. fn runs before the
+// caller's permission is checked: it reads, and changes nothing.
+func (t *Tool) Prepare(fn func(ctx context.Context, p Prep, in any) any) *Tool {
+	t.prepare = fn
+	return t
 }
 
 // CLI places a tool in the command tree: Path is the command words ("mail
@@ -72,6 +92,9 @@ type Call struct {
 	// warnings go into the call's result (Result.Warnings), whatever its
 	// outcome.
 	warnings []string
+	// Prepared is what the tool's prepare step returned (Tool.Prepare),
+	// nil when it has none.
+	Prepared any
 }
 
 // Summarize sets the commit's summary line (after the tool name).
@@ -243,12 +266,13 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
 	var res Result
 	var c *Call
+	prepared := r.prepare(ctx, st, name, args)
 	commit, reds, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st)
+		res, c = r.run(ctx, tx, o, name, args, st, prepared)
 		return nil
 	})
 	if gitstate.Unwritable(err) {
-		return r.unrecorded(ctx, st, o, name, args, err)
+		return r.unrecorded(ctx, st, o, name, args, err, prepared)
 	}
 	if err != nil {
 		return Result{Error: StoreError(err)}
@@ -270,11 +294,11 @@ func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, nam
 // unrecorded answers a call when the repository cannot be written (werr):
 // a read is answered from the tip without its audit commit, and says so; a
 // call that changes the state is refused with READ_ONLY.
-func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage, werr error) Result {
+func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage, werr error, prepared any) Result {
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st)
+		res, c = r.run(ctx, tx, o, name, args, st, prepared)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
@@ -315,12 +339,31 @@ func StoreError(err error) *Error {
 	return Errorf(InternalError, "%v", err)
 }
 
+// prepare runs the tool's prepare step, if it has one, before the call's
+// transaction (Tool.Prepare).
+func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args json.RawMessage) (out any) {
+	t, ok := r.Lookup(name)
+	if !ok || t.prepare == nil {
+		return nil
+	}
+	in, e := t.decode(args)
+	if e != nil {
+		return nil // refused inside the transaction, in its turn
+	}
+	defer func() {
+		if recover() != nil {
+			out = nil // the handler does without (and meets the panic's cause itself)
+		}
+	}()
+	return t.prepare(ctx, Prep{Env: r.env, Repo: repo}, in)
+}
+
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
-func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo) (res Result, c *Call) {
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any) (res Result, c *Call) {
 	callerID := o.ID
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
-	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o}
+	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil
