@@ -45,6 +45,7 @@ import (
 //	FAKE_CLAUDE_TOKENS   output tokens per assistant message (default 20)
 //	FAKE_CLAUDE_EXIT     exit with this status after printing "boom" on stderr, before any output
 //	FAKE_CLAUDE_GARBAGE  print this non-JSON line first
+//	FAKE_CLAUDE_ANSWER   answer this instead of echoing the prompt, e.g. what `env` printed
 func fakeClaudeHeadless(args []string) int {
 	format, verbose := "text", false
 	var resume, sessionID, model, mode, prompt string
@@ -189,6 +190,9 @@ func fakeClaudeHeadless(args []string) int {
 	usage := map[string]any{"input_tokens": 10, "output_tokens": tokens}
 	first, _, _ := strings.Cut(prompt, "\n")
 	answer := fmt.Sprintf("fake-claude (%s, %s) answered: %s", model, mode, first)
+	if a := os.Getenv("FAKE_CLAUDE_ANSWER"); a != "" {
+		answer = a
+	}
 	done, n := 0, 0
 	for done < turns {
 		if maxTurns > 0 && n >= maxTurns {

@@ -115,7 +115,7 @@ type SpawnIn struct {
 	Prompt string `text:"multiline" json:"prompt" jsonschema:"the task: what the agent is to do"`
 	Agent  string `json:"agent,omitempty" jsonschema:"launcher: claude, codex, gemini or one set with agent.<name>.command (default agent.default)"`
 	From   string `json:"from,omitempty" jsonschema:"revision the instance's branch starts at (default HEAD)"`
-	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7)"`
+	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7); it names its branch codex/<id> and tmux session codex-<id>, so it must be a ref name git accepts, with no dot (tmux refuses one in a session name)"`
 }
 
 // Spawned is what spawn returns.
@@ -179,7 +179,7 @@ func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) 
 	if id == "" {
 		id = newInstanceID(t, c.Tx.Now())
 	}
-	if err := ValidateAgentID(id); err != nil {
+	if err := ValidateInstanceID(id); err != nil {
 		return nil, err
 	}
 	if _, err := c.Tx.Read(agentPath(id)); err == nil {

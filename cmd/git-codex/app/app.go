@@ -329,5 +329,8 @@ func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte
 	if res.Notice != "" {
 		fmt.Fprintf(e.stderr, "git codex: note: %s\n", res.Notice)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.stderr, "git codex: warning: %s\n", w)
+	}
 	return res
 }

@@ -113,6 +113,9 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 			}
 			res := e.call(c.Context, c, t.Name, args)
 			if !res.OK {
+				if len(res.Warnings) > 0 {
+					return refused{err: res.Error, warnings: res.Warnings}
+				}
 				return res.Error
 			}
 			if c.Bool("json") && t.CLI.Envelope {
