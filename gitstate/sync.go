@@ -157,7 +157,9 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	// message among them, refuse too): a hostile peer's malformed objects
 	// never enter the object store, where git fsck (which reads every
 	// object, reachable or not) would fail on them for good.
-	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head"}
+	// --no-filter: in a partial clone the state comes whole, not blob by
+	// blob on demand (one round trip each) as its records are read.
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter"}
 	if progress != nil {
 		args = append(args, "--progress")
 	} else {
