@@ -15,16 +15,18 @@ import (
 // (strace): the transaction's pack and index are each fsynced before they
 // are renamed into objects/pack, and both before the rename that moves
 // refs/codex/state, as git's core.fsync asks for its own packs by default;
-// with core.fsync=none they are not fsynced (the ref still is: the store
-// is stricter than git there).
+// with core.fsync=none they are not fsynced. The ref's new value is
+// fsynced before its rename when core.fsync names "reference" (git's
+// default does not, for git's own refs either).
 func TestPackFsyncedBeforeTheRefMoves(t *testing.T) {
 	if _, err := exec.LookPath("strace"); err != nil {
 		t.Skip("strace is not installed (.ci/run installs it)")
 	}
 	for _, tc := range []struct {
-		fsync    string
-		wantSync bool
-	}{{"", true}, {"none", false}, {"-pack,-pack-metadata", false}, {"pack", true}} {
+		fsync       string
+		wantSync    bool
+		wantRefSync bool
+	}{{"", true, false}, {"none", false, false}, {"-pack,-pack-metadata", false, false}, {"pack", true, false}, {"committed,pack-metadata", true, true}, {"none,reference", false, true}} {
 		t.Run("core.fsync="+tc.fsync, func(t *testing.T) {
 			dir := newStateRepo(t)
 			if tc.fsync != "" {
@@ -53,6 +55,10 @@ func TestPackFsyncedBeforeTheRefMoves(t *testing.T) {
 			ref := at(`rename.*refs/codex/state\.lock", .*refs/codex/state"`)
 			if ref < 0 {
 				t.Fatalf("no rename of refs/codex/state.lock in the trace:\n%s", b)
+			}
+			refSynced := at(`f(data)?sync\(\d+<[^>]*codex/swap\.tmp>\)`)
+			if tc.wantRefSync != (refSynced >= 0 && refSynced < ref) {
+				t.Errorf("core.fsync=%q: the ref's new value fsynced before the ref moved: %v, want %v", tc.fsync, refSynced >= 0 && refSynced < ref, tc.wantRefSync)
 			}
 			for _, kind := range []string{"pack", "idx"} {
 				renamed := at(`rename.*tmp_` + kind + `_[0-9a-f]+", .*/objects/pack/pack-[0-9a-f]{40}\.` + kind + `"`)
