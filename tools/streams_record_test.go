@@ -11,8 +11,8 @@ package tools
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,7 +183,6 @@ func runCLI(t *testing.T, bin, dir string, env []string, prompt string, args []s
 	}
 	return o.Bytes(), e.Bytes(), code
 }
-
 
 // firstSessionID is the session (thread) id a CLI's output names first.
 func firstSessionID(out []byte) string {
