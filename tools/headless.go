@@ -139,16 +139,16 @@ func claudeArgs(t turnSpec) ([]string, error) {
 // turn's usage summed over its model calls.
 func parseClaude(line []byte, ev *agentEvent) error {
 	var m struct {
-		Type      string `json:"type"`
-		Subtype   string `json:"subtype"`
-		SessionID string `json:"session_id"`
-		Raw       json.RawMessage `json:"message"` // a model message; permission_denied's text
-		Result    string          `json:"result"`
-		Errors       []string     `json:"errors"`
-		TotalCostUSD float64      `json:"total_cost_usd"`
-		NumTurns     int          `json:"num_turns"`
-		IsError      bool         `json:"is_error"`
-		Usage        *claudeUsage `json:"usage"`
+		Type         string          `json:"type"`
+		Subtype      string          `json:"subtype"`
+		SessionID    string          `json:"session_id"`
+		Raw          json.RawMessage `json:"message"` // a model message; permission_denied's text
+		Result       string          `json:"result"`
+		Errors       []string        `json:"errors"`
+		TotalCostUSD float64         `json:"total_cost_usd"`
+		NumTurns     int             `json:"num_turns"`
+		IsError      bool            `json:"is_error"`
+		Usage        *claudeUsage    `json:"usage"`
 		// system/api_retry
 		Attempt     int    `json:"attempt"`
 		MaxRetries  int    `json:"max_retries"`
