@@ -270,6 +270,9 @@ func (r turnRun) apply(out *turnOutcome, ev agentEvent) bool {
 			out.Result = ev.Result
 		}
 		switch {
+		case out.Reason != "":
+			// git codex stopped it (budget, time, caller gone): the error
+			// it reports (claude's error_during_execution) is the stop's
 		case ev.Subtype == "error_max_turns":
 			out.Reason = ReasonMaxTurns
 		case ev.IsError:
