@@ -212,4 +212,3 @@ func TestRealGeminiDelegatedTurns(t *testing.T) {
 		t.Fatalf("untrusted folder: exit %d\n%s", code, out)
 	}
 }
-
