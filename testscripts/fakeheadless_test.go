@@ -213,8 +213,11 @@ func fakeClaudeHeadless(args []string) int {
 		n++
 		done++
 	}
+	// the result's usage is the turn's, summed over its model calls (as
+	// claude's is: testdata/streams/claude-tool.jsonl in package tools)
+	total := map[string]any{"input_tokens": 10 * n, "output_tokens": tokens * n}
 	result := map[string]any{"type": "result", "subtype": "success", "is_error": false, "duration_ms": 12, "duration_api_ms": 10, "num_turns": n,
-		"result": answer, "total_cost_usd": 0.0012 * float64(n), "usage": usage, "permission_denials": []any{}}
+		"result": answer, "total_cost_usd": 0.0012 * float64(n), "usage": total, "permission_denials": []any{}}
 	code := 0
 	if done < turns {
 		result["subtype"], result["is_error"] = "error_max_turns", true
