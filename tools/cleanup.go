@@ -295,6 +295,13 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 // git-ignored, and nobody's work.
 var ownWorktreeDirs = []string{".codex/", ".gemini/"}
 
+// isOwnWorktreeFile reports whether rel (slash-separated, relative to a
+// worktree's top) is in the folder git codex keeps its files in there.
+func isOwnWorktreeFile(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	return strings.EqualFold(first+"/", ownWorktreeDirs[0])
+}
+
 // notOurs drops git codex's own files from a worktree's ignored files.
 func notOurs(ignored []string) []string {
 	var out []string
