@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,7 @@ import (
 //	FAKE_CLAUDE_EXIT     exit with this status after printing "boom" on stderr, before any output
 //	FAKE_CLAUDE_GARBAGE  print this non-JSON line first
 //	FAKE_CLAUDE_ANSWER   answer this instead of echoing the prompt, e.g. what `env` printed
+//	FAKE_CLAUDE_SPAWN    a shell command started in the background first, as a tool the agent runs (a server) would be
 func fakeClaudeHeadless(args []string) int {
 	format, verbose := "text", false
 	var resume, sessionID, model, mode, prompt string
@@ -134,6 +136,9 @@ func fakeClaudeHeadless(args []string) int {
 			f.Write(append(rec, '\n'))
 			f.Close()
 		}
+	}
+	if spawn := os.Getenv("FAKE_CLAUDE_SPAWN"); spawn != "" {
+		exec.Command("sh", "-c", spawn).Run()
 	}
 	if code := os.Getenv("FAKE_CLAUDE_EXIT"); code != "" {
 		n, _ := strconv.Atoi(code)

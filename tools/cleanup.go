@@ -355,6 +355,19 @@ func reapDelegations(c *Call, dryRun bool) ([]string, error) {
 		if err := putDelegation(c, &d); err != nil {
 			return nil, err
 		}
+		// the runner died (SIGKILL): the agent CLI went with it (its
+		// parent-death signal), but what it started (tool commands,
+		// servers) may still run, in its group or a session of its own;
+		// each carries the turn's CODEX_DELEGATION in its environment
+		id := d.ID
+		c.After(func(ctx context.Context, f *Followup) error {
+			tmux.EndProcessesWithEnv("CODEX_DELEGATION="+id, delegationKillGrace)
+			return nil
+		})
 	}
 	return ids, err
 }
+
+// delegationKillGrace is how long reap waits, after SIGTERM, for what a
+// dead runner's turn started to exit before it sends SIGKILL.
+const delegationKillGrace = 2 * time.Second
