@@ -377,6 +377,8 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 			return err
 		}
 		if cur.State != GitHubPending { // another replay got there first
+			c.Target(g.ID)
+			c.Summarize("%s %s was %s already (another replay finished it)", cur.Op, cur.ID, cur.State)
 			*g = cur
 			return nil
 		}

@@ -250,6 +250,8 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 			// (markRunning) and may have made work since: their status
 			// stands, and what was made is left for cleanup, which
 			// rescues work before it removes anything.
+			c.Target(a.ID)
+			c.Summarize("%s's session started; it was %s already", a.ID, cur.Status)
 			return nil
 		}
 		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = live, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
