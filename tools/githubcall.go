@@ -26,7 +26,7 @@ const dirGitHub = "github"
 const (
 	GitHubPending = "PENDING" // not made yet, or its outcome not known: github retry replays it
 	GitHubDone    = "DONE"    // GitHub did it; the result is recorded
-	GitHubFailed  = "FAILED"  // GitHub refused it (401, 403, 404, 422); replaying would not help
+	GitHubFailed  = "FAILED"  // GitHub refused it (401, 403, 404, 422), or the branch held nothing to propose; replaying would not help
 )
 
 // Operations a GitHub call record holds.
@@ -305,6 +305,9 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if base == g.Head {
 			return &GitHubError{Status: 422, Message: fmt.Sprintf("your branch %s is the base branch; work on a branch of your own", g.Head)}
 		}
+		if why := nothingToPropose(ctx, r.f.Store.GitDir(), g.Head, base); why != "" {
+			return Errorf(InvalidAgentState, "%s", why).With("branch", g.Head).With("base_branch", base)
+		}
 		push := []string{g.Head}
 		if epicBase(base) {
 			push = append(push, base)
@@ -400,6 +403,9 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 		case e.Code == GitHubRefused:
 			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, redactSecrets(e.Message)
 			c.Summarize("GitHub refused %s %s: %s", cur.Op, cur.ID, oneLineCut(e.Message))
+		case e.Code == InvalidAgentState: // nothing to propose: replaying would not help
+			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, redactSecrets(e.Message)
+			c.Summarize("%s %s refused before pushing: %s", cur.Op, cur.ID, oneLineCut(e.Message))
 		default:
 			cur.LastCode, cur.LastError = e.Code, redactSecrets(e.Message)
 			c.Summarize("%s %s is PENDING after %d try(s): %s", cur.Op, cur.ID, tries, oneLineCut(e.Message))

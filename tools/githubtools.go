@@ -68,6 +68,16 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 				}
 			}
 		}
+		// nothing to propose: refused before anything is recorded or pushed
+		// (the forge's default branch, when base is not named and origin's
+		// HEAD does not say, is checked once it is known, in the after-step)
+		check := base
+		if check == "" {
+			check = defaultBase(ctx, c.Repo.GitDir())
+		}
+		if why := nothingToPropose(ctx, c.Repo.GitDir(), head, check); why != "" {
+			return nil, Errorf(InvalidAgentState, "%s", why).With("branch", head).With("base_branch", check)
+		}
 		now := tx.Now()
 		// a pull request from this branch still pending is the same call
 		g, found, err := pendingPR(c, head)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -41,3 +42,53 @@ func publishBranches(ctx context.Context, st *gitstate.Store, branches ...string
 // must be on the forge before a pull request can target it. A default
 // branch is never pushed: local commits on it are the person's own.
 func epicBase(base string) bool { return strings.HasPrefix(base, "epic/") }
+
+// nothingToPropose says why branch head holds nothing for a pull request
+// into base: every commit of it is on base already (the local branch, or
+// origin's copy of it). GitHub refuses such a pull request ("No commits
+// between"), so it is refused here, before anything is pushed. It is ""
+// when head has commits base lacks, or when this repository knows
+// neither head nor any copy of base (the forge will judge).
+func nothingToPropose(ctx context.Context, gitDir, head, base string) string {
+	if head == "" || base == "" || !refExists(ctx, gitDir, "refs/heads/"+head) {
+		return ""
+	}
+	args := []string{"rev-list", "--count", "refs/heads/" + head}
+	known := false
+	for _, ref := range []string{"refs/heads/" + base, "refs/remotes/" + publishRemote + "/" + base} {
+		if refExists(ctx, gitDir, ref) {
+			args, known = append(args, "^"+ref), true
+		}
+	}
+	if !known {
+		return ""
+	}
+	out, err := gitOutput(ctx, gitDir, args...)
+	if err != nil || out != "0" {
+		return ""
+	}
+	return fmt.Sprintf("%s has no commits that %s lacks, so there is nothing for a pull request (GitHub refuses one: \"No commits between\"); commit your work on %s first", head, base, head)
+}
+
+// defaultBase is the branch origin's HEAD names (the forge's default
+// branch as last fetched), or "".
+func defaultBase(ctx context.Context, gitDir string) string {
+	out, err := gitOutput(ctx, gitDir, "symbolic-ref", "--quiet", "refs/remotes/"+publishRemote+"/HEAD")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(out, "refs/remotes/"+publishRemote+"/")
+}
+
+func refExists(ctx context.Context, gitDir, ref string) bool {
+	_, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	return err == nil
+}
+
+// gitOutput runs git on the repository's git directory and returns its
+// trimmed output.
+func gitOutput(ctx context.Context, gitDir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
