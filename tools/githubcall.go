@@ -61,8 +61,11 @@ type GitHubCall struct {
 	ID     string `json:"id"`
 	Op     string `json:"op" jsonschema:"create_pull_request or create_issues"`
 	Caller string `json:"caller" jsonschema:"who asked for it"`
-	// Task is the task the caller held when it asked for a pull request;
-	// the pull request is recorded on it.
+	// For is the instance a pull request is recorded on when it is not
+	// the caller's own: a reviewer's approval opens its coder's.
+	For string `json:"for,omitempty" jsonschema:"the coder whose pull request a reviewer opened"`
+	// Task is the task the pull request's owner held when it was asked
+	// for; the pull request is recorded on it.
 	Task string `json:"task_id,omitempty"`
 	// A pull request's title, body and branches (Base empty: the
 	// repository's default branch).
@@ -308,6 +311,9 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if why := nothingToPropose(ctx, r.f.Store.GitDir(), g.Head, base); why != "" {
 			return Errorf(InvalidAgentState, "%s", why).With("branch", g.Head).With("base_branch", base)
 		}
+		if _, err := dropScaffolding(ctx, r.f.Store.GitDir(), g.Head, base, g.Caller); err != nil {
+			return Errorf(TransientError, "could not remove %s from %s before the pull request: %v; `git codex github retry %s` tries again", FeedbackFile, g.Head, err, g.ID)
+		}
 		push := []string{g.Head}
 		if epicBase(base) {
 			push = append(push, base)
@@ -425,13 +431,18 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 	return nil
 }
 
-// recordPR puts the pull request on the caller's instance and on the task
-// it holds; a task IN_PROGRESS is submitted: REVIEW, in the review queue
-// by its submission time.
+// recordPR puts the pull request on its owner's instance (the caller's,
+// or the coder's for a reviewer) and on the task it holds; a task
+// IN_PROGRESS is submitted: REVIEW, in the review queue by its submission
+// time.
 func recordPR(c *Call, g GitHubCall) error {
 	tx := c.Tx
 	now := tx.Now()
-	if a, err := getAgent(tx, g.Caller); err == nil {
+	owner := g.Caller
+	if g.For != "" {
+		owner = g.For
+	}
+	if a, err := getAgent(tx, owner); err == nil {
 		a.PR = g.PR
 		a.UpdatedAt, a.UpdatedBy, a.Clock = now, c.Caller.ID, tx.Clock()
 		if err := tx.Put(agentPath(a.ID), a); err != nil {
@@ -445,7 +456,7 @@ func recordPR(c *Call, g GitHubCall) error {
 	if err != nil {
 		return err
 	}
-	if taskFinal(t.State) || holderOf(t) != g.Caller {
+	if taskFinal(t.State) || holderOf(t) != owner {
 		return nil // the task moved on meanwhile; the PR is on the call's record
 	}
 	t.PR, t.SubmittedAt = g.PR, &now
