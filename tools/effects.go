@@ -64,6 +64,10 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 			tx.SetMeta(a.meta(c, ferr))
 			return nil
 		}
+		if c.summary == "" {
+			// an outcome says what it follows, never only "tool: actor"
+			c.Summarize("%s: the outcome of %.12s", f.Caller.ID, f.Commit)
+		}
 		tx.SetMeta(a.meta(c, c.failed))
 		return nil
 	})

@@ -250,6 +250,8 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 			// (markRunning) and may have made work since: their status
 			// stands, and what was made is left for cleanup, which
 			// rescues work before it removes anything.
+			c.Target(a.ID)
+			c.Summarize("%s's session started; it was %s already", a.ID, cur.Status)
 			return nil
 		}
 		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = live, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
@@ -460,7 +462,7 @@ func registryPrompt(root string, c1, c2, c3 string, a Agent, vars map[string]str
 func firstPrompt(root string, a Agent) string {
 	title, rest, _ := strings.Cut(strings.TrimSpace(a.Prompt), "\n")
 	vars := map[string]string{"codex_task_id": a.ID, "codex_task_title": title, "codex_task_description": strings.TrimSpace(rest),
-		"input_text": "Use git codex's tools (its MCP server, git-codex) to mail, log decisions and ask for a review (request_review) when your work is committed."}
+		"input_text": handover(a.Type)}
 	if p, ok := registryPrompt(root, "codex", "work", "task", a, vars); ok {
 		return p
 	}
@@ -473,16 +475,6 @@ func workPrompt(a Agent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s, a %s agent run by git codex in your own git worktree (%s) on branch %s.\n\n", a.ID, a.Type, a.Worktree, a.Branch)
 	fmt.Fprintf(&b, "Your task:\n\n%s\n\n", a.Prompt)
-	b.WriteString("git codex is your MCP server (git-codex): use its tools to mail other agents and people (mail_send), ")
-	b.WriteString("log decisions (log_decision) and see your status (agent_get_status). ")
-	switch a.Type {
-	case TypeCoding:
-		b.WriteString("Commit your work on your branch as you go. When it is ready, call request_review with a completion_message; ")
-		b.WriteString("a reviewer's feedback arrives as a commit adding REVIEW_FEEDBACK.md to your branch.\n")
-	case TypeReview:
-		b.WriteString("Review the work on your branch, then call send_feedback once with your verdict.\n")
-	default:
-		b.WriteString("Commit your work on your branch as you go.\n")
-	}
+	b.WriteString(handover(a.Type) + "\n")
 	return b.String()
 }

@@ -166,6 +166,7 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.attachCommand(),
 			e.uiCommand(),
 			e.completionCommand(),
+			e.versionCommand(),
 		}, e.toolCommands(lazy)...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         onUsageError,
@@ -178,6 +179,22 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 	}
 	setUsageError(app.Commands, app.OnUsageError)
 	return app
+}
+
+// versionCommand answers `git codex version` as --version does (git has
+// `git version`, and people type it).
+func (e *env) versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print git codex's version (as --version)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError{err: fmt.Errorf("version takes no arguments")}
+			}
+			cli.VersionPrinter(c)
+			return nil
+		},
+	}
 }
 
 // wrapActions wraps the actions of commands with --json to print errors as

@@ -159,7 +159,11 @@ func (e *env) logCommand() *cli.Command {
 				}
 				return writeJSON(e.stdout, entries)
 			}
+			full := e.logShowsAll(entries)
 			tp := e.table("COMMIT", "TIME", "TOOL", "ACTOR", "KIND", "SUMMARY")
+			if !full {
+				tp = e.table("COMMIT", "TIME", "KIND", "SUMMARY")
+			}
 			for _, en := range entries {
 				result := en.Kind
 				if en.Error != "" {
@@ -167,11 +171,13 @@ func (e *env) logCommand() *cli.Command {
 				}
 				tp.AddColored(en.Commit[:12], func(s string) string { return e.paint(ansiYellow, s) })
 				tp.AddField(e.when(en.Time))
-				tp.AddField(en.Tool)
-				if mark := en.authMark(); mark != "" {
-					tp.AddColored(en.Actor+mark, func(s string) string { return e.paint(ansiRed, s) })
-				} else {
-					tp.AddField(en.Actor)
+				if full {
+					tp.AddField(en.Tool)
+					if mark := en.authMark(); mark != "" {
+						tp.AddColored(en.Actor+mark, func(s string) string { return e.paint(ansiRed, s) })
+					} else {
+						tp.AddField(en.Actor)
+					}
 				}
 				tp.AddColored(result, func(s string) string { return e.paint(kindColor(en.Kind), s) })
 				summary := en.Summary
@@ -193,6 +199,36 @@ func (e *env) logCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// logMinSummary is the width below which the log's summary is too short
+// to read (an actor alone, human:someone@example.com, takes 25).
+const logMinSummary = 40
+
+// logShowsAll says whether the log shows its TOOL and ACTOR columns: piped
+// always (scripts read them), and on a terminal wide enough to leave the
+// summary logMinSummary columns beside them. On a narrower one they are
+// left out: the summary starts with the tool and names the actor, and an
+// 80-column terminal left it 11 columns.
+func (e *env) logShowsAll(entries []logEntry) bool {
+	if !e.tty {
+		return true
+	}
+	widths := []int{len("COMMIT"), len("TIME"), len("TOOL"), len("ACTOR"), len("KIND")}
+	for _, en := range entries {
+		result := en.Kind
+		if en.Error != "" {
+			result = en.Error
+		}
+		for i, s := range []string{en.Commit[:12], e.when(en.Time), en.Tool, en.Actor, result} {
+			widths[i] = max(widths[i], displayWidth(s))
+		}
+	}
+	used := len(columnGap) * len(widths)
+	for _, w := range widths {
+		used += w
+	}
+	return e.width-used >= logMinSummary
 }
 
 func matches(c *cli.Context, en logEntry) bool {
