@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,6 +215,7 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 	// a half-made worktree stays locked "initializing", and git neither
 	// removes nor prunes a locked one
 	s.git(ctx, nil, "worktree", "unlock", path)
+	s.unlockHalfMade(path)
 	if _, err := os.Stat(path); err == nil {
 		var stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "remove", "--force", "--force", path)
@@ -227,6 +229,30 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 		}
 	}
 	return s.git(ctx, nil, "worktree", "prune")
+}
+
+// unlockHalfMade removes the "initializing" lock of the admin directory a
+// killed `git worktree add` left for path before it wrote the gitdir file
+// that `git worktree unlock <path>` finds it by: git makes
+// "<common>/worktrees/<name>" (named after the path's last element) and
+// locks it first, then writes the rest. Only a lock of that kind whose
+// gitdir file is missing or names path is removed; then `git worktree
+// prune` removes the directory (its gitdir is missing or leads nowhere).
+// The caller knows that no spawn of that worktree is still running.
+func (s *Store) unlockHalfMade(path string) {
+	admin := filepath.Join(s.commonDir, "worktrees", filepath.Base(path))
+	b, err := os.ReadFile(filepath.Join(admin, "locked"))
+	if err != nil || strings.TrimSpace(string(b)) != "initializing" {
+		return
+	}
+	if g, err := os.ReadFile(filepath.Join(admin, "gitdir")); err == nil {
+		if filepath.Clean(strings.TrimSpace(string(g))) != filepath.Join(path, ".git") {
+			return // another worktree's
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	os.Remove(filepath.Join(admin, "locked"))
 }
 
 // DeleteBranch deletes refs/heads/<branch>; a missing branch is not an
