@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // RefReviewNotes is where review feedback is attached to the commits it
@@ -86,8 +87,22 @@ func (s *Store) CommitFile(ctx context.Context, worktree, branch, file string, c
 func (s *Store) AddNote(ctx context.Context, ref, commit, text string) error {
 	env := []string{"GIT_AUTHOR_NAME=" + s.opts.Committer.Name, "GIT_AUTHOR_EMAIL=" + s.opts.Committer.Email,
 		"GIT_COMMITTER_NAME=" + s.opts.Committer.Name, "GIT_COMMITTER_EMAIL=" + s.opts.Committer.Email}
-	_, err := s.gitEnvIn(ctx, "", env, strings.NewReader(text), "notes", "--ref", ref, "append", "-F", "-", commit)
-	return err
+	// git notes takes the notes ref's lock and gives up at once when
+	// another writer (a note appended at the same moment, a sync merging
+	// notes) holds it: try again for a while, as the store waits for a
+	// ref lock git holds
+	deadline := time.Now().Add(5 * time.Second)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		_, err := s.gitEnvIn(ctx, "", env, strings.NewReader(text), "notes", "--ref", ref, "append", "-F", "-", commit)
+		if err == nil || !strings.Contains(err.Error(), ".lock': File exists") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // DiffStat is `git diff --stat base head`: what a review looks at.

@@ -2,14 +2,10 @@ package gitstate
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
-	"time"
 )
 
 // Every transaction writes its objects as one small pack. The store never
@@ -71,17 +67,29 @@ func (s *Store) maintain(ctx context.Context, c Clock) {
 
 // backgroundScript runs `git --git-dir $1 <args...>` for startBackground:
 // $1 the common dir, $2 this host's name, $3 "gc" or "-", then git's
-// arguments. With "gc" it first waits for the word "go" on its input, which
-// its starter writes once git gc's lock file (gc.pid) names this shell
-// (anything else, or the starter's death, ends it); then it takes git
-// maintenance's lock ("objects/maintenance.lock", created exclusively as
-// git does, removed on exit), or gives up if `git maintenance` is running;
-// and when git is done it removes gc.pid if that still names this shell.
-// So both locks are held by a live process for as long as git runs.
+// arguments. With "gc" it first takes git gc's own lock with git's
+// protocol (lock_repo_for_gc in builtin/gc.c): create "gc.pid.lock"
+// exclusively, give up if "gc.pid" names a live process on this host (or
+// any process on another host) and was written less than 12 hours ago,
+// else write "<pid> <host>" into the lock and rename it to "gc.pid"; then
+// git maintenance's ("objects/maintenance.lock", created exclusively as
+// git does), or it gives up if `git maintenance` is running. When git is
+// done it removes them (gc.pid only if it still names this shell). So the
+// locks name a live process for exactly as long as git runs. All of it
+// happens here, in a process of its own session, never in the writer: a
+// writer killed at any moment leaves no lock behind (a killed writer
+// holding gc.pid.lock would stop every later git gc).
 const backgroundScript = `d=$1 host=$2 lock=$3; shift 3
 unlock() { if [ "$(cat "$d/gc.pid" 2>/dev/null)" = "$$ $host" ]; then rm -f "$d/gc.pid"; fi; }
 if [ "$lock" = gc ]; then
-	read go && [ "$go" = go ] || exit 0
+	(set -C; printf '%s %s' "$$" "$host" >"$d/gc.pid.lock") 2>/dev/null || exit 0
+	if [ -f "$d/gc.pid" ] && [ -n "$(find "$d/gc.pid" -mmin -720 2>/dev/null)" ]; then
+		read -r pid h <"$d/gc.pid" 2>/dev/null
+		if [ -n "$pid" ] && { [ "$h" != "$host" ] || kill -0 "$pid" 2>/dev/null; }; then
+			rm -f "$d/gc.pid.lock"; exit 0
+		fi
+	fi
+	mv -f "$d/gc.pid.lock" "$d/gc.pid" || { rm -f "$d/gc.pid.lock"; exit 0; }
 	m="$d/objects/maintenance.lock"
 	if ! (set -C; : >"$m") 2>/dev/null; then unlock; exit 0; fi
 	trap 'rm -f "$m"; unlock' EXIT
@@ -95,13 +103,13 @@ git --git-dir "$d" "$@"`
 // kernel releases when the last process holding it (git and the children
 // it starts) exits, however it ends. The writer waits only for the start.
 //
-// With gcLock, git runs under git gc's own lock, taken with git's protocol
-// (see takeGCLock), and git maintenance's, so that it never runs beside a
-// `git gc` or a `git maintenance run`, nor starts while one runs: two
-// repacks at once fail (one deletes a pack the other is reading), a
-// detached gc --auto that fails stops git's automatic gc for a day
-// (gc.log), and a multi-pack-index written while a repack deletes packs
-// lists packs that are gone.
+// With gcLock, git runs under git gc's own lock and git maintenance's (see
+// backgroundScript), so that it never runs beside a `git gc` or a `git
+// maintenance run`, nor starts while one runs: two repacks at once fail
+// (one deletes a pack the other is reading), a detached gc --auto that
+// fails stops git's automatic gc for a day (gc.log), and a
+// multi-pack-index written while a repack deletes packs lists packs that
+// are gone.
 func (s *Store) startBackground(name string, gcLock bool, args ...string) {
 	lock := filepath.Join(s.commonDir, "codex", name+".lock")
 	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o666)
@@ -124,71 +132,14 @@ func (s *Store) startBackground(name string, gcLock bool, args ...string) {
 	cmd := exec.Command("sh", append([]string{"-c", backgroundScript, "sh", s.commonDir, host, mode}, args...)...)
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var stdin io.WriteCloser
-	if gcLock {
-		if stdin, err = cmd.StdinPipe(); err != nil {
-			return
-		}
-	}
 	if err := cmd.Start(); err != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return
-	}
-	if gcLock {
-		if takeGCLock(s.commonDir, cmd.Process.Pid, host) {
-			io.WriteString(stdin, "go\n")
-		}
-		stdin.Close()
 	}
 	// reap it when it ends, so that it never lingers as a zombie of a
 	// long-lived process (an MCP server); a CLI process that exits first
 	// leaves it to init.
 	go cmd.Wait()
-}
-
-// takeGCLock takes git gc's lock for pid with git's protocol
-// (lock_repo_for_gc in builtin/gc.c): create "gc.pid.lock" exclusively;
-// give up if "gc.pid" names a live process on this host (or any process on
-// another host) and was written less than 12 hours ago; else write
-// "<pid> <host>" into the lock and rename it to "gc.pid". The lock file
-// exists for the few microseconds between its creation and its rename; a
-// gc.pid naming a process that died is ignored by git, as here.
-func takeGCLock(commonDir string, pid int, host string) bool {
-	pidPath := filepath.Join(commonDir, "gc.pid")
-	lockPath := pidPath + ".lock"
-	f, err := createRaw(lockPath, 0o666)
-	if err != nil {
-		return false // git holds it
-	}
-	if b, err := os.ReadFile(pidPath); err == nil {
-		fi, serr := os.Stat(pidPath)
-		var other int
-		var otherHost string
-		n, _ := fmt.Sscanf(string(b), "%d %s", &other, &otherHost)
-		if serr == nil && time.Since(fi.ModTime()) <= 12*time.Hour && n == 2 && (otherHost != host || processAlive(other)) {
-			f.Close()
-			os.Remove(lockPath)
-			return false
-		}
-	}
-	_, err = f.Write([]byte(fmt.Sprintf("%d %s", pid, host)))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lockPath, pidPath)
-	}
-	if err != nil {
-		os.Remove(lockPath)
-		return false
-	}
-	return true
-}
-
-// processAlive is git's test: kill(pid, 0) succeeds or fails with EPERM.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // config returns git's settings for the repository, read once.

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
@@ -259,5 +261,67 @@ func TestNoRepackWhenGitsMaintenanceIsOff(t *testing.T) {
 				t.Fatalf("%d records, want %d", got, n+1)
 			}
 		})
+	}
+}
+
+// TestRepackWaitsForGitGC: while git gc holds its lock (gc.pid naming a
+// live process on this host) the store starts no repack, so the two never
+// repack at once; once gc is done the next writer's repack runs, under
+// the same lock, and leaves neither gc.pid nor gc.pid.lock behind.
+func TestRepackWaitsForGitGC(t *testing.T) {
+	s, dir := openInit(t)
+	host, _ := os.Hostname()
+	common := commonDir(t, dir)
+	pidFile := filepath.Join(common, "gc.pid")
+	held := fmt.Sprintf("%d %s", os.Getpid(), host)
+	if err := os.WriteFile(pidFile, []byte(held), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := gitstate.RepackAt + 4
+	for i := 0; i < n; i++ {
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForRepackLock(t, common)
+	if _, packs, _ := objectFiles(t, dir); packs != n+1 {
+		t.Fatalf("%d packs while gc runs, want %d (none repacked)", packs, n+1)
+	}
+	if b, _ := os.ReadFile(pidFile); string(b) != held {
+		t.Fatalf("gc.pid = %q, want gc's own %q", b, held)
+	}
+	if err := os.Remove(pidFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putOne(s, "r/last.json"); err != nil {
+		t.Fatal(err)
+	}
+	waitForBackground(t, dir)
+	if _, packs, _ := objectFiles(t, dir); packs > gitstate.RepackAt/2 {
+		t.Fatalf("%d packs after gc ended and one more transaction, want them repacked", packs)
+	}
+	for _, f := range []string{"gc.pid", "gc.pid.lock", filepath.Join("objects", "maintenance.lock")} {
+		if _, err := os.Stat(filepath.Join(common, f)); err == nil {
+			t.Errorf("%s left behind by the repack", f)
+		}
+	}
+	assertHealthy(t, dir, n+2)
+}
+
+// waitForRepackLock waits until the store's background repack is not
+// running (its flock on codex/repack.lock is free), whatever gc.pid says.
+func waitForRepackLock(t *testing.T, common string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(common, "codex", "repack.lock"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	deadline := time.Now().Add(time.Minute)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the background repack still runs after a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
