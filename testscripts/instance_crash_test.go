@@ -37,6 +37,9 @@ func TestSpawnKilledAnyTime(t *testing.T) {
 		}
 	}
 	work := t.TempDir()
+	// git codex's background repacks outlive the commands that started
+	// them: wait for them before the directory is removed
+	t.Cleanup(func() { waitForMaintenance(work) })
 	home := filepath.Join(work, ".home")
 	os.MkdirAll(home, 0o755)
 	tmuxDir, err := os.MkdirTemp("", "cxk")

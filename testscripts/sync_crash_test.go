@@ -33,6 +33,9 @@ func TestSyncKilledAnyTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
+	// git codex's background repacks outlive the commands that started
+	// them: wait for them before the directory is removed
+	t.Cleanup(func() { waitForMaintenance(work) })
 	home := filepath.Join(work, ".home")
 	os.MkdirAll(home, 0o755)
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
