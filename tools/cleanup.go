@@ -108,7 +108,7 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	}
 	c.After(func(ctx context.Context, f *Followup) error {
 		if reap {
-			dead, timedOut, err := findDead(ctx, tm, live, now, timeout)
+			dead, why, timedOut, err := findDead(ctx, f.Store, tm, live, now, timeout)
 			if err != nil {
 				return err
 			}
@@ -117,8 +117,10 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 			if !in.DryRun && len(dead)+len(timedOut) > 0 {
 				err := f.Record(ctx, func(c *Call) error {
 					c.Summarize("%s: %d instance(s) died, %d review(s) timed out", f.Caller.ID, len(dead), len(timedOut))
-					if err := markEnded(c, dead, StatusFailed, "its tmux session died"); err != nil {
-						return err
+					for _, a := range dead {
+						if err := markEnded(c, []Agent{a}, StatusFailed, why[a.ID]); err != nil {
+							return err
+						}
 					}
 					return markEnded(c, timedOut, StatusTerminated, "review timed out (review.timeout_hours)")
 				})
@@ -155,26 +157,30 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	return out, nil
 }
 
-// findDead sorts the running instances into those whose session died and
-// reviews that ran too long.
-func findDead(ctx context.Context, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead, timedOut []Agent, err error) {
+// findDead sorts the running instances into those whose session died
+// (with why: the agent's exit status and last words, which are saved for
+// peek before cleanup kills the pane) and reviews that ran too long.
+func findDead(ctx context.Context, st Repo, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead []Agent, why map[string]string, timedOut []Agent, err error) {
 	sessions, err := tm.List(ctx)
 	if err != nil {
-		return nil, nil, Errorf(InternalError, "list tmux sessions: %v", err)
+		return nil, nil, nil, Errorf(InternalError, "list tmux sessions: %v", err)
 	}
-	alive := map[string]bool{}
+	byName := map[string]tmux.Session{}
 	for _, s := range sessions {
-		alive[s.Name] = !s.PaneDead
+		byName[s.Name] = s
 	}
+	why = map[string]string{}
 	for _, a := range live {
+		s, found := byName[a.TmuxSession]
 		switch {
-		case !alive[a.TmuxSession]:
+		case !found || s.PaneDead:
 			dead = append(dead, a)
+			why[a.ID] = deathOf(ctx, st, tm, a, s, found)
 		case a.Status == StatusReviewing && timeout > 0 && now.Sub(a.CreatedAt) > timeout:
 			timedOut = append(timedOut, a)
 		}
 	}
-	return dead, timedOut, nil
+	return dead, why, timedOut, nil
 }
 
 // markEnded ends instances still in the status they were found in.
@@ -207,6 +213,7 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 	if has, err := tm.HasSession(ctx, a.TmuxSession); err == nil && has && kill {
 		it.Session = "killed"
 		if !in.DryRun {
+			saveScreen(ctx, f.Store, tm, a)
 			if err := tm.Kill(ctx, a.TmuxSession); err != nil {
 				it.Session, it.Error = CleanKept, fmt.Sprintf("kill session: %v", err)
 			}
