@@ -34,9 +34,6 @@ var errNoChange = errors.New("nothing to record")
 type ServerCaller struct {
 	ID   string
 	Type AgentType
-	// Warning is what the person should know although the server starts
-	// (an agent without its credential under auth.agents=warn).
-	Warning string
 }
 
 // CheckServer refuses the caller an MCP server would serve uselessly: an
@@ -108,14 +105,13 @@ func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
 	if IsHuman(o.ID) || mode == AuthOff {
 		return nil
 	}
-	switch c.auth {
-	case authInvalid:
+	if c.auth == authInvalid {
 		// under warn the calls would run, each marked invalid: a token
-		// that is someone else's or an old one is a mistake to say now
+		// that is someone else's or an old one is a mistake to say now.
+		// (No token at all is what warn is for: believed, and audited
+		// Codex-Auth: none.)
 		return Errorf(AuthFailed, "CODEX_TOKEN is not the credential of agent %s (a mistyped or rotated token, or another agent's); fix the env of its MCP config, or issue a new one with `git codex agent rotate-token %s`", o.ID, o.ID).
 			With("caller", o.ID)
-	case authNone:
-		out.Warning = fmt.Sprintf("agent %s presents no credential (CODEX_TOKEN): its calls are believed and recorded Codex-Auth: none; under auth.agents=required they would be refused", o.ID)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -56,12 +55,8 @@ func (e *env) mcpCommand() *cli.Command {
 			defer st.Close()
 			// fail loudly now rather than serve nothing while the client
 			// shows the server connected
-			who, refusal := e.reg.CheckServer(c.Context, st, o)
-			if refusal != nil {
+			if _, refusal := e.reg.CheckServer(c.Context, st, o); refusal != nil {
 				return refusal
-			}
-			if who.Warning != "" {
-				fmt.Fprintf(e.stderr, "git codex mcp: warning: %s\n", who.Warning)
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
