@@ -12,7 +12,7 @@ import (
 // fakeClaude stands in for Claude Code's interactive CLI in a tmux pane,
 // keeping the parts of its contract git codex relies on:
 //
-//	claude [--mcp-config <file>...] [--model <m>] [--] [prompt]
+//	claude [--mcp-config <file>...] [--allowedTools <tool>...] [--model <m>] [--] [prompt]
 //
 // --mcp-config takes every value up to the next option, as Claude Code's
 // does (checked on the real one in tools.TestRealClaudeTakesSpawnLine and
@@ -50,6 +50,11 @@ func fakeClaude() int {
 					return 1
 				}
 				configs = append(configs, args[i])
+			}
+		case a == "--allowedTools" || a == "--allowed-tools":
+			// variadic too
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
 			}
 		case a == "--model" && i+1 < len(args):
 			i++

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate"
 )
 
 // A launcher says how to start one agent CLI in a pane: the command line,
@@ -49,9 +51,12 @@ const mcpServerName = "git-codex"
 // wire, each as its shipped interactive invocation takes it (checked
 // against Claude Code 2.1.328, Codex CLI 0.169.0 and Gemini CLI 0.61.0;
 // docs/DELEGATION.md has the table):
-//   - claude: `claude --mcp-config <file> -- "<prompt>"`. --mcp-config
-//     takes several values (`<configs...>`): without the `--` the prompt
-//     is read as a second config file and claude exits 1.
+//   - claude: `claude --mcp-config <file> --allowedTools mcp__git-codex
+//     -- "<prompt>"`. --mcp-config (like --allowedTools) takes several
+//     values (`<configs...>`): without the `--` the prompt is read as a
+//     second config file and claude exits 1. --allowedTools lets the
+//     agent call git codex's tools without a person's yes (git codex's
+//     permission policy checks each).
 //   - codex: `codex -c mcp_servers.git-codex.command="git-codex" ...
 //     "<prompt>"`. Codex hands MCP servers only an allow-list of
 //     environment variables: env_vars adds CODEX_INSTANCE and CODEX_TOKEN
@@ -75,7 +80,7 @@ const mcpServerName = "git-codex"
 func builtinLaunchers() map[string]Launcher {
 	return map[string]Launcher{
 		"claude": {Name: "claude", Command: "claude", Prompt: "arg", Ready: ReadyMCP, wire: func(cfg, _ string) []string {
-			return []string{"--mcp-config", cfg, "--"}
+			return []string{"--mcp-config", cfg, "--allowedTools", "mcp__" + mcpServerName, "--"}
 		}},
 		"codex": {Name: "codex", Command: "codex", Prompt: "arg", Ready: ReadyMCP, wire: func(_, _ string) []string {
 			return codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}, "approve")
@@ -373,3 +378,22 @@ func writeGeminiSettings(worktree string) error {
 	b, _ := json.MarshalIndent(settings, "", "  ")
 	return os.WriteFile(path, append(b, '\n'), 0o600)
 }
+
+// LauncherCommand is the command line this machine runs for launcher name
+// (its git config codex.agent.<name>.command, else the built-in's), for
+// commands that run an agent CLI's own subcommands (setup, doctor).
+func LauncherCommand(sn *gitstate.Snapshot, name string) (string, error) {
+	cfg, err := loadConfig(sn)
+	if err != nil {
+		return "", err
+	}
+	l, err := cfg.launcher(name)
+	if err != nil {
+		return "", err
+	}
+	return l.Command, nil
+}
+
+// MainWorkTree is the repository's main work tree: where Claude Code and
+// Codex CLI look up the trust of every worktree of it.
+func MainWorkTree(r Repo) string { return mainWorkTree(r) }
