@@ -112,11 +112,13 @@ func (e *env) setup(c *cli.Context, name string, dryRun bool) error {
 	switch name {
 	case "claude":
 		remove = []string{"mcp", "remove", "--scope", "local", "git-codex"}
-		add = []string{"mcp", "add", "--scope", "local"}
+		// -e takes several values (<env...>): the name goes before it,
+		// and -- ends them
+		add = []string{"mcp", "add", "--scope", "local", "git-codex"}
 		for _, k := range sortedKeys(env) {
 			add = append(add, "-e", k+"="+env[k])
 		}
-		add = append(add, "git-codex", "--", self, "mcp")
+		add = append(add, "--", self, "mcp")
 	case "codex":
 		remove = []string{"mcp", "remove", "git-codex"}
 		add = []string{"mcp", "add", "git-codex", "--", self, "mcp"}
