@@ -178,9 +178,15 @@ func (e *env) doctorGemini(report func(string, bool, string, string)) {
 		err = json.Unmarshal(b, &s)
 	}
 	auth := s.Security.Auth.SelectedType
-	report("gemini", err == nil && auth != "", "sign-in method chosen ("+path+" security.auth.selectedType)",
-		"run `gemini` once and choose how to sign in, or set security.auth.selectedType in "+path+" (gemini-api-key, with GEMINI_API_KEY set)")
-	if auth == "gemini-api-key" {
-		report("gemini", e.getenv("GEMINI_API_KEY") != "", "GEMINI_API_KEY is set", "export GEMINI_API_KEY in the shell that runs tmux")
+	key := e.getenv("GEMINI_API_KEY") != ""
+	switch {
+	case auth == "" && key:
+		// measured: with the key in its environment Gemini CLI asks nothing
+		report("gemini", true, "signs in with GEMINI_API_KEY (no sign-in method chosen in "+path+")", "")
+	case auth == "gemini-api-key" && !key:
+		report("gemini", false, "GEMINI_API_KEY is set (sign-in method gemini-api-key)", "export GEMINI_API_KEY in the shell that runs tmux")
+	default:
+		report("gemini", err == nil && auth != "", "sign-in method chosen ("+path+" security.auth.selectedType)",
+			"run `gemini` once and choose how to sign in, or export GEMINI_API_KEY in the shell that runs tmux")
 	}
 }
