@@ -95,23 +95,29 @@ func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
 	}
 	c.Config = cfg
 	mode := cfg.stringValue("auth.agents")
-	if err := authenticate(c, o); err != nil {
-		e := AsError(err)
-		if !IsHuman(o.ID) && c.auth == authNone {
-			e.Message = fmt.Sprintf("agent %s has no credential here (CODEX_TOKEN is empty) and auth.agents is required: every call would be refused. Put its token in the env of its MCP config, or issue one with `git codex agent rotate-token %s`", o.ID, o.ID)
-		}
-		return e
-	}
-	if IsHuman(o.ID) || mode == AuthOff {
+	err = authenticate(c, o)
+	if err == nil && (IsHuman(o.ID) || mode == AuthOff) {
 		return nil
 	}
-	if c.auth == authInvalid {
-		// under warn the calls would run, each marked invalid: a token
-		// that is someone else's or an old one is a mistake to say now.
-		// (No token at all is what warn is for: believed, and audited
-		// Codex-Auth: none.)
+	if IsHuman(o.ID) {
+		return AsError(err) // a person acting from an agent's environment
+	}
+	switch c.auth {
+	case authInvalid:
+		// refused under warn too: the calls would run, each marked
+		// invalid, and a token that is someone else's or an old one is a
+		// mistake to say now. (No token at all is what warn is for:
+		// believed, and audited Codex-Auth: none.)
 		return Errorf(AuthFailed, "CODEX_TOKEN is not the credential of agent %s (a mistyped or rotated token, or another agent's); fix the env of its MCP config, or issue a new one with `git codex agent rotate-token %s`", o.ID, o.ID).
 			With("caller", o.ID)
+	case authNone:
+		if err != nil {
+			return Errorf(AuthFailed, "agent %s has no credential here (CODEX_TOKEN is empty) and auth.agents is required: every call would be refused. Put its token in the env of its MCP config, or issue one with `git codex agent rotate-token %s`", o.ID, o.ID).
+				With("caller", o.ID)
+		}
+	}
+	if err != nil {
+		return AsError(err)
 	}
 	return nil
 }
