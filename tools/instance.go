@@ -251,10 +251,15 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 		if gerr != nil {
 			return gerr
 		}
-		if cur.Status == StatusActive || cur.Status == StatusReviewing {
+		up := cur.Status == StatusActive || cur.Status == StatusReviewing
+		if up && !atScreen(err) {
 			err = nil // up, whatever the wait saw after
 		}
-		if cur.Status != StatusStarting {
+		// connected, but stopped at a screen of its CLI (Gemini CLI
+		// started its servers behind its sign-in choice under load): it
+		// has done nothing, and is recorded FAILED as if it never
+		// connected
+		if cur.Status != StatusStarting && !(up && err != nil) {
 			// the agent's server said it is up (MarkUp) or the agent
 			// called in (markRunning), or someone ended it meanwhile:
 			// that status stands, and what was made is left for

@@ -25,7 +25,10 @@ import (
 // waits for the instance's record to leave STARTING, watching the pane
 // meanwhile, up to the start timeout:
 //
-//   - the record left STARTING: the agent is up (or someone ended it);
+//   - the record left STARTING: the agent is up (or someone ended it),
+//     unless its pane shows a screen of its CLI that it stops at (Gemini
+//     CLI, under load, started its servers behind its sign-in choice):
+//     then it is FAILED as below, having done nothing;
 //   - the pane died: FAILED with the exit status and the pane's last lines;
 //   - the pane shows a screen its CLI stops at (screens.go): FAILED at once
 //     with what it is, what to do once, and the pane's last lines;
@@ -66,6 +69,9 @@ const startPoll = 100 * time.Millisecond
 // as the instance's status reason.
 type startError struct {
 	msg string
+	// screen is set when the agent waits at a screen of its CLI (it may
+	// have connected meanwhile: it still does nothing)
+	screen bool
 }
 
 func (e *startError) Error() string { return e.msg }
@@ -79,36 +85,43 @@ func waitUp(ctx context.Context, f *Followup, r tmux.Runner, a Agent, l Launcher
 	var seen blockingScreen
 	var since time.Time
 	for {
-		if s, err := statusOf(ctx, f.Store, a.ID); err == nil && s != StatusStarting {
-			return nil
+		status, _ := statusOf(ctx, f.Store, a.ID)
+		if status != StatusStarting && status != StatusActive && status != StatusReviewing && status != "" {
+			return nil // ended meanwhile: that stands
 		}
+		up := status == StatusActive || status == StatusReviewing
 		s, err := paneOf(ctx, r, a.TmuxSession)
 		if err != nil {
-			return &startError{fmt.Sprintf("its tmux session %s went away before the agent connected to git codex", a.TmuxSession)}
+			return &startError{msg: fmt.Sprintf("its tmux session %s went away before the agent connected to git codex", a.TmuxSession)}
 		}
 		if s.PaneDead {
 			status, out := deadPaneOutput(ctx, r, a.TmuxSession, s)
 			saveScreen(ctx, f.Store, r, a)
 			if status < 0 {
-				return &startError{fmt.Sprintf("the agent (%s) exited before it connected to git codex: %s", l.Command, out)}
+				return &startError{msg: fmt.Sprintf("the agent (%s) exited before it connected to git codex: %s", l.Command, out)}
 			}
-			return &startError{fmt.Sprintf("the agent (%s) exited with status %d before it connected to git codex: %s", l.Command, status, out)}
+			return &startError{msg: fmt.Sprintf("the agent (%s) exited with status %d before it connected to git codex: %s", l.Command, status, out)}
 		}
 		screen, _ := r.Capture(ctx, a.TmuxSession)
-		if b, ok := blockedAt(l.Name, screen); ok {
+		// once connected, only the CLI's own screens count: a menu's
+		// footer may be anything an agent at work shows
+		if b, ok := blockedAt(l.Name, screen); ok && !(up && b.cli == "") {
 			if seen.what != b.what || since.IsZero() {
 				seen, since = b, time.Now()
 			} else if time.Since(since) >= blockedFor {
 				saveScreen(ctx, f.Store, r, a)
-				return &startError{fmt.Sprintf("the agent (%s) waits at %s, which nobody answers in an unattended pane; to fix it once: %s. Its pane shows: %s",
-					l.Command, b.what, strings.ReplaceAll(b.advice(root), "<id>", a.ID), lastLines(screen, 4))}
+				return &startError{msg: fmt.Sprintf("the agent (%s) waits at %s, which nobody answers in an unattended pane; to fix it once: %s. Its pane shows: %s",
+					l.Command, b.what, strings.ReplaceAll(b.advice(root), "<id>", a.ID), lastLines(screen, 4)), screen: true}
 			}
 		} else {
 			since = time.Time{}
+			if up {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
 			saveScreen(ctx, f.Store, r, a)
-			return &startError{fmt.Sprintf("the agent (%s) did not connect to git codex within %s (its git codex mcp never answered an initialize); its pane shows: %s",
+			return &startError{msg: fmt.Sprintf("the agent (%s) did not connect to git codex within %s (its git codex mcp never answered an initialize); its pane shows: %s",
 				l.Command, timeout, lastLines(screen, 4))}
 		}
 		select {
@@ -184,8 +197,9 @@ func deathOf(ctx context.Context, st Repo, tm tmux.Runner, a Agent, s tmux.Sessi
 	return fmt.Sprintf("its agent exited with status %d; its pane's last lines: %s", status, out)
 }
 
-// isStartError reports whether err says why an agent did not come up.
-func isStartError(err error) bool {
+// atScreen reports whether err says the agent waits at a screen of its
+// CLI.
+func atScreen(err error) bool {
 	var se *startError
-	return errors.As(err, &se)
+	return errors.As(err, &se) && se.screen
 }
