@@ -35,6 +35,9 @@ type CleanedUp struct {
 	// Failed are instances found dead (their spawn crashed, or their
 	// session died) and marked FAILED.
 	Failed []string `json:"failed"`
+	// Why says, for each instance in Failed, why (reap): its agent's exit
+	// status and last lines, or its session gone.
+	Why map[string]string `json:"why,omitempty" jsonschema:"why each instance in failed is FAILED: its agent's exit status and last lines, its session gone, or its spawn stopped"`
 	// TimedOut are reviews that ran past review.timeout_hours, TERMINATED.
 	TimedOut []string      `json:"timed_out"`
 	Items    []CleanupItem `json:"items"`
@@ -86,6 +89,10 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 				setStatus(c, &a, StatusFailed, "its spawn stopped before the instance started")
 			}
 			out.Failed = append(out.Failed, a.ID)
+			if out.Why == nil {
+				out.Why = map[string]string{}
+			}
+			out.Why[a.ID] = "its spawn stopped before the instance started"
 			done = append(done, a)
 		case a.Status != StatusStarting:
 			live = append(live, a)
@@ -113,6 +120,14 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 				return err
 			}
 			out.Failed = append(out.Failed, ids(dead)...)
+			if len(why) > 0 {
+				if out.Why == nil {
+					out.Why = map[string]string{}
+				}
+				for id, w := range why {
+					out.Why[id] = w
+				}
+			}
 			out.TimedOut = ids(timedOut)
 			if !in.DryRun && len(dead)+len(timedOut) > 0 {
 				err := f.Record(ctx, func(c *Call) error {
