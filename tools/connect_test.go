@@ -103,6 +103,7 @@ func TestBlockedAt(t *testing.T) {
 		{"codex", "  Trust this folder? Codex can read, edit, and run files here\n› 1. Trust and continue\n  enter continue · esc back", "Codex CLI's folder-trust prompt"},
 		{"gemini", "│ ? Get started\n│   How would you like to authenticate for this project?\n│   ● 1. Sign in with Google\n│   (Use Enter to select)", "Gemini CLI's sign-in choice"},
 		{"mine", "pick one\n> 1. a\nPress enter to continue", "a menu waiting for a choice"},
+		{"codex", "  Would you like to run the following command?\n  $ rm -rf build\n› 1. Yes, proceed", "Codex CLI's approval of a command"},
 		{"claude", "❯ You are c2, a coding agent\n───\n❯ \n───\n  ⏵⏵ auto mode on (shift+tab to cycle)", ""},
 		{"codex", "• Reconnecting... 4/5\n› Ask Codex to do anything\n  GPT default", ""},
 	} {

@@ -105,7 +105,7 @@ func waitUp(ctx context.Context, f *Followup, r tmux.Runner, a Agent, l Launcher
 		screen, _ := r.Capture(ctx, a.TmuxSession)
 		// once connected, only the CLI's own screens count: a menu's
 		// footer may be anything an agent at work shows
-		if b, ok := blockedAt(l.Name, screen); ok && !(up && b.cli == "") {
+		if b, ok := blockedAt(l.Name, screen); ok && !b.approval && !(up && b.cli == "") {
 			if seen.what != b.what || since.IsZero() {
 				seen, since = b, time.Now()
 			} else if time.Since(since) >= blockedFor {

@@ -23,6 +23,10 @@ type blockingScreen struct {
 	what  string
 	// todo is what to do once; %[1]s is the repository's main work tree.
 	todo string
+	// approval marks a question the agent asks while it works (may it run
+	// a command?): send never types into it, but it is no reason to fail
+	// a spawn.
+	approval bool
 }
 
 var blockingScreens = []blockingScreen{
@@ -44,6 +48,20 @@ var blockingScreens = []blockingScreen{
 		todo: "choose how Gemini CLI signs in once: run `gemini` and pick one, or set security.auth.selectedType in ~/.gemini/settings.json (gemini-api-key, with GEMINI_API_KEY set); `git codex doctor gemini` checks it"},
 	{cli: "gemini", marks: []string{"Do you trust", "folder"}, what: "Gemini CLI's folder-trust dialog",
 		todo: "git codex trusts its own worktrees for Gemini CLI (GEMINI_CLI_TRUST_WORKSPACE); if this shows, check that nothing in the pane's environment unsets it"},
+	// questions asked while working, as the shipped CLIs word them (found
+	// in their bundles): a key typed there answers them
+	{cli: "claude", marks: []string{"Do you want to proceed?"}, what: "Claude Code's question whether it may go on (a permission prompt)", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "claude", marks: []string{"Do you want to allow this connection?"}, what: "Claude Code's question whether to allow a connection", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "codex", marks: []string{"Would you like to run the following command?"}, what: "Codex CLI's approval of a command", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "codex", marks: []string{"Would you like to make the following edits?"}, what: "Codex CLI's approval of edits", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "codex", marks: []string{"Would you like to grant these permissions?"}, what: "Codex CLI's approval of permissions", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "gemini", marks: []string{"Allow execution of"}, what: "Gemini CLI's approval of a tool call", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
 	// any CLI's menu: the footers of the selection lists seen
 	{marks: []string{"Enter to confirm"}, what: "a menu waiting for a choice",
 		todo: "attach (`git codex attach <id>`) to see it, answer it once by hand, and make the answer stick in the CLI's settings"},
