@@ -36,6 +36,7 @@ type Client struct {
 	base  string // an absolute REST endpoint ending in "/", or "" for go-gh's own
 	owner string
 	name  string
+	token string // to take out of whatever GitHub (or a proxy) says back
 }
 
 var _ tools.GitHub = (*Client)(nil)
@@ -70,7 +71,7 @@ func Open(ctx context.Context, s tools.GitHubSettings) (tools.GitHub, error) {
 	if err != nil {
 		return nil, &tools.GitHubError{Message: fmt.Sprintf("the GitHub client: %v", err)}
 	}
-	return &Client{rest: rest, base: base, owner: r.Owner, name: r.Name}, nil
+	return &Client{rest: rest, base: base, owner: r.Owner, name: r.Name, token: token}, nil
 }
 
 // currentRepo is GH_REPO, else the origin remote's repository.
@@ -122,7 +123,25 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if err == nil {
 		return nil
 	}
-	return asGitHubError(err)
+	e := asGitHubError(err)
+	e.Message = scrubToken(e.Message, c.token)
+	return e
+}
+
+// scrubToken takes the request's credential out of a message: GitHub, or a
+// proxy on the way, may repeat what it was sent ("Bad credentials: token
+// ..."), and the message is recorded (the call record's last_error, the
+// audit trailer) and pushed. Whatever its shape: a token of a kind the
+// secret scanner does not know (an old 40-hex OAuth token) is taken out
+// here, where it is known.
+func scrubToken(msg, token string) string {
+	if len(token) < 8 { // nothing that short is a token; do not mangle the message
+		return msg
+	}
+	for _, t := range []string{token, url.QueryEscape(token)} {
+		msg = strings.ReplaceAll(msg, t, "[redacted: GitHub token]")
+	}
+	return msg
 }
 
 // asGitHubError says what GitHub answered (its status and message, and

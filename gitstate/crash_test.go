@@ -106,6 +106,25 @@ func TestCrashKilledWritersLoseNoAcknowledgedWrite(t *testing.T) {
 		}
 	}
 	assertHealthy(t, dir, len(paths))
+	// what killed writers left is gone after the next one: their .keep
+	// files (which would keep their packs out of every repack) and
+	// temporary files; and git's own gc runs (no gc.pid.lock left behind)
+	common := commonDir(t, dir)
+	keeps, _ := filepath.Glob(filepath.Join(common, "objects", "pack", "*.keep"))
+	for _, k := range keeps {
+		if b, _ := os.ReadFile(k); strings.HasPrefix(string(b), "git-codex ") {
+			t.Errorf("a killed writer's keep is still there: %s", filepath.Base(k))
+		}
+	}
+	if tmps, _ := os.ReadDir(filepath.Join(common, "codex", "tmp")); len(tmps) != 0 {
+		t.Errorf("%d temporary files left in codex/tmp", len(tmps))
+	}
+	if _, err := os.Stat(filepath.Join(common, "gc.pid.lock")); err == nil {
+		t.Errorf("gc.pid.lock left behind: git gc would refuse to run")
+	}
+	gitstatetest.WaitForMaintenance(t, dir)
+	gitstatetest.Git(t, dir, "gc", "-q")
+	assertHealthy(t, dir, len(paths))
 }
 
 func containsSorted(sorted []string, s string) bool {

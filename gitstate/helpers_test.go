@@ -39,6 +39,7 @@ const (
 	envHang        = "GITSTATE_TEST_HANG"         // swap stage at which to announce and hang forever
 	envNoLink      = "GITSTATE_TEST_NO_LINK"      // "1": hard links fail, as on filesystems without them
 	envCPUProfile  = "GITSTATE_TEST_CPUPROFILE"   // write a CPU profile of the writes to <value>.<name>
+	envLatency     = "GITSTATE_TEST_LATENCY"      // "1": print "lat <ns>" after each ack, the Update's duration
 )
 
 // noHardLinks makes the store's hard links fail with EPERM, and counts the
@@ -112,8 +113,10 @@ func writerMain() int {
 		}
 	}
 	ctx := context.Background()
+	latency := os.Getenv(envLatency) == "1"
 	for i := 0; count == 0 || i < count; i++ {
 		p := writerPath(name, i)
+		start := time.Now()
 		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
 			tx.SetMeta(gitstate.Meta{Summary: "write " + p, Trailers: []gitstate.Trailer{
 				{Key: gitstate.TrailerTool, Value: "test_write"},
@@ -127,8 +130,12 @@ func writerMain() int {
 			fmt.Fprintf(os.Stderr, "writer %s: update %d: %v\n", name, i, err)
 			return 1
 		}
+		took := time.Since(start)
 		if _, err := os.Stdout.WriteString("ack " + p + "\n"); err != nil {
 			return 1
+		}
+		if latency {
+			os.Stdout.WriteString("lat " + strconv.FormatInt(took.Nanoseconds(), 10) + "\n")
 		}
 	}
 	return 0
@@ -140,12 +147,13 @@ type writerProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr strings.Builder
-	ready  chan struct{} // closed on "ready"
-	hung   chan string   // receives the stage of a "hang" line
-	done   chan struct{} // closed once stdout hit EOF
-	mu     sync.Mutex    // guards acks
-	acks   []string      // acknowledged paths, in order
-	errs   chan error    // Wait's result, after done
+	ready  chan struct{}   // closed on "ready"
+	hung   chan string     // receives the stage of a "hang" line
+	done   chan struct{}   // closed once stdout hit EOF
+	mu     sync.Mutex      // guards acks
+	acks   []string        // acknowledged paths, in order
+	lats   []time.Duration // with GITSTATE_TEST_LATENCY: each write's duration
+	errs   chan error      // Wait's result, after done
 }
 
 // startWriter starts a writer subprocess on repo. env adds or overrides
@@ -185,6 +193,12 @@ func startWriter(t testing.TB, repo, name string, count int, env ...string) *wri
 				w.mu.Lock()
 				w.acks = append(w.acks, strings.TrimPrefix(line, "ack "))
 				w.mu.Unlock()
+			case strings.HasPrefix(line, "lat "):
+				if ns, err := strconv.ParseInt(strings.TrimPrefix(line, "lat "), 10, 64); err == nil {
+					w.mu.Lock()
+					w.lats = append(w.lats, time.Duration(ns))
+					w.mu.Unlock()
+				}
 			case strings.HasPrefix(line, "hang "):
 				w.hung <- strings.TrimPrefix(line, "hang ")
 			}

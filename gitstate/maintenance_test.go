@@ -137,6 +137,8 @@ func concurrentRepack(msg string) bool {
 		"failed to run repack",
 		"could not find pack",
 		"cannot be accessed",
+		"cannot open pack index",
+		"could not open pack",
 	} {
 		if strings.Contains(msg, s) {
 			return true

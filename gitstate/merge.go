@@ -329,6 +329,9 @@ type Check struct {
 	// records a merge keeps whatever the other side did (mergeKept); nil
 	// checks git's rules and the size bounds only.
 	Layout *Layout
+	// Commit checks every incoming commit, after the store's own checks of
+	// its message and signatures (checkCommits); nil: those only.
+	Commit CommitValidator
 }
 
 // MergeValidated is Merge that first checks what the merge would bring in
@@ -394,6 +397,9 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	if check != nil {
 		validate, layout = check.Validate, check.Layout
 		if err := s.checkIncoming(ours, theirs, behind, layout); err != nil {
+			return MergeResult{}, err
+		}
+		if err := s.checkCommits(ctx, ours, theirs, check.Commit); err != nil {
 			return MergeResult{}, err
 		}
 	}

@@ -20,10 +20,11 @@ type repoConfig struct {
 }
 
 // fsyncPolicy says which of the files a transaction writes are fsynced
-// before the ref that names their objects moves: git's core.fsync
-// components "pack" (the .pack) and "pack-metadata" (its .idx).
+// before the ref that names their objects moves, as git's core.fsync says
+// for its own: components "pack" (the .pack) and "pack-metadata" (its
+// .idx), both in git's default, and "reference" (the ref), not in it.
 type fsyncPolicy struct {
-	pack, packMetadata bool
+	pack, packMetadata, reference bool
 }
 
 // fsync components, as git 2.39 numbers them (cache.h).
@@ -92,14 +93,13 @@ func parseFsync(v string) int {
 // sees it from this repository (every level: see GitConfig). A
 // configuration that cannot be read leaves git's defaults.
 func (s *Store) loadConfig() repoConfig {
-	cfg := repoConfig{fsync: fsyncPolicy{pack: true, packMetadata: true}, autoMaintenance: true}
+	cfg := repoConfig{fsync: policyOf(fsyncDefault), autoMaintenance: true}
 	entries, err := s.GitConfig()
 	if err != nil {
 		return cfg
 	}
 	if v, ok := ConfigValue(entries, "core", "", "fsync"); ok {
-		bits := parseFsync(v)
-		cfg.fsync = fsyncPolicy{pack: bits&fsyncPack != 0, packMetadata: bits&fsyncPackMetadata != 0}
+		cfg.fsync = policyOf(parseFsync(v))
 	}
 	if v, ok := ConfigValue(entries, "gc", "", "auto"); ok && strings.TrimSpace(v) == "0" {
 		cfg.autoMaintenance = false
@@ -114,6 +114,11 @@ func (s *Store) loadConfig() repoConfig {
 		cfg.shared, _ = parseSharedRepository(v)
 	}
 	return cfg
+}
+
+// policyOf is the policy of a set of core.fsync components.
+func policyOf(bits int) fsyncPolicy {
+	return fsyncPolicy{pack: bits&fsyncPack != 0, packMetadata: bits&fsyncPackMetadata != 0, reference: bits&fsyncReference != 0}
 }
 
 // configBool reads a git boolean; anything git would not call false is

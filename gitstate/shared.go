@@ -91,8 +91,8 @@ func (p sharedPerm) apply(path string) {
 	if syscall.Stat(path, &st) != nil {
 		return
 	}
-	old := st.Mode & (0o7777)
-	dir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+	old := uint32(st.Mode) & 0o7777
+	dir := uint32(st.Mode)&syscall.S_IFMT == syscall.S_IFDIR
 	if m := p.mode(old, dir); m != old {
 		syscall.Chmod(path, m)
 	}
@@ -107,7 +107,7 @@ func (p sharedPerm) applyFd(fd int) {
 	if syscall.Fstat(fd, &st) != nil {
 		return
 	}
-	old := st.Mode & 0o7777
+	old := uint32(st.Mode) & 0o7777
 	if m := p.mode(old, false); m != old {
 		syscall.Fchmod(fd, m)
 	}

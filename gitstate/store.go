@@ -112,7 +112,7 @@ func Open(dir string, opts Options) (*Store, error) {
 func (s *Store) lockWriter() error {
 	cfg := s.config() // read before the lock: it may start git
 	s.txMu.Lock()
-	s.writer.shared = cfg.shared
+	s.writer.shared, s.writer.syncRef = cfg.shared, cfg.fsync.reference
 	if err := s.writer.lock(); err != nil {
 		s.txMu.Unlock()
 		return err

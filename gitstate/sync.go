@@ -152,7 +152,14 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	if len(specs) == 0 {
 		return adv, nil
 	}
-	args := []string{"fetch", "--no-tags", "--no-write-fetch-head"}
+	// git checks every object it receives, as a remote with
+	// receive.fsckObjects does (--strict: warnings, a NUL in a commit
+	// message among them, refuse too): a hostile peer's malformed objects
+	// never enter the object store, where git fsck (which reads every
+	// object, reachable or not) would fail on them for good.
+	// --no-filter: in a partial clone the state comes whole, not blob by
+	// blob on demand (one round trip each) as its records are read.
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter"}
 	if progress != nil {
 		args = append(args, "--progress")
 	} else {
@@ -164,6 +171,8 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		switch {
 		case err == nil:
 			return adv, nil
+		case strings.Contains(err.Error(), "fsck error"):
+			return nil, fmt.Errorf("gitstate: fetch %s: %w: git refused the objects it was sent: %s", remote, ErrInvalidState, fsckErrors(err))
 		case !strings.Contains(err.Error(), "cannot lock ref"):
 			return nil, fmt.Errorf("gitstate: fetch %s: %w: %v", remote, ErrRemote, err)
 		case attempt == fetchAttempts:
@@ -176,6 +185,40 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		case <-ctx.Done():
 			return nil, fmt.Errorf("gitstate: fetch %s: %w", remote, ctx.Err())
 		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		}
+	}
+}
+
+// fsckErrors is what git's object checks said of a refused fetch: its
+// "error: object <id>: <msg-id>: <text>" lines, or all it said.
+func fsckErrors(err error) string {
+	var ge *gitError
+	msg := err.Error()
+	if errors.As(err, &ge) {
+		msg = ge.stderr
+	}
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if strings.HasPrefix(l, "error: object ") {
+			lines = append(lines, strings.TrimPrefix(l, "error: "))
+		}
+	}
+	if len(lines) == 0 {
+		return oneLine(msg)
+	}
+	if len(lines) > maxInvalidListed {
+		lines = append(lines[:maxInvalidListed], fmt.Sprintf("and %d more", len(lines)-maxInvalidListed))
+	}
+	return strings.Join(lines, "; ")
+}
+
+// dropTracking deletes the remote-tracking refs of a state or notes the
+// sync refused: the refused objects then hang on no ref (a mirror of the
+// repository does not carry them), and the next sync fetches afresh.
+func (s *Store) dropTracking(ctx context.Context, remote string, refs ...string) {
+	for _, ref := range refs {
+		if _, ok, err := readRef(s.commonDir, ref); err == nil && ok {
+			s.git(ctx, nil, "update-ref", "-d", ref)
 		}
 	}
 }
@@ -392,6 +435,9 @@ type SyncOptions struct {
 	Resolve  Resolver
 	Validate Validator
 	Finish   MergeFunc
+	// ValidateCommit checks every incoming commit (MergeValidated's
+	// Check.Commit).
+	ValidateCommit CommitValidator
 	// Layout is what the remote's state tree may hold, and which records
 	// a merge keeps (MergeValidated's Check); nil: git's rules only.
 	Layout *Layout
@@ -455,13 +501,20 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			continue
 		}
 		if err := s.checkNotes(ctx, remote, adv); err != nil {
+			if errors.Is(err, ErrInvalidState) {
+				notes, _ := listRefNames(s.commonDir, remoteDir(remote)+"notes/")
+				s.dropTracking(ctx, remote, notes...)
+			}
 			return res, err
 		}
 		res.Found = adv.found()
 		if res.Found {
-			check := Check{Validate: opts.Validate, Layout: opts.Layout}
+			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit}
 			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
 			if err != nil {
+				if errors.Is(err, ErrInvalidState) {
+					s.dropTracking(ctx, remote, RemoteStateRef(remote))
+				}
 				return res, err
 			}
 		}

@@ -22,6 +22,7 @@ const (
 	TrailerFollows   = "Codex-Follows"    // the call's first commit, on the commits that record its outcome
 	TrailerUndoError = "Codex-Undo-Error" // an undo step that failed: what is left for cleanup
 	TrailerAuth      = "Codex-Auth"       // how an agent caller proved itself: token, none or invalid (auth.agents warn/required)
+	TrailerRedacted  = "Codex-Redacted"   // credentials git codex took out of what the commit holds: kinds and where, never values
 )
 
 // Trailer is one "Key: value" line at the end of a commit message.

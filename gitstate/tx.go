@@ -256,3 +256,55 @@ func (tx *Tx) walkPaths(dir string) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// Meta returns the commit's summary and trailers as set so far, and
+// whether they were set.
+func (tx *Tx) Meta() (Meta, bool) {
+	if tx.meta == nil {
+		return Meta{}, false
+	}
+	return *tx.meta, true
+}
+
+// RewriteWrites calls fn for every record the transaction is about to
+// commit, in path order: its writes at RefState (deletions aside), then the
+// files of the commits CommitAt staged (ref names which). What fn returns
+// is written in its place. It is where a caller sees, and may change,
+// every byte before it reaches a ref; fn's error stops it and is returned.
+func (tx *Tx) RewriteWrites(fn func(ref, path string, data []byte) ([]byte, error)) error {
+	paths := make([]string, 0, len(tx.pending))
+	for p, b := range tx.pending {
+		if b != nil {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		b, err := fn(RefState, p, tx.pending[p])
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			b = []byte{}
+		}
+		tx.pending[p] = b
+	}
+	for i := range tx.side {
+		sr := &tx.side[i]
+		names := make([]string, 0, len(sr.files))
+		for p := range sr.files {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		files := make(map[string][]byte, len(sr.files))
+		for _, p := range names {
+			b, err := fn(sr.ref, p, sr.files[p])
+			if err != nil {
+				return err
+			}
+			files[p] = b
+		}
+		sr.files = files
+	}
+	return nil
+}

@@ -1,9 +1,14 @@
 package gitstate
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -235,4 +240,128 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 		return false, nil
 	}
 	return walk(nil, trees[0], trees[1])
+}
+
+// IncomingCommit is a commit a merge would bring in from elsewhere, as a
+// CommitValidator sees it.
+type IncomingCommit struct {
+	Hash        string
+	Author      Signature
+	Committer   Signature
+	Summary     string
+	Trailers    []Trailer
+	Clock       Clock
+	ParentCount int
+}
+
+// CommitValidator checks one incoming commit (its message already passed
+// the store's own checks, checkCommitMessage) against the rules of the
+// tools that wrote it; an error refuses the whole merge.
+type CommitValidator func(c IncomingCommit) error
+
+// maxCommitMessage bounds an incoming commit's message: git codex's are a
+// summary and trailers of at most a few kilobytes (Codex-Args is cut at 4 KiB).
+const maxCommitMessage = 64 << 10
+
+// checkCommits checks every commit that theirs brings (reachable from it
+// and not from ours; all of its history when ours is zero), as strictly as
+// checkShape checks its tree: each message is what Meta.message writes
+// (checkCommitMessage), each author and committer well-formed, and then
+// validate, if set. A NUL in a message made every later push to a remote
+// with receive.fsckObjects fail; a Codex-Clock that is not a number made
+// the next local write restart the clock at 1.
+func (s *Store) checkCommits(ctx context.Context, ours, theirs plumbing.Hash, validate CommitValidator) error {
+	args := []string{"rev-list", theirs.String()}
+	if !ours.IsZero() {
+		args = append(args, "^"+ours.String())
+	}
+	var out bytes.Buffer
+	if err := s.git(ctx, &out, args...); err != nil {
+		return fmt.Errorf("gitstate: %w: %v", ErrInvalidState, err)
+	}
+	var bad []string
+	for _, id := range strings.Fields(out.String()) {
+		h := plumbing.NewHash(id)
+		c, err := s.readCommit(h)
+		if err != nil {
+			return fmt.Errorf("gitstate: %w: commit %s: %v", ErrInvalidState, id, err)
+		}
+		err = checkCommitMessage(c.Message)
+		if err == nil {
+			err = checkSignature("author", c.Author)
+		}
+		if err == nil {
+			err = checkSignature("committer", c.Committer)
+		}
+		if err == nil && validate != nil {
+			m := parseMessage(c.Message)
+			err = validate(IncomingCommit{Hash: id, Author: Signature{Name: c.Author.Name, Email: c.Author.Email},
+				Committer: Signature{Name: c.Committer.Name, Email: c.Committer.Email},
+				Summary:   m.Summary, Trailers: m.Trailers, Clock: clockOf(c.Message), ParentCount: len(c.ParentHashes)})
+		}
+		if err != nil {
+			bad = append(bad, "commit "+id+": "+err.Error())
+			if len(bad) > maxInvalidListed {
+				break
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	more := ""
+	if len(bad) > maxInvalidListed {
+		more, bad = " and more", bad[:maxInvalidListed]
+	}
+	return fmt.Errorf("gitstate: %w: %s%s", ErrInvalidState, strings.Join(bad, "; "), more)
+}
+
+// checkCommitMessage checks a message as Meta.message writes it: UTF-8
+// text without control characters but line ends (so no NUL), at most
+// maxCommitMessage bytes, whose trailers hold exactly one Codex-Clock, a
+// number from 1 written in decimal digits only.
+func checkCommitMessage(msg string) error {
+	if len(msg) > maxCommitMessage {
+		return fmt.Errorf("its message has %d bytes; git codex writes at most %d", len(msg), maxCommitMessage)
+	}
+	if !utf8.ValidString(msg) {
+		return errors.New("its message is not UTF-8 text")
+	}
+	for _, r := range msg {
+		if r != '\n' && unicode.IsControl(r) {
+			return fmt.Errorf("its message holds the control character %U", r)
+		}
+	}
+	clocks := 0
+	for _, line := range strings.Split(msg, "\n") {
+		v, ok := strings.CutPrefix(line, TrailerClock+":")
+		if !ok {
+			continue
+		}
+		clocks++
+		v = strings.TrimPrefix(v, " ")
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 || strings.TrimLeft(v, "0123456789") != "" {
+			return fmt.Errorf("its %s %q is not a clock (a number from 1)", TrailerClock, v)
+		}
+	}
+	if clocks != 1 {
+		return fmt.Errorf("its message has %d %s trailers; git codex writes one", clocks, TrailerClock)
+	}
+	return nil
+}
+
+// checkSignature checks an author or committer line's name and e-mail:
+// UTF-8 text without control characters or angle brackets, a non-empty
+// e-mail (git's parser has already split them).
+func checkSignature(which string, sig gitSignature) error {
+	for _, s := range []string{sig.Name, sig.Email} {
+		if !utf8.ValidString(s) || strings.ContainsAny(s, "<>") || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+			return fmt.Errorf("its %s %q <%s> is not a name and an e-mail git codex writes", which, sig.Name, sig.Email)
+		}
+	}
+	if sig.Email == "" {
+		return fmt.Errorf("its %s has no e-mail", which)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,10 @@ type WorktreeWork struct {
 	// Dirty lists changed and untracked files (git status --porcelain),
 	// ignored files aside.
 	Dirty []string
+	// Ignored lists the files and directories git ignores (paths
+	// relative to the worktree, a directory with a trailing "/"): not
+	// work git would commit, yet a .env or local notes cannot be rebuilt.
+	Ignored []string
 	// Unmerged are the branch's commits that no other ref reaches
 	// (newest first): deleting the branch would lose them.
 	Unmerged []string
@@ -91,14 +96,17 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 			return w, nil
 		}
 		var out bytes.Buffer
-		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all")
+		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all", "--ignored=matching")
 		cmd.Env = gitEnv()
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
 			return w, fmt.Errorf("gitstate: status of %s: %w", path, err)
 		}
 		for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
-			if line != "" {
+			switch {
+			case strings.HasPrefix(line, "!! "):
+				w.Ignored = append(w.Ignored, unquotePath(strings.TrimPrefix(line, "!! ")))
+			case line != "":
 				w.Dirty = append(w.Dirty, line)
 			}
 		}
@@ -115,6 +123,15 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 		w.Unmerged = strings.Fields(out.String())
 	}
 	return w, nil
+}
+
+// unquotePath reads a path as git status prints it: C-quoted when it holds
+// special characters.
+func unquotePath(p string) string {
+	if u, ok := unquoteC(p); ok {
+		return u
+	}
+	return p
 }
 
 // halfMade reports whether the worktree at path is one `git worktree add`
@@ -198,6 +215,7 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 	// a half-made worktree stays locked "initializing", and git neither
 	// removes nor prunes a locked one
 	s.git(ctx, nil, "worktree", "unlock", path)
+	s.unlockHalfMade(path)
 	if _, err := os.Stat(path); err == nil {
 		var stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "remove", "--force", "--force", path)
@@ -211,6 +229,30 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 		}
 	}
 	return s.git(ctx, nil, "worktree", "prune")
+}
+
+// unlockHalfMade removes the "initializing" lock of the admin directory a
+// killed `git worktree add` left for path before it wrote the gitdir file
+// that `git worktree unlock <path>` finds it by: git makes
+// "<common>/worktrees/<name>" (named after the path's last element) and
+// locks it first, then writes the rest. Only a lock of that kind whose
+// gitdir file is missing or names path is removed; then `git worktree
+// prune` removes the directory (its gitdir is missing or leads nowhere).
+// The caller knows that no spawn of that worktree is still running.
+func (s *Store) unlockHalfMade(path string) {
+	admin := filepath.Join(s.commonDir, "worktrees", filepath.Base(path))
+	b, err := os.ReadFile(filepath.Join(admin, "locked"))
+	if err != nil || strings.TrimSpace(string(b)) != "initializing" {
+		return
+	}
+	if g, err := os.ReadFile(filepath.Join(admin, "gitdir")); err == nil {
+		if filepath.Clean(strings.TrimSpace(string(g))) != filepath.Join(path, ".git") {
+			return // another worktree's
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	os.Remove(filepath.Join(admin, "locked"))
 }
 
 // DeleteBranch deletes refs/heads/<branch>; a missing branch is not an

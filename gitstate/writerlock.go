@@ -42,6 +42,11 @@ type writerLock struct {
 	// shared is core.sharedRepository, set before each lock: the modes
 	// of the files and directories the lock and the swap create.
 	shared sharedPerm
+	// syncRef says the staged ref value is fsynced before it becomes the
+	// ref: git's core.fsync component "reference" (not in git's default,
+	// which leaves refs to the filesystem's ordering of a rename after
+	// the data it replaces, as git's own ref writes do).
+	syncRef bool
 }
 
 func (w *writerLock) commonDir() string { return filepath.Dir(filepath.Dir(w.path)) }
@@ -105,12 +110,12 @@ func (w *writerLock) recoverSwap(refLock string) {
 // fsyncs it, and records its inode and lock name in the marker.
 func (w *writerLock) stage(lockName, content string) error {
 	p := w.stagePath()
-	ino, err := writeFileRaw(p, 0o644, []byte(content), true)
+	ino, err := writeFileRaw(p, 0o644, []byte(content), w.syncRef)
 	if errors.Is(err, fs.ErrExist) {
 		// a leftover is stale (this process holds the writer lock): one
 		// left by a writer killed before it marked it
 		os.Remove(p)
-		ino, err = writeFileRaw(p, 0o644, []byte(content), true)
+		ino, err = writeFileRaw(p, 0o644, []byte(content), w.syncRef)
 	}
 	if err == nil {
 		// the staged file becomes the ref: it gets the ref's mode

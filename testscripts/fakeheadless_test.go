@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,8 @@ import (
 //	FAKE_CLAUDE_TOKENS   output tokens per assistant message (default 20)
 //	FAKE_CLAUDE_EXIT     exit with this status after printing "boom" on stderr, before any output
 //	FAKE_CLAUDE_GARBAGE  print this non-JSON line first
+//	FAKE_CLAUDE_ANSWER   answer this instead of echoing the prompt, e.g. what `env` printed
+//	FAKE_CLAUDE_SPAWN    a shell command started in the background first, as a tool the agent runs (a server) would be
 func fakeClaudeHeadless(args []string) int {
 	format, verbose := "text", false
 	var resume, sessionID, model, mode, prompt string
@@ -134,6 +137,9 @@ func fakeClaudeHeadless(args []string) int {
 			f.Close()
 		}
 	}
+	if spawn := os.Getenv("FAKE_CLAUDE_SPAWN"); spawn != "" {
+		exec.Command("sh", "-c", spawn).Run()
+	}
 	if code := os.Getenv("FAKE_CLAUDE_EXIT"); code != "" {
 		n, _ := strconv.Atoi(code)
 		fmt.Fprintln(os.Stderr, "boom")
@@ -189,6 +195,9 @@ func fakeClaudeHeadless(args []string) int {
 	usage := map[string]any{"input_tokens": 10, "output_tokens": tokens}
 	first, _, _ := strings.Cut(prompt, "\n")
 	answer := fmt.Sprintf("fake-claude (%s, %s) answered: %s", model, mode, first)
+	if a := os.Getenv("FAKE_CLAUDE_ANSWER"); a != "" {
+		answer = a
+	}
 	done, n := 0, 0
 	for done < turns {
 		if maxTurns > 0 && n >= maxTurns {
@@ -209,8 +218,11 @@ func fakeClaudeHeadless(args []string) int {
 		n++
 		done++
 	}
+	// the result's usage is the turn's, summed over its model calls (as
+	// claude's is: testdata/streams/claude-tool.jsonl in package tools)
+	total := map[string]any{"input_tokens": 10 * n, "output_tokens": tokens * n}
 	result := map[string]any{"type": "result", "subtype": "success", "is_error": false, "duration_ms": 12, "duration_api_ms": 10, "num_turns": n,
-		"result": answer, "total_cost_usd": 0.0012 * float64(n), "usage": usage, "permission_denials": []any{}}
+		"result": answer, "total_cost_usd": 0.0012 * float64(n), "usage": total, "permission_denials": []any{}}
 	code := 0
 	if done < turns {
 		result["subtype"], result["is_error"] = "error_max_turns", true

@@ -3,6 +3,7 @@ package testscripts
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -178,6 +179,91 @@ func TestReadmeListsMakeTargets(t *testing.T) {
 	for _, want := range []string{`export PATH="$PATH:$(go env GOPATH)/bin"`, "downloads the Go modules", "share/man/man1"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README.md lacks %q", want)
+		}
+	}
+}
+
+// TestReadmeSetup runs the README's setup block (the first ```sh block of
+// "## Set up") verbatim with sh -e, from the source tree, as someone new
+// would paste it: a fresh HOME (so GOPATH is ~/go, whose bin is on no
+// PATH yet) holding ~/your-repo, and a PATH without any git-codex. Only
+// Go's module and build caches are shared, so that nothing is downloaded
+// and the build takes seconds. The block once ran `git codex init` before
+// the PATH step that makes `git codex` work.
+func TestReadmeSetup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and installs git-codex")
+	}
+	for _, p := range []string{"make", "go", "git"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s", p)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n## Set up\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Set up" section`)
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	if !ok {
+		t.Fatal("the setup section has no ```sh block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	if !strings.Contains(block, "make install") || !strings.Contains(block, "git codex init") {
+		t.Fatalf("the setup block no longer installs and inits:\n%s", block)
+	}
+	goenv := func(name string) string {
+		out, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	modcache, gocache := goenv("GOMODCACHE"), goenv("GOCACHE")
+	home := t.TempDir()
+	repo := filepath.Join(home, "your-repo")
+	gitconfig := "[user]\n\tname = New User\n\temail = new@example.com\n[init]\n\tdefaultBranch = main\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// PATH as on a machine without git codex: every directory that holds
+	// a git-codex left out
+	var path []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "git-codex")); err != nil && d != "" {
+			path = append(path, d)
+		}
+	}
+	env := []string{"HOME=" + home, "PATH=" + strings.Join(path, string(filepath.ListSeparator)),
+		"GOMODCACHE=" + modcache, "GOCACHE=" + gocache, "GOPROXY=off", "GIT_CONFIG_NOSYSTEM=1", "LANG=C.UTF-8"}
+	for _, k := range []string{"GOTOOLCHAIN", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	git := exec.Command("git", "init", "-q", repo)
+	git.Env = env
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	sh := exec.Command("sh", "-e", "-c", block)
+	sh.Dir = ".."
+	sh.Env = env
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's setup block failed: %v\n%s\n--- the block:\n%s", err, out, block)
+	}
+	state := exec.Command("git", "-C", repo, "rev-parse", "--verify", "-q", "refs/codex/state")
+	state.Env = env
+	if err := state.Run(); err != nil {
+		t.Fatalf("after the setup block, %s has no refs/codex/state:\n%s", repo, out)
+	}
+	for _, f := range []string{"go/bin/git-codex", "go/share/man/man1/git-codex.1"} {
+		if _, err := os.Stat(filepath.Join(home, f)); err != nil {
+			t.Errorf("the setup block did not install ~/%s", f)
 		}
 	}
 }

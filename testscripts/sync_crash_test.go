@@ -66,7 +66,14 @@ func TestSyncKilledAnyTime(t *testing.T) {
 		var r struct {
 			MailID string `json:"mail_id"`
 		}
-		json.Unmarshal([]byte(run(dir, "git-codex", "--as", "w1", "mail", "send", "--to", "w1", "--subject", subject, "--body", "x", "--json")), &r)
+		// stdout only: w1 presents no token, and stderr says so
+		cmd := exec.Command("git-codex", "--as", "w1", "mail", "send", "--to", "w1", "--subject", subject, "--body", "x", "--json")
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("mail send in %s: %v\n%s", dir, err, out)
+		}
+		json.Unmarshal(out, &r)
 		if r.MailID == "" {
 			t.Fatalf("mail send in %s printed no id", dir)
 		}

@@ -156,3 +156,38 @@ func waitGone(procs []proc, wait time.Duration) []proc {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// EndProcessesWithEnv ends every process of this user whose environment
+// holds entry ("NAME=value"), TERM then KILL after grace as Kill does, and
+// returns how many there were. A marker in the environment is what every
+// descendant inherits, whatever process group or session it moved to: git
+// codex marks a delegated turn's agent with CODEX_DELEGATION=<id>, so what
+// the turn started is found after its runner died. Without a process
+// table it finds nothing.
+func EndProcessesWithEnv(entry string, grace time.Duration) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := []byte(entry)
+	self := os.Getpid()
+	var procs []proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue // gone, or another user's
+		}
+		if !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+			continue
+		}
+		if st, ok := readStat(pid); ok && !st.zombie {
+			procs = append(procs, proc{pid: pid, start: st.start})
+		}
+	}
+	endProcs(procs, grace)
+	return len(procs)
+}

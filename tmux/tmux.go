@@ -159,12 +159,12 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 	}
 	// -s and -c are expanded as formats by tmux, so '#' is escaped to keep
 	// names and directories literal.
-	args := []string{op, "-d", "-P", "-F", sessionFormat, "-s", escapeFormat(spec.Name)}
+	args := []string{op, "-d", "-P", "-F", sessionFormat, "-s", literal(escapeFormat(spec.Name))}
 	if spec.Dir != "" {
 		if err := checkDir(spec.Dir); err != nil {
 			return Session{}, opError(op, spec.Name, err)
 		}
-		args = append(args, "-c", escapeFormat(spec.Dir))
+		args = append(args, "-c", literal(escapeFormat(spec.Dir)))
 	}
 	if spec.Width > 0 {
 		args = append(args, "-x", strconv.Itoa(spec.Width))
@@ -188,17 +188,17 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 	if len(command) > 0 {
 		// "--" keeps a command starting with '-' from being read as a flag.
 		args = append(args, "--")
-		args = append(args, command...)
+		args = append(args, literals(command)...)
 	}
 	if spec.KeepDeadPane {
 		args = append(args, ";", "set-option", "-w", "-t", paneTarget(spec.Name), "remain-on-exit", "on",
 			";", "respawn-pane", "-k", "-t", paneTarget(spec.Name))
 		if spec.Dir != "" {
-			args = append(args, "-c", escapeFormat(spec.Dir))
+			args = append(args, "-c", literal(escapeFormat(spec.Dir)))
 		}
 		if len(spec.Command) > 0 {
 			args = append(args, "--")
-			args = append(args, spec.Command...)
+			args = append(args, literals(spec.Command)...)
 		}
 	}
 	out, err := r.run(ctx, op, spec.Name, true, args...)
@@ -293,7 +293,7 @@ func (r Runner) SendKeys(ctx context.Context, name, keys string, enter bool) err
 		return opError(op, name, err)
 	}
 	if keys != "" {
-		if _, err := r.run(ctx, op, name, true, op, "-t", paneTarget(name), "-l", "--", keys); err != nil {
+		if _, err := r.run(ctx, op, name, true, op, "-t", paneTarget(name), "-l", "--", literal(keys)); err != nil {
 			return err
 		}
 	}
@@ -512,11 +512,32 @@ func opError(op, name string, err error) error {
 }
 
 // sessionTarget addresses exactly the named session, never a prefix match.
-func sessionTarget(name string) string { return "=" + name }
+func sessionTarget(name string) string { return literal("=" + name) }
 
 // paneTarget addresses the active pane of the named session's current
 // window; the trailing ':' is required for pane commands to accept "=".
 func paneTarget(name string) string { return "=" + name + ":" }
+
+// literal keeps an argument whole through tmux's command parsing: tmux
+// reads an argument that ends in ';' as that argument followed by a
+// command separator (so "ls;" reached the pane as "ls", and ";" as
+// nothing), and "\;" at the end as a literal ';'. Every argument made of a
+// caller's text goes through it; the separators NewSession means are
+// passed as bare ";" arguments.
+func literal(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
+}
+
+func literals(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = literal(a)
+	}
+	return out
+}
 
 // escapeFormat makes s literal in arguments tmux expands as formats.
 func escapeFormat(s string) string { return strings.ReplaceAll(s, "#", "##") }
@@ -574,7 +595,7 @@ func envFlags(env map[string]string) ([]string, error) {
 	slices.Sort(keys)
 	flags := make([]string, 0, 2*len(keys))
 	for _, k := range keys {
-		flags = append(flags, "-e", k+"="+env[k])
+		flags = append(flags, "-e", literal(k+"="+env[k]))
 	}
 	return flags, nil
 }

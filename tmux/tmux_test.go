@@ -622,3 +622,62 @@ func TestParseDeadPaneStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestSemicolonsArriveWhole is issue 29 item 8: tmux reads an argument
+// ending in ';' as a command separator, so `send` of "ls;" typed "ls", ";"
+// typed nothing, and the text left on the agent's input line was glued to
+// the next nudge. Text sent to a pane arrives exactly; so do a command's
+// arguments and environment values that end in ';'.
+func TestSemicolonsArriveWhole(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	r := newRunner(t)
+	mustNewSession(t, ctx, r, shellSpec(t, "semi"))
+	waitForLine(t, ctx, r, "semi", promptIdle)
+	for _, text := range []string{"echo a;", ";", `b\;`, "c;;", `d\`, "e ; f;"} {
+		if err := r.SendKeys(ctx, "semi", text, false); err != nil {
+			t.Fatalf("SendKeys(%q): %v", text, err)
+		}
+		deadline := time.Now().Add(waitTimeout)
+		for {
+			line, err := r.CursorLine(ctx, "semi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line == "gc$ "+text {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("input line %q after typing %q", line, text)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// clear the line (Ctrl-U is not text: sent as a key)
+		if _, err := r.run(ctx, "send-keys", "semi", true, "send-keys", "-t", paneTarget("semi"), "C-u"); err != nil {
+			t.Fatal(err)
+		}
+		waitForLine(t, ctx, r, "semi", promptIdle)
+	}
+
+	// a command's arguments and its environment
+	dir := shortTempDir(t)
+	out := filepath.Join(dir, "out")
+	spec := SessionSpec{
+		Name:    "semi2",
+		Dir:     dir,
+		Command: []string{"sh", "-c", `printf '%s|%s\n' "$0" "$V" > ` + out + `; sleep 60`, "arg;"},
+		Env:     map[string]string{"V": "val;"},
+	}
+	mustNewSession(t, ctx, r, spec)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		b, _ := os.ReadFile(out)
+		if string(b) == "arg;|val;\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command saw %q, want %q", b, "arg;|val;\n")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,6 +1,9 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Modes of auth.agents: how a call made as an agent proves it is that agent.
 const (
@@ -50,6 +53,14 @@ func authenticate(c *Call, o Origin) error {
 		c.auth = authInvalid
 	}
 	if mode != AuthRequired {
+		// believed, and told so: a warning nobody sees is no warning
+		what := "without its credential"
+		if c.auth == authInvalid {
+			what = "with a credential that is not its own (wrong, or replaced by a newer one)"
+		}
+		c.warnings = append(c.warnings, fmt.Sprintf("call as agent %s %s: believed because auth.agents is warn, and marked Codex-Auth: %s in the audit trail; "+
+			"under auth.agents=required it is refused. Present the token `git codex agent add` or `agent rotate-token %s` issued, as CODEX_TOKEN or --token",
+			c.Caller.ID, what, c.auth, c.Caller.ID))
 		return nil
 	}
 	return Errorf(AuthFailed, "call as agent %s without its valid credential; present the token `git codex agent add` or `agent rotate-token %s` issued, as CODEX_TOKEN or --token",

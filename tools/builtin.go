@@ -32,7 +32,7 @@ func Builtin() *Registry {
 // empty config (defaults apply until someone sets a key). It fails with
 // gitstate.ErrAlreadyInitialized when the state exists.
 func Init(ctx context.Context, st *gitstate.Store, callerID string) (gitstate.Commit, error) {
-	return st.Init(ctx, func(tx *gitstate.Tx) error {
+	c, _, err := update(ctx, st, true, func(tx *gitstate.Tx) error {
 		a := audit{tool: "init", actor: callerID, args: "{}"}
 		if IsHuman(callerID) {
 			a.actorType = TypeHuman
@@ -42,6 +42,7 @@ func Init(ctx context.Context, st *gitstate.Store, callerID string) (gitstate.Co
 		tx.SetMeta(a.meta(c, nil))
 		return tx.Put(pathConfig, Config{Entries: map[string]ConfigEntry{}})
 	})
+	return c, err
 }
 
 // Restore makes the state of an earlier commit current again, for a
@@ -57,5 +58,6 @@ func Restore(ctx context.Context, st *gitstate.Store, callerID, rev string) (git
 	c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}}
 	c.Summarize("%s restored the state of %s", callerID, rev)
 	c.Target(rev)
-	return st.Restore(ctx, rev, a.meta(c, nil))
+	m, _ := sealMeta(a.meta(c, nil))
+	return st.Restore(ctx, rev, m)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -25,8 +26,16 @@ type CleanupItem struct {
 	Worktree string   `json:"worktree" jsonschema:"removed, kept (work could not be saved) or gone"`
 	Branch   string   `json:"branch" jsonschema:"removed, kept or gone"`
 	Rescued  []string `json:"rescued,omitempty" jsonschema:"refs where uncommitted changes and unmerged commits were saved before removal"`
-	Lost     []string `json:"lost,omitempty" jsonschema:"with --force: the work removed without saving"`
-	Error    string   `json:"error,omitempty"`
+	// Ignored are the worktree's git-ignored files (a .env, local notes,
+	// build output): never committed anywhere, they are moved to
+	// IgnoredSavedIn, a directory of this machine's git directory.
+	Ignored        []string `json:"ignored,omitempty" jsonschema:"git-ignored files and directories of the worktree, moved to ignored_saved_in (with --force: removed)"`
+	IgnoredSavedIn string   `json:"ignored_saved_in,omitempty" jsonschema:"where the ignored files were (or would be) moved: under <git dir>/codex/rescue/, never pushed"`
+	// StaleLocks are git lock files a git killed with the agent left
+	// (no process holds them), removed so the branch can be deleted.
+	StaleLocks []string `json:"stale_locks,omitempty" jsonschema:"git lock files left by killed git processes (no process holds them), removed"`
+	Lost       []string `json:"lost,omitempty" jsonschema:"with --force: the work removed without saving"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // CleanedUp is what cleanup and reap return.
@@ -245,15 +254,40 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 		it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, err.Error()
 		return it
 	}
+	work.Ignored = notOurs(work.Ignored)
+	// locks a git killed with the agent left: its session is gone (killed
+	// above, or dead), and no process holds them
+	if it.Session != CleanKept {
+		it.StaleLocks = f.Store.StaleGitLocks(ctx, a.Worktree, a.Branch)
+	}
 	if work.Exists {
 		it.Worktree = CleanRemoved
 	}
 	if f.Store.BranchExists(ctx, a.Branch) {
 		it.Branch = CleanRemoved
 	}
+	if len(work.Ignored) > 0 {
+		if in.Force {
+			it.Lost = append(it.Lost, work.Ignored...)
+		} else {
+			it.Ignored = work.Ignored
+			it.IgnoredSavedIn = f.Store.IgnoredDir(a.ID)
+			if !in.DryRun {
+				if _, err := f.Store.SaveIgnored(ctx, a.ID, a.Worktree, work.Ignored); err != nil {
+					it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, "saving its ignored files failed, so it is kept: "+err.Error()
+					return it
+				}
+			}
+		}
+	}
+	if len(it.StaleLocks) > 0 && !in.DryRun {
+		if err := f.Store.RemoveGitLocks(it.StaleLocks); err != nil {
+			it.Error = "removing stale git locks: " + err.Error()
+		}
+	}
 	if work.Lost() {
 		if in.Force {
-			it.Lost = append(work.Dirty, work.Unmerged...)
+			it.Lost = append(it.Lost, append(work.Dirty, work.Unmerged...)...)
 		} else if in.DryRun {
 			it.Rescued = rescueRefs(a.ID, work)
 		} else {
@@ -276,6 +310,35 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 		it.Branch, it.Error = CleanKept, err.Error()
 	}
 	return it
+}
+
+// ownWorktreeDirs are the directories git codex writes into an agent's
+// worktree (its MCP config and prompt, an agent CLI's settings it made):
+// git-ignored, and nobody's work.
+var ownWorktreeDirs = []string{".codex/", ".gemini/"}
+
+// isOwnWorktreeFile reports whether rel (slash-separated, relative to a
+// worktree's top) is in the folder git codex keeps its files in there.
+func isOwnWorktreeFile(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	return strings.EqualFold(first+"/", ownWorktreeDirs[0])
+}
+
+// notOurs drops git codex's own files from a worktree's ignored files.
+func notOurs(ignored []string) []string {
+	var out []string
+	for _, p := range ignored {
+		own := false
+		for _, d := range ownWorktreeDirs {
+			if p == d || strings.HasPrefix(p, d) {
+				own = true
+			}
+		}
+		if !own {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // rescueRefs are the refs Rescue would write for the work found.
@@ -314,6 +377,19 @@ func reapDelegations(c *Call, dryRun bool) ([]string, error) {
 		if err := putDelegation(c, &d); err != nil {
 			return nil, err
 		}
+		// the runner died (SIGKILL): the agent CLI went with it (its
+		// parent-death signal), but what it started (tool commands,
+		// servers) may still run, in its group or a session of its own;
+		// each carries the turn's CODEX_DELEGATION in its environment
+		id := d.ID
+		c.After(func(ctx context.Context, f *Followup) error {
+			tmux.EndProcessesWithEnv("CODEX_DELEGATION="+id, delegationKillGrace)
+			return nil
+		})
 	}
 	return ids, err
 }
+
+// delegationKillGrace is how long reap waits, after SIGTERM, for what a
+// dead runner's turn started to exit before it sends SIGKILL.
+const delegationKillGrace = 2 * time.Second

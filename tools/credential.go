@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"regexp"
-	"strings"
 )
 
 // Origin is what an adapter knows about the process a call comes from,
@@ -44,10 +42,6 @@ const (
 	prefixLockToken    = "lock_"
 )
 
-// secretValue matches a credential git codex issued: a prefix and 64 hex
-// digits (32 random bytes).
-var secretValue = regexp.MustCompile(`(ctok|sess|lock)_[0-9a-f]{64}`)
-
 // newSecret returns a fresh credential with the given prefix. It is shown
 // to its owner once; the state keeps only hashSecret of it.
 func newSecret(prefix string) string {
@@ -72,10 +66,9 @@ func matchesHash(secret, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(want)) == 1
 }
 
-// redactSecrets replaces every credential git codex issued inside s.
+// redactSecrets replaces every credential inside s (secretShapes: those
+// git codex issued and every other shape it knows).
 func redactSecrets(s string) string {
-	if !strings.Contains(s, "_") {
-		return s
-	}
-	return secretValue.ReplaceAllString(s, "[redacted]")
+	out, _ := redactText(s)
+	return out
 }

@@ -205,12 +205,31 @@ var seedToolNames = map[string]string{
 	"handoff.read": "handoff_read", "handoff.write": "handoff_write",
 }
 
+// renamedTools maps the other seeds' tool names to the git codex tools
+// that do their job: seed 002's claude_* tools delegate to any agent CLI
+// here, so they are agent_*; seed 000 calls create_pull_request create_pr
+// in places. They are named in the refusal, not served as aliases: an
+// alias would list every such tool twice to every agent (tools/list is
+// paid for in tokens each turn) and put two names for one call in the
+// audit trail.
+var renamedTools = map[string]string{
+	"claude_query": "agent_query", "claude_query_stream": "agent_query_stream", "claude_continue": "agent_continue",
+	"claude_resume": "agent_resume", "claude_interrupt": "agent_interrupt", "claude_abort": "agent_abort",
+	"claude_set_model": "agent_set_model", "claude_set_permission_mode": "agent_set_permission_mode",
+	"create_pr": "create_pull_request",
+}
+
 // unknownTool is the error for a call to a tool that does not exist: seed
 // 001's INVALID_TOOL, naming our spelling, for the seed's dotted names;
-// TOOL_NOT_FOUND otherwise.
+// TOOL_NOT_FOUND otherwise, naming the tool that does the job when the
+// name is another seed's (details.use).
 func unknownTool(name string) *Error {
 	if ours, ok := seedToolNames[name]; ok {
 		return Errorf(InvalidTool, "no tool named %q: git codex spells it %s", name, ours).With("tool", name).With("use", ours)
+	}
+	if ours, ok := renamedTools[name]; ok {
+		return Errorf(ToolNotFound, "no tool named %q: git codex calls it %s (the same arguments; see `git codex tools %s`)", name, ours, ours).
+			With("tool", name).With("use", ours)
 	}
 	return Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name)
 }

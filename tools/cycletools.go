@@ -154,8 +154,8 @@ var CycleStatusTool = Define("cycle_status", "cycle.status",
 
 // CycleTokensIn is the input of cycle_complete and cycle_archive.
 type CycleTokensIn struct {
-	LockToken    string `json:"lock_token" jsonschema:"the token lock_acquire returned"`
-	SessionToken string `json:"session_token" jsonschema:"the token session_open returned"`
+	LockToken    string `json:"lock_token" jsonschema:"the token lock_acquire returned" text:"credential"`
+	SessionToken string `json:"session_token" jsonschema:"the token session_open returned" text:"credential"`
 	Feature      string `json:"feature,omitempty" jsonschema:"the feature whose cycle it is (needed only when several run)"`
 }
 

@@ -25,12 +25,13 @@ const stopGrace = 5 * time.Second
 // turnRun is one turn of a delegated session, as its runner (the process
 // whose call started it) sees it.
 type turnRun struct {
-	d      Delegation
-	l      Launcher
-	h      headless
-	spec   turnSpec
-	prompt string
-	stream bool
+	d       Delegation
+	l       Launcher
+	h       headless
+	spec    turnSpec
+	prompt  string
+	stream  bool
+	timeout time.Duration // the turn's wall-clock limit
 }
 
 // turnOutcome is what the turn's process did.
@@ -39,12 +40,19 @@ type turnOutcome struct {
 	AgentSessionID string
 	CostUSD        float64
 	NumTurns       int
-	Tokens         int
+	Tokens         int    // the turn's tokens, counted the way its CLI reports them
+	AgentTokens    int    // the CLI's count for its whole session, where it reports one (codex)
 	Reason         string // why it stopped early (partial result), if it did
 	Failure        string // why it failed, if it did
+	OverBudget     bool   // it ended past budget_tokens (a CLI that reports usage only at the end)
+	LastError      string // the last error the CLI reported on the way (a retry, a refusal)
 	ExitCode       int
 	Stderr         string
 	Finished       bool // the CLI reported the turn's end (a result line)
+
+	msgTokens map[string]int // per model message (claude repeats a message's usage per block)
+	looseTok  int            // usage of lines that name no message
+	afterTool bool           // a tool ran since the assistant's text began
 }
 
 // delegationDir is where a session's local files live: its transcript
@@ -124,6 +132,10 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turn
 	}
 	done := make(chan struct{})
 	defer close(done)
+	if r.timeout > 0 {
+		timer := time.AfterFunc(r.timeout, func() { stop(ReasonTimeout) })
+		defer timer.Stop()
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -164,39 +176,91 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turn
 		}
 	}
 	werr := cmd.Wait()
-	out.Stderr = stderr.String()
+	out.Stderr = stderrTail(stderr.String())
 	var exit *exec.ExitError
 	if errors.As(werr, &exit) {
 		out.ExitCode = exit.ExitCode()
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	r.conclude(&out, werr, nonJSON)
+	return out
+}
+
+// conclude says how a turn ended once its process did: exited is the
+// process's exit error, nonJSON the first line that was not the CLI's
+// JSON.
+func (r turnRun) conclude(out *turnOutcome, exited error, nonJSON string) {
 	switch {
 	case nonJSON != "":
 		out.Failure = fmt.Sprintf("%s printed a line that is not its JSON output: %q", r.l.Name, truncate(nonJSON, 200))
 	case out.Reason != "":
 		// stopped on purpose: what came back is partial
-	case werr != nil && !out.Finished:
-		out.Failure = fmt.Sprintf("%s exited with %v before reporting a result", r.l.Name, werr)
+	case exited != nil && !out.Finished:
+		out.Failure = fmt.Sprintf("%s exited with %v before reporting a result", r.l.Name, exited)
 	case !out.Finished:
 		out.Failure = fmt.Sprintf("%s ended without reporting a result", r.l.Name)
+	case out.Failure == "" && r.d.BudgetTokens > 0 && out.Tokens > r.d.BudgetTokens:
+		// the usage came with the turn's end: nothing could stop it
+		out.OverBudget = true
 	}
-	return out
+	if out.Failure != "" && out.LastError != "" && !strings.Contains(out.Failure, out.LastError) {
+		out.Failure += "; it last reported: " + truncate(out.LastError, 300)
+	}
 }
 
 // apply adds one event to the outcome, and reports whether the turn went
-// over its token budget.
+// over its token budget. Tokens are counted as the CLI reports them: a
+// model message's usage once however many lines repeat it (claude), and
+// the turn's total where the CLI gives one (claude's result, codex's
+// turn.completed, gemini's result), less what the CLI had counted for
+// its session before the turn where that total is the session's (codex).
 func (r turnRun) apply(out *turnOutcome, ev agentEvent) bool {
 	if ev.SessionID != "" {
 		out.AgentSessionID = ev.SessionID
 	}
-	out.Tokens += ev.Tokens
+	if u := ev.Usage; u != nil {
+		n := u.total()
+		switch {
+		case ev.UsageTotal:
+			if r.h.cumulative {
+				out.AgentTokens = n
+				if n >= r.d.AgentTokens {
+					n -= r.d.AgentTokens
+				}
+			}
+			out.Tokens = n
+		case ev.UsageMsg != "":
+			if out.msgTokens == nil {
+				out.msgTokens = map[string]int{}
+			}
+			out.msgTokens[ev.UsageMsg] = n
+		default:
+			out.looseTok += n
+		}
+		if !ev.UsageTotal && !out.Finished {
+			out.Tokens = out.looseTok
+			for _, t := range out.msgTokens {
+				out.Tokens += t
+			}
+		}
+	}
 	switch ev.Kind {
 	case "assistant":
 		if ev.Delta {
+			if out.afterTool {
+				// the text before a tool call was narration, not the answer
+				out.Result, out.afterTool = "", false
+			}
 			out.Result += ev.Text
 		} else {
-			out.Result = ev.Text
+			out.Result, out.afterTool = ev.Text, false
+		}
+	case "tool_use", "tool_result":
+		out.afterTool = true
+	case "error":
+		if ev.Subtype != "warning" || out.LastError == "" {
+			out.LastError = ev.Text
 		}
 	case "result":
 		out.Finished = true
@@ -206,12 +270,13 @@ func (r turnRun) apply(out *turnOutcome, ev agentEvent) bool {
 			out.Result = ev.Result
 		}
 		switch {
+		case out.Reason != "":
+			// git codex stopped it (budget, time, caller gone): the error
+			// it reports (claude's error_during_execution) is the stop's
 		case ev.Subtype == "error_max_turns":
 			out.Reason = ReasonMaxTurns
-		case ev.IsError && ev.Subtype != "success":
-			out.Failure = fmt.Sprintf("%s reported an error: %s", r.l.Name, firstNonEmpty(ev.Text, ev.Result, ev.Subtype))
 		case ev.IsError:
-			out.Failure = fmt.Sprintf("%s reported an error: %s", r.l.Name, firstNonEmpty(ev.Result, ev.Text))
+			out.Failure = fmt.Sprintf("%s reported an error: %s", r.l.Name, firstNonEmpty(ev.Text, ev.Result, out.LastError, ev.Subtype, "(no reason given)"))
 		}
 	}
 	return r.d.BudgetTokens > 0 && out.Tokens > r.d.BudgetTokens && !out.Finished
@@ -239,6 +304,17 @@ func progressMessage(ev agentEvent) string {
 		}
 	case "tool_result":
 		m = map[string]any{"type": "tool_result", "content": ev.Text}
+		if ev.Tool != "" {
+			m["name"] = ev.Tool
+		}
+	case "error":
+		m = map[string]any{"type": "error", "message": ev.Text}
+		if ev.Subtype != "" {
+			m["kind"] = ev.Subtype
+		}
+		if ev.Tool != "" {
+			m["name"] = ev.Tool
+		}
 	case "result":
 		m = map[string]any{"type": "result", "result": ev.Result, "cost_usd": ev.CostUSD}
 	default:
@@ -301,3 +377,24 @@ func (t *tailBuffer) String() string {
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
+
+// ansiEscape matches a terminal's escape sequences (colours, cursor).
+var ansiEscape = lazyRegexp("\x1b\\[[0-9;?]*[ -/]*[@-~]|\x1b\\][^\x07]*\x07")
+
+// stderrTail is what a person needs of an agent CLI's stderr: its last
+// lines without terminal escapes and without a stack trace's frames.
+func stderrTail(s string) string {
+	s = ansiEscape.ReplaceAllString(s, "")
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "at ") {
+			continue
+		}
+		keep = append(keep, truncate(t, 400))
+	}
+	if len(keep) > 6 {
+		keep = keep[len(keep)-6:]
+	}
+	return strings.Join(keep, "\n")
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +23,11 @@ const (
 	defaultBudgetTokens   = 100000
 	defaultPermissionMode = "auto"
 	maxPromptBytes        = 256 << 10
+	// defaultTimeoutSeconds is a turn's wall-clock limit when the query
+	// names none: an agent CLI that waits for a model API that is not
+	// there (codex retries "Reconnecting..." without end) is stopped.
+	defaultTimeoutSeconds = 1800
+	maxTimeoutSeconds     = 7 * 24 * 3600
 )
 
 // modelPattern is what a model name may look like (an alias such as
@@ -34,7 +40,8 @@ type DelegateQueryIn struct {
 	Agent          string          `json:"agent,omitempty" jsonschema:"the agent CLI: claude (default), codex or gemini; agent.<name>.command says where its binary is"`
 	Model          string          `json:"model,omitempty" jsonschema:"the model, e.g. sonnet, opus, haiku; default: the CLI's own"`
 	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"maximum agent turns (default 30)"`
-	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"token budget: the turn is stopped past it and its partial result returned (default 100000)"`
+	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"token budget of each turn (default 100000): claude's turn is stopped past it and its partial result returned; codex and gemini report usage only at a turn's end, so for them it is enforced between turns (the result says when a turn went over)"`
+	TimeoutSeconds int             `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit of each turn in seconds (default 1800): the turn is stopped past it and its partial result returned"`
 	WorkingDir     string          `json:"working_dir,omitempty" jsonschema:"where the agent runs (default: the caller's worktree)"`
 	PermissionMode string          `json:"permission_mode,omitempty" jsonschema:"auto (default), allow or deny; see docs/DELEGATION.md for each CLI's flags"`
 	MCPServers     []MCPServerSpec `json:"mcp_servers,omitempty" jsonschema:"MCP servers to attach to the agent for this query"`
@@ -54,8 +61,9 @@ type DelegateResult struct {
 	Agent          string  `json:"agent"`
 	AgentSessionID string  `json:"agent_session_id,omitempty" jsonschema:"the agent CLI's own session id (what --resume gets)"`
 	Partial        bool    `json:"partial,omitempty"`
-	Reason         string  `json:"reason,omitempty" jsonschema:"why the turn stopped early: budget_tokens, max_turns, interrupted or disconnected"`
+	Reason         string  `json:"reason,omitempty" jsonschema:"why the turn stopped early (budget_tokens, max_turns, timeout, interrupted or disconnected), or went over budget_tokens without being stopped (budget_tokens, partial false)"`
 	Error          string  `json:"error,omitempty"`
+	BudgetEnforced string  `json:"budget_enforced" jsonschema:"how budget_tokens is enforced for this agent: during_turn (claude reports usage as it goes) or between_turns (codex and gemini report it at a turn's end only)"`
 }
 
 // AgentQuery runs a prompt on an agent CLI and waits for its result.
@@ -98,6 +106,9 @@ func startQuery(c *Call, in DelegateQueryIn, stream bool) (*DelegateResult, erro
 	if in.BudgetTokens < 0 {
 		return nil, Errorf(InvalidInput, "budget_tokens must be positive, got %d", in.BudgetTokens).With("field", "budget_tokens")
 	}
+	if in.TimeoutSeconds < 0 || in.TimeoutSeconds > maxTimeoutSeconds {
+		return nil, Errorf(InvalidInput, "timeout_seconds must be between 1 and %d, got %d", maxTimeoutSeconds, in.TimeoutSeconds).With("field", "timeout_seconds")
+	}
 	if err := checkPrompt(in.Prompt); err != nil {
 		return nil, err
 	}
@@ -125,7 +136,7 @@ func startQuery(c *Call, in DelegateQueryIn, stream bool) (*DelegateResult, erro
 	host, _ := os.Hostname()
 	d := Delegation{
 		ID: c.Tx.NewID("dlg"), Agent: l.Name, Model: in.Model, PermissionMode: in.PermissionMode, WorkingDir: dir,
-		MaxTurns: in.MaxTurns, BudgetTokens: in.BudgetTokens, Owner: c.Caller.ID, Host: host, CreatedAt: now,
+		MaxTurns: in.MaxTurns, BudgetTokens: in.BudgetTokens, TimeoutSeconds: in.TimeoutSeconds, Owner: c.Caller.ID, Host: host, CreatedAt: now,
 	}
 	for _, s := range in.MCPServers {
 		d.MCPServers = append(d.MCPServers, s.Name)
@@ -149,14 +160,30 @@ func beginTurn(c *Call, d Delegation, l Launcher, h headless, spec turnSpec, pro
 		return nil, err
 	}
 	c.Target(d.ID)
-	out := &DelegateResult{SessionID: d.ID, Agent: d.Agent, Status: DelegationRunning, AgentSessionID: d.AgentSessionID}
-	run := turnRun{d: d, l: l, h: h, spec: spec, prompt: prompt, stream: stream}
+	out := &DelegateResult{SessionID: d.ID, Agent: d.Agent, Status: DelegationRunning, AgentSessionID: d.AgentSessionID, BudgetEnforced: budgetEnforcement(h)}
+	run := turnRun{d: d, l: l, h: h, spec: spec, prompt: prompt, stream: stream, timeout: d.timeout()}
 	c.After(func(ctx context.Context, f *Followup) error {
 		defer release()
 		o := run.run(ctx, f.Store.GitDir(), progressOf(ctx))
 		return finishTurn(context.WithoutCancel(ctx), f, d.ID, o, out)
 	})
 	return out, nil
+}
+
+// budgetEnforcement is how budget_tokens is enforced for an agent CLI.
+func budgetEnforcement(h headless) string {
+	if h.usageAtEnd {
+		return "between_turns"
+	}
+	return "during_turn"
+}
+
+// timeout is the wall-clock limit of each of the session's turns.
+func (d Delegation) timeout() time.Duration {
+	if d.TimeoutSeconds > 0 {
+		return time.Duration(d.TimeoutSeconds) * time.Second
+	}
+	return defaultTimeoutSeconds * time.Second
 }
 
 // finishTurn records a turn's outcome, and turns it into the call's
@@ -191,11 +218,16 @@ func finishTurn(ctx context.Context, f *Followup, id string, o turnOutcome, out 
 		d.CostUSD += o.CostUSD
 		d.NumTurns += o.NumTurns
 		d.TokensUsed += o.Tokens
+		if o.AgentTokens > 0 {
+			d.AgentTokens = o.AgentTokens
+		}
 		end := c.Tx.Now()
 		t := &d.Turns[len(d.Turns)-1]
 		t.Status, t.Result, t.CostUSD, t.NumTurns, t.Tokens, t.EndedAt = status, truncate(o.Result, 64<<10), o.CostUSD, o.NumTurns, o.Tokens, &end
 		if status != DelegationDone {
 			t.Reason = reason
+		} else if o.OverBudget {
+			t.Reason = ReasonBudget
 		}
 		if o.Failure != "" {
 			t.Error = o.Failure
@@ -214,7 +246,12 @@ func finishTurn(ctx context.Context, f *Followup, id string, o turnOutcome, out 
 	case DelegationAborted:
 		return Errorf(SessionAborted, "delegated session %s was aborted: its process group was killed", id).With("session_id", id).With("status", final.Status)
 	case DelegationFailed:
-		e := Errorf(AgentFailed, "%s; the session is recorded FAILED", o.Failure).With("session_id", id).With("agent", final.Agent).With("exit_code", o.ExitCode)
+		msg := o.Failure + "; the session is recorded FAILED"
+		if o.Stderr != "" {
+			// what the CLI said on its way out is the reason a person needs
+			msg += "\n" + final.Agent + "'s stderr ends:\n  " + strings.ReplaceAll(truncate(o.Stderr, 1000), "\n", "\n  ")
+		}
+		e := Errorf(AgentFailed, "%s", msg).With("session_id", id).With("agent", final.Agent).With("exit_code", o.ExitCode)
 		if o.Stderr != "" {
 			e = e.With("stderr", truncate(o.Stderr, 1000))
 		}
@@ -223,6 +260,11 @@ func finishTurn(ctx context.Context, f *Followup, id string, o turnOutcome, out 
 		out.Partial = true
 		out.Reason = final.StatusReason
 		out.Error = partialError(final, o)
+	case DelegationDone:
+		if o.OverBudget {
+			out.Reason = ReasonBudget
+			out.Error = fmt.Sprintf("Budget exceeded: used %d of %d tokens; %s reports usage only at the end of a turn, so budget_tokens is enforced between turns: this turn ran to its end", o.Tokens, final.BudgetTokens, final.Agent)
+		}
 	}
 	return nil
 }
@@ -236,6 +278,12 @@ func partialError(d Delegation, o turnOutcome) string {
 		return fmt.Sprintf("Turn limit reached: max_turns %d", d.MaxTurns)
 	case ReasonDisconnect:
 		return "the caller disconnected; the turn was stopped"
+	case ReasonTimeout:
+		msg := fmt.Sprintf("Time limit reached: the turn ran longer than %s (timeout_seconds) and was stopped", d.timeout())
+		if o.LastError != "" {
+			msg += "; " + d.Agent + " last reported: " + truncate(o.LastError, 300)
+		}
+		return msg
 	}
 	return "interrupted by agent_interrupt"
 }
@@ -397,7 +445,8 @@ var AgentResume = Define("agent_resume", "delegate.resume",
 			host, _ := os.Hostname()
 			d = Delegation{
 				ID: c.Tx.NewID("dlg"), Agent: t.Agent, AgentSessionID: t.AgentSessionID, Model: t.Model, PermissionMode: t.PermissionMode,
-				WorkingDir: dir, MaxTurns: t.MaxTurns, BudgetTokens: t.BudgetTokens, Owner: c.Caller.ID, Host: host, CreatedAt: c.Tx.Now(),
+				WorkingDir: dir, MaxTurns: t.MaxTurns, BudgetTokens: t.BudgetTokens, TimeoutSeconds: t.TimeoutSeconds, AgentTokens: t.AgentTokens,
+				Owner: c.Caller.ID, Host: host, CreatedAt: c.Tx.Now(),
 			}
 			if d.MaxTurns <= 0 {
 				d.MaxTurns = defaultMaxTurns

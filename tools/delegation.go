@@ -35,6 +35,7 @@ const (
 	ReasonMaxTurns    = "max_turns"
 	ReasonInterrupted = "interrupted"
 	ReasonDisconnect  = "disconnected"
+	ReasonTimeout     = "timeout"
 )
 
 // Delegation is one delegated session: a prompt handed to an agent CLI in
@@ -52,6 +53,13 @@ type Delegation struct {
 	WorkingDir     string `json:"working_dir"`
 	MaxTurns       int    `json:"max_turns"`
 	BudgetTokens   int    `json:"budget_tokens"`
+	// TimeoutSeconds is each turn's wall-clock limit (0: the default).
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// AgentTokens is the agent CLI's own count of its session's tokens
+	// as it last reported it, where that count covers the whole session
+	// (codex reports a resumed thread's usage cumulatively): the next
+	// turn's tokens are its count less this one.
+	AgentTokens int `json:"agent_tokens,omitempty"`
 	// MCPServers names the MCP servers attached to the first turn (their
 	// environments never enter the state).
 	MCPServers   []string `json:"mcp_servers,omitempty"`

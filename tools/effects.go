@@ -36,8 +36,9 @@ type Followup struct {
 	// Commit is the commit of the call the step follows.
 	Commit string
 
-	tool string
-	last string // the latest commit the call wrote
+	tool     string
+	last     string   // the latest commit the call wrote
+	warnings []string // what the call's result must say about its commits (redactions)
 }
 
 // Record writes the step's outcome as one more transaction, audited as the
@@ -47,7 +48,7 @@ type Followup struct {
 // Record returns that error.
 func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 	var ferr *Error
-	commit, err := f.Store.Update(ctx, func(tx *gitstate.Tx) error {
+	commit, reds, err := update(ctx, f.Store, false, func(tx *gitstate.Tx) error {
 		c := &Call{Caller: Caller{ID: f.Caller.ID}, Tx: tx, Env: f.Env}
 		a := audit{tool: f.tool, actor: f.Caller.ID, actorType: f.Caller.Type, args: "{}", follows: f.Commit}
 		err := resolveCaller(c)
@@ -63,6 +64,10 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 			tx.SetMeta(a.meta(c, ferr))
 			return nil
 		}
+		if c.summary == "" {
+			// an outcome says what it follows, never only "tool: actor"
+			c.Summarize("%s: the outcome of %.12s", f.Caller.ID, f.Commit)
+		}
 		tx.SetMeta(a.meta(c, c.failed))
 		return nil
 	})
@@ -70,6 +75,7 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 		return StoreError(err)
 	}
 	f.last = commit.Hash
+	f.warnings = append(f.warnings, redactionWarnings(reds)...)
 	if ferr != nil {
 		return ferr
 	}
@@ -88,10 +94,11 @@ func (r *Registry) runAfter(ctx context.Context, st *gitstate.Store, c *Call, re
 	f := &Followup{Env: r.env, Store: st, Caller: c.Caller, Commit: res.Commit, tool: c.tool, last: res.Commit}
 	for _, fn := range c.after {
 		if err := safeAfter(ctx, f, fn); err != nil {
-			return Result{Error: AsError(err), Commit: f.last}
+			return Result{Error: AsError(err), Commit: f.last, Warnings: append(res.Warnings, f.warnings...)}
 		}
 	}
 	res.Commit = f.last
+	res.Warnings = append(res.Warnings, f.warnings...)
 	return res
 }
 
@@ -103,7 +110,7 @@ func (r *Registry) recordUndo(ctx context.Context, st *gitstate.Store, c *Call, 
 	for i, e := range errs {
 		msgs[i] = e.Error()
 	}
-	next, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+	next, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
 		a := audit{tool: c.tool, actor: c.Caller.ID, actorType: c.Caller.Type, args: "{}", follows: commit}
 		uc := &Call{Caller: c.Caller, Tx: tx}
 		uc.Summarize("%s: undo failed; `git codex cleanup` removes what is left", c.Caller.ID)

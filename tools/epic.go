@@ -141,9 +141,7 @@ func epicTasks(tx *gitstate.Tx, epicID, state string) ([]Task, error) {
 // validBranchName keeps a branch name to what git accepts and nothing
 // that reads as an option or a path outside refs/heads.
 func validBranchName(b string) *Error {
-	bad := b == "" || len(b) > 200 || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
-		strings.HasSuffix(b, ".lock") || strings.HasSuffix(b, ".") || strings.Contains(b, "..") || strings.Contains(b, "//") ||
-		strings.Contains(b, "@{") || strings.ContainsAny(b, " ~^:?*[\\\x7f")
+	bad := b == "" || len(b) > 200 || strings.HasPrefix(b, "-") || checkRefFormat("refs/heads/"+b) != nil
 	if bad {
 		return Errorf(InvalidInput, "%q is not a branch name git accepts", b).With("field", "branch")
 	}

@@ -97,7 +97,7 @@ func (r *Registry) escalate(ctx context.Context, st *gitstate.Store, c *Call, re
 		// record has the failure, and nobody else is mailed: no commit
 		return res.Commit
 	}
-	next, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+	next, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
 		ec := &Call{Caller: Caller{ID: c.Caller.ID}, Tx: tx, Env: r.env, tool: c.tool}
 		a := audit{tool: c.tool, actor: c.Caller.ID, actorType: c.Caller.Type, args: "{}", follows: res.Commit}
 		err := resolveCaller(ec)

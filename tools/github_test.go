@@ -439,3 +439,41 @@ func TestConcurrentReplaysSendOnce(t *testing.T) {
 		t.Fatalf("still pending: %v", out)
 	}
 }
+
+// TestGitHubErrorRepeatingTheToken is issue 29 item 4: when GitHub (or a
+// proxy) repeated the request's credential in its error message, the
+// Codex-Message trailer was redacted but the call record's last_error
+// (committed, pushed) kept GH_TOKEN verbatim, on the 422 and the 5xx
+// paths. A token of a shape the scanner knows (ghp_) and one it does not
+// (an old 40-hex OAuth token) are both taken out: the client knows the
+// token it sent.
+func TestGitHubErrorRepeatingTheToken(t *testing.T) {
+	for _, tok := range []struct{ name, value string }{
+		{"ghp", ghToken},
+		{"hex", "0123456789abcdef0123456789abcdef01234567"},
+	} {
+		for _, status := range []int{422, 502} {
+			t.Run(fmt.Sprintf("%s/%d", tok.name, status), func(t *testing.T) {
+				e, srv, _ := withGitHub(t)
+				t.Setenv("GH_TOKEN", tok.value)
+				srv.RequireToken(tok.value)
+				srv.Fail(githubtest.Failure{Method: "POST", PathSuffix: "/pulls", Times: -1, Status: status, Message: "Bad credentials: token " + tok.value + " is not welcome"})
+				r := e.call("c1", "create_pull_request", prArgs)
+				if r.OK {
+					t.Fatalf("got %+v", r)
+				}
+				if strings.Contains(r.Error.Message, tok.value) {
+					t.Errorf("the answer repeats the token: %s", r.Error.Message)
+				}
+				id, _ := r.Error.Details["call_id"].(string)
+				g := e.githubCall(id)
+				if g.LastError == "" || strings.Contains(g.LastError, tok.value) || !strings.Contains(g.LastError, "[redacted: GitHub token]") {
+					t.Errorf("last_error %q", g.LastError)
+				}
+				if all := reachableObjects(t, e.dir); strings.Contains(all, tok.value) {
+					t.Errorf("the token is in an object reachable from refs/codex or refs/notes")
+				}
+			})
+		}
+	}
+}

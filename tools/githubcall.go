@@ -26,7 +26,7 @@ const dirGitHub = "github"
 const (
 	GitHubPending = "PENDING" // not made yet, or its outcome not known: github retry replays it
 	GitHubDone    = "DONE"    // GitHub did it; the result is recorded
-	GitHubFailed  = "FAILED"  // GitHub refused it (401, 403, 404, 422); replaying would not help
+	GitHubFailed  = "FAILED"  // GitHub refused it (401, 403, 404, 422), or the branch held nothing to propose; replaying would not help
 )
 
 // Operations a GitHub call record holds.
@@ -61,8 +61,11 @@ type GitHubCall struct {
 	ID     string `json:"id"`
 	Op     string `json:"op" jsonschema:"create_pull_request or create_issues"`
 	Caller string `json:"caller" jsonschema:"who asked for it"`
-	// Task is the task the caller held when it asked for a pull request;
-	// the pull request is recorded on it.
+	// For is the instance a pull request is recorded on when it is not
+	// the caller's own: a reviewer's approval opens its coder's.
+	For string `json:"for,omitempty" jsonschema:"the coder whose pull request a reviewer opened"`
+	// Task is the task the pull request's owner held when it was asked
+	// for; the pull request is recorded on it.
 	Task string `json:"task_id,omitempty"`
 	// A pull request's title, body and branches (Base empty: the
 	// repository's default branch).
@@ -305,6 +308,12 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if base == g.Head {
 			return &GitHubError{Status: 422, Message: fmt.Sprintf("your branch %s is the base branch; work on a branch of your own", g.Head)}
 		}
+		if why := nothingToPropose(ctx, r.f.Store.GitDir(), g.Head, base); why != "" {
+			return Errorf(InvalidAgentState, "%s", why).With("branch", g.Head).With("base_branch", base)
+		}
+		if _, err := dropScaffolding(ctx, r.f.Store.GitDir(), g.Head, base, g.Caller); err != nil {
+			return Errorf(TransientError, "could not remove %s from %s before the pull request: %v; `git codex github retry %s` tries again", FeedbackFile, g.Head, err, g.ID)
+		}
 		push := []string{g.Head}
 		if epicBase(base) {
 			push = append(push, base)
@@ -377,6 +386,8 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 			return err
 		}
 		if cur.State != GitHubPending { // another replay got there first
+			c.Target(g.ID)
+			c.Summarize("%s %s was %s already (another replay finished it)", cur.Op, cur.ID, cur.State)
 			*g = cur
 			return nil
 		}
@@ -398,6 +409,9 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 		case e.Code == GitHubRefused:
 			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, redactSecrets(e.Message)
 			c.Summarize("GitHub refused %s %s: %s", cur.Op, cur.ID, oneLineCut(e.Message))
+		case e.Code == InvalidAgentState: // nothing to propose: replaying would not help
+			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, redactSecrets(e.Message)
+			c.Summarize("%s %s refused before pushing: %s", cur.Op, cur.ID, oneLineCut(e.Message))
 		default:
 			cur.LastCode, cur.LastError = e.Code, redactSecrets(e.Message)
 			c.Summarize("%s %s is PENDING after %d try(s): %s", cur.Op, cur.ID, tries, oneLineCut(e.Message))
@@ -417,13 +431,18 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *Error, tries 
 	return nil
 }
 
-// recordPR puts the pull request on the caller's instance and on the task
-// it holds; a task IN_PROGRESS is submitted: REVIEW, in the review queue
-// by its submission time.
+// recordPR puts the pull request on its owner's instance (the caller's,
+// or the coder's for a reviewer) and on the task it holds; a task
+// IN_PROGRESS is submitted: REVIEW, in the review queue by its submission
+// time.
 func recordPR(c *Call, g GitHubCall) error {
 	tx := c.Tx
 	now := tx.Now()
-	if a, err := getAgent(tx, g.Caller); err == nil {
+	owner := g.Caller
+	if g.For != "" {
+		owner = g.For
+	}
+	if a, err := getAgent(tx, owner); err == nil {
 		a.PR = g.PR
 		a.UpdatedAt, a.UpdatedBy, a.Clock = now, c.Caller.ID, tx.Clock()
 		if err := tx.Put(agentPath(a.ID), a); err != nil {
@@ -437,7 +456,7 @@ func recordPR(c *Call, g GitHubCall) error {
 	if err != nil {
 		return err
 	}
-	if taskFinal(t.State) || holderOf(t) != g.Caller {
+	if taskFinal(t.State) || holderOf(t) != owner {
 		return nil // the task moved on meanwhile; the PR is on the call's record
 	}
 	t.PR, t.SubmittedAt = g.PR, &now

@@ -16,18 +16,21 @@ type CreatePullRequestIn struct {
 
 // PullRequestCreated is what create_pull_request returns.
 type PullRequestCreated struct {
-	PRNumber   int    `json:"pr_number"`
-	PRURL      string `json:"pr_url"`
-	BranchName string `json:"branch_name" jsonschema:"the branch the pull request merges (yours)"`
-	BaseBranch string `json:"base_branch"`
-	TaskID     string `json:"task_id,omitempty" jsonschema:"the task it was recorded on (now in REVIEW)"`
-	CallID     string `json:"call_id" jsonschema:"the GitHub call's record (git codex github retry <call_id>)"`
+	PRNumber    int    `json:"pr_number"`
+	PRURL       string `json:"pr_url"`
+	BranchName  string `json:"branch_name" jsonschema:"the branch the pull request merges (yours)"`
+	BaseBranch  string `json:"base_branch"`
+	TaskID      string `json:"task_id,omitempty" jsonschema:"the task it was recorded on (now in REVIEW)"`
+	ApprovedFor string `json:"approved_for,omitempty" jsonschema:"a reviewer's: the coder whose work it approved and whose branch the pull request is from"`
+	CallID      string `json:"call_id" jsonschema:"the GitHub call's record (git codex github retry <call_id>)"`
 }
 
 // CreatePullRequest opens a pull request from the caller's branch.
 var CreatePullRequest = Define("create_pull_request", "github.create_pull_request",
 	"Open a GitHub pull request from your branch into base_branch (default: your task's epic branch, else the repository's default branch); your branch (and an epic base) is pushed to origin first, never forced. "+
-		"It is recorded on your instance and on the task you hold, which goes to REVIEW. An open pull request from your branch is found, not opened again. "+
+		"It is recorded on your instance and on the task you hold, which goes to REVIEW; an open one from your branch is found, not opened again. "+
+		"REVIEW_FEEDBACK.md is removed from the branch first (the reviews stay in its history and notes); a branch with no commits its base lacks is refused. "+
+		"A reviewer approves the work it reviews this way: the pull request is its coder's (from the coder's branch, still at the reviewed commit), the reviewer is TERMINATED and the coder ACTIVE. "+
 		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it.",
 	CLI{Path: "github pr", Args: []string{"title"}},
 	func(ctx context.Context, c *Call, in CreatePullRequestIn) (*PullRequestCreated, error) {
@@ -37,6 +40,15 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 		head := ""
 		if c.Agent != nil {
 			head = c.Agent.Branch
+		}
+		// a reviewer opens its coder's pull request, approving the work
+		var approval *reviewApproval
+		if c.Agent != nil && c.Agent.Type == TypeReview && c.Agent.ReviewOf != "" {
+			a, err := approveForPR(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			approval, head = &a, a.coder.Branch
 		}
 		if head == "" && c.Repo != nil {
 			head = currentBranch(ctx, c.Repo.WorkDir())
@@ -56,6 +68,9 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 		if c.Agent != nil {
 			holder = *c.Agent
 		}
+		if approval != nil {
+			holder = approval.coder
+		}
 		held, ok, err := currentTask(tx, holder)
 		if err != nil {
 			return nil, err
@@ -68,6 +83,16 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 				}
 			}
 		}
+		// nothing to propose: refused before anything is recorded or pushed
+		// (the forge's default branch, when base is not named and origin's
+		// HEAD does not say, is checked once it is known, in the after-step)
+		check := base
+		if check == "" {
+			check = defaultBase(ctx, c.Repo.GitDir())
+		}
+		if why := nothingToPropose(ctx, c.Repo.GitDir(), head, check); why != "" {
+			return nil, Errorf(InvalidAgentState, "%s", why).With("branch", head).With("base_branch", check)
+		}
 		now := tx.Now()
 		// a pull request from this branch still pending is the same call
 		g, found, err := pendingPR(c, head)
@@ -78,6 +103,9 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 			g = GitHubCall{ID: tx.NewID("g"), Op: opCreatePR, Caller: c.Caller.ID, State: GitHubPending, CreatedAt: now}
 		}
 		g.Task, g.Title, g.Body, g.Head, g.Base = task, in.Title, in.Description, head, base
+		if approval != nil {
+			g.For = approval.coder.ID
+		}
 		g.UpdatedAt, g.UpdatedBy, g.Clock = now, c.Caller.ID, tx.Clock()
 		if err := tx.Put(githubCallPath(g.ID), g); err != nil {
 			return nil, err
@@ -89,12 +117,22 @@ var CreatePullRequest = Define("create_pull_request", "github.create_pull_reques
 		c.Target(g.ID)
 		c.Summarize("%s asks GitHub for a pull request from %s: %s", c.Caller.ID, head, oneLineCut(in.Title))
 		out := &PullRequestCreated{BranchName: head, BaseBranch: base, TaskID: task, CallID: g.ID}
+		if approval != nil {
+			if err := approval.end(c, in); err != nil {
+				return nil, err
+			}
+			out.ApprovedFor = approval.coder.ID
+			c.Summarize("%s approved %s's %.12s and asks GitHub for a pull request from %s: %s", c.Caller.ID, approval.coder.ID, approval.rel.ReviewedCommit, head, oneLineCut(in.Title))
+		}
 		c.After(func(ctx context.Context, f *Followup) error {
 			r, err := newGitHubRun(ctx, f)
 			if err != nil {
 				return err
 			}
 			done, err := r.run(ctx, g.ID)
+			if approval != nil {
+				approval.finish(ctx, f, done, err)
+			}
 			if err != nil {
 				return err
 			}

@@ -59,8 +59,8 @@ func validateHandoff(p map[string]any, cy *Cycle, producer, consumer string) err
 	if len(b) > maxHandoffBytes {
 		return bad("payload", "%d bytes; the limit is %d", len(b), maxHandoffBytes)
 	}
-	if secretValue.Match(b) {
-		return bad("payload", "holds a git codex credential (a session, lock or agent token); handoffs are committed, so leave it out")
+	if kind := secretIn(string(b)); kind != "" {
+		return bad("payload", "holds what looks like a %s; handoffs are committed, so leave it out", kind)
 	}
 	return nil
 }
@@ -69,8 +69,8 @@ func validateHandoff(p map[string]any, cy *Cycle, producer, consumer string) err
 type HandoffWriteIn struct {
 	Target       string         `json:"target" jsonschema:"the role the handoff is for, e.g. codex or gemini"`
 	Payload      map[string]any `json:"payload" jsonschema:"the handoff: cycle_id, feature, producer, consumer, files_modified, endpoints, data_shapes, assumptions, todos, notes, optional extras"`
-	LockToken    string         `json:"lock_token" jsonschema:"the token lock_acquire returned"`
-	SessionToken string         `json:"session_token" jsonschema:"the token session_open returned"`
+	LockToken    string         `json:"lock_token" jsonschema:"the token lock_acquire returned" text:"credential"`
+	SessionToken string         `json:"session_token" jsonschema:"the token session_open returned" text:"credential"`
 	Feature      string         `json:"feature,omitempty" jsonschema:"the feature whose cycle it is (needed only when several run)"`
 }
 

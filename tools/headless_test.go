@@ -59,16 +59,18 @@ func TestHeadlessParse(t *testing.T) {
 		want        agentEvent
 	}{
 		{"claude", `{"type":"system","subtype":"init","session_id":"s1","model":"m"}`, agentEvent{Kind: "init", SessionID: "s1"}},
-		{"claude", `{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":4}},"session_id":"s1"}`, agentEvent{Kind: "assistant", Text: "hi", Tokens: 7, SessionID: "s1"}},
+		{"claude", `{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":4}},"session_id":"s1"}`, agentEvent{Kind: "assistant", Text: "hi", Usage: &tokenUsage{Input: 3, Output: 4}, SessionID: "s1"}},
 		{"claude", `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"out"}]},"session_id":"s1"}`, agentEvent{Kind: "tool_result", Text: "out", SessionID: "s1"}},
 		{"claude", `{"type":"result","subtype":"error_max_turns","is_error":true,"session_id":"s1","total_cost_usd":0.5,"num_turns":3}`, agentEvent{Kind: "result", SessionID: "s1", CostUSD: 0.5, NumTurns: 3, IsError: true, Subtype: "error_max_turns"}},
+		{"claude", `{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s1","errors":["a","b"],"usage":{"input_tokens":1,"cache_read_input_tokens":2,"cache_creation_input_tokens":3,"output_tokens":4}}`,
+			agentEvent{Kind: "result", SessionID: "s1", IsError: true, Subtype: "error_during_execution", Text: "a; b", Usage: &tokenUsage{Input: 1, CacheRead: 2, CacheWrite: 3, Output: 4}, UsageTotal: true}},
 		{"codex", `{"type":"thread.started","thread_id":"th"}`, agentEvent{Kind: "init", SessionID: "th"}},
 		{"codex", `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"done"}}`, agentEvent{Kind: "assistant", Text: "done"}},
-		{"codex", `{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}`, agentEvent{Kind: "result", Tokens: 15, NumTurns: 1}},
+		{"codex", `{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}`, agentEvent{Kind: "result", Usage: &tokenUsage{Input: 10, Output: 5}, UsageTotal: true, NumTurns: 1}},
 		{"codex", `{"type":"turn.failed","error":{"message":"quota"}}`, agentEvent{Kind: "result", IsError: true, Text: "quota"}},
 		{"gemini", `{"type":"init","session_id":"g","model":"m"}`, agentEvent{Kind: "init", SessionID: "g"}},
 		{"gemini", `{"type":"message","role":"assistant","content":"par","delta":true}`, agentEvent{Kind: "assistant", Text: "par", Delta: true}},
-		{"gemini", `{"type":"result","status":"success","stats":{"total_tokens":42}}`, agentEvent{Kind: "result", Tokens: 42, NumTurns: 1}},
+		{"gemini", `{"type":"result","status":"success","stats":{"total_tokens":42}}`, agentEvent{Kind: "result", Usage: &tokenUsage{Output: 42}, UsageTotal: true, NumTurns: 1}},
 	}
 	for _, tc := range cases {
 		var ev agentEvent

@@ -36,7 +36,7 @@ func (t *Tool) decode(args json.RawMessage) (any, *Error) {
 	if _, ok := generic.(map[string]any); !ok {
 		return nil, Errorf(InvalidInput, "arguments must be a JSON object, e.g. {\"key\":\"value\"}")
 	}
-	if e := checkValues(args, multilineFields(t.inType)); e != nil {
+	if e := checkValues(args, multilineFields(t.inType), taggedFields(t.inType, "credential")); e != nil {
 		return nil, e
 	}
 	if err := t.input().resolved.Validate(generic); err != nil {
@@ -54,14 +54,20 @@ func (t *Tool) decode(args json.RawMessage) (any, *Error) {
 // multilineFields names the input fields tagged `text:"multiline"` (bodies,
 // descriptions): they may hold newlines and tabs. Every other string, at
 // any depth, is one line of printable text.
-func multilineFields(typ reflect.Type) map[string]bool {
+func multilineFields(typ reflect.Type) map[string]bool { return taggedFields(typ, "multiline") }
+
+// taggedFields names the input fields tagged `text:"<tag>"`: "multiline",
+// or "credential" for a field that carries a credential git codex issued
+// (a session or lock token) to the tool that checks it: only there may one
+// be sent, and it is never stored (the state keeps hashes).
+func taggedFields(typ reflect.Type, tag string) map[string]bool {
 	out := map[string]bool{}
 	if typ.Kind() != reflect.Struct {
 		return out
 	}
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
-		if f.Tag.Get("text") == "multiline" {
+		if f.Tag.Get("text") == tag {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			out[name] = true
 		}
@@ -76,12 +82,12 @@ func multilineFields(typ reflect.Type) map[string]bool {
 // multiline fields may hold newlines and tabs), and carry no credential
 // (SECRET_DETECTED: everything in the state is pushed and readable by anyone
 // who can read the repository). The error names the field, never the value.
-func checkValues(raw json.RawMessage, multiline map[string]bool) *Error {
+func checkValues(raw json.RawMessage, multiline, credential map[string]bool) *Error {
 	return walkStrings("", raw, func(field string, rawStr []byte, s string, key bool) *Error {
 		if !validText(rawStr, s) {
 			return Errorf(InvalidInput, "%s is not valid UTF-8 text; send text as UTF-8", describe(field, key)).With("field", field)
 		}
-		if kind := secretIn(s); kind != "" {
+		if kind := findSecret(s, !key && credential[field]); kind != "" {
 			return Errorf(SecretDetected, "%s holds what looks like a %s; secrets must never enter the state (it is pushed and readable by anyone who can read the repository): remove it, or say where the secret is kept instead (an environment variable's name)", describe(field, key), kind).
 				With("field", field).With("kind", kind)
 		}

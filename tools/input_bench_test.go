@@ -15,7 +15,7 @@ func BenchmarkCheckValues(b *testing.B) {
 		b.Run(map[int]string{200: "mail", 64 << 10: "64KiB"}[size], func(b *testing.B) {
 			b.SetBytes(int64(len(args)))
 			for i := 0; i < b.N; i++ {
-				if e := checkValues(args, map[string]bool{"body": true}); e != nil {
+				if e := checkValues(args, map[string]bool{"body": true}, nil); e != nil {
 					b.Fatal(e)
 				}
 			}

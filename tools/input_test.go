@@ -113,6 +113,10 @@ var secrets = map[string]string{
 	"AWS access key id":         "AKIA" + "IOSFODNN7EXAMPLE",
 	"private key":               "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7V\n-----END RSA PRIVATE KEY-----",
 	"bearer token":              "Bearer " + "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N",
+	// issue 29 item 3: git codex's own credentials were stored verbatim
+	"git codex agent token":   "ctok_" + strings.Repeat("0123456789abcdef", 4),
+	"git codex session token": "sess_" + strings.Repeat("fedcba9876543210", 4),
+	"git codex lock token":    "lock_" + strings.Repeat("00ff11ee22dd33cc", 4),
 }
 
 // TestSecretsRefusedAndStoredNowhere is issue 16 item 7: redaction went by

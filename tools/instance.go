@@ -115,7 +115,7 @@ type SpawnIn struct {
 	Prompt string `text:"multiline" json:"prompt" jsonschema:"the task: what the agent is to do"`
 	Agent  string `json:"agent,omitempty" jsonschema:"launcher: claude, codex, gemini or one set with agent.<name>.command (default agent.default)"`
 	From   string `json:"from,omitempty" jsonschema:"revision the instance's branch starts at (default HEAD)"`
-	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7)"`
+	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7); it names its branch codex/<id> and tmux session codex-<id>, so it must be a ref name git accepts, with no dot (tmux refuses one in a session name)"`
 	// StartTimeout bounds the wait for the agent to connect.
 	StartTimeout int `json:"start_timeout,omitempty" jsonschema:"seconds to wait for the agent to connect to git codex before it is recorded FAILED with what its pane shows (default instance.start_timeout)"`
 }
@@ -185,7 +185,7 @@ func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) 
 	if id == "" {
 		id = newInstanceID(t, c.Tx.Now())
 	}
-	if err := ValidateAgentID(id); err != nil {
+	if err := ValidateInstanceID(id); err != nil {
 		return nil, err
 	}
 	if _, err := c.Tx.Read(agentPath(id)); err == nil {
@@ -265,8 +265,11 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 			// that status stands, and what was made is left for
 			// cleanup, which rescues work before it removes anything.
 			out.Status = cur.Status
-			if err == nil {
+			c.Target(a.ID)
+			if up {
 				c.Summarize("%s started: %s", a.ID, cur.Status)
+			} else {
+				c.Summarize("%s's session started; it was %s already", a.ID, cur.Status)
 			}
 			return nil
 		}
@@ -497,7 +500,7 @@ func registryPrompt(root string, c1, c2, c3 string, a Agent, vars map[string]str
 func firstPrompt(root string, a Agent) string {
 	title, rest, _ := strings.Cut(strings.TrimSpace(a.Prompt), "\n")
 	vars := map[string]string{"codex_task_id": a.ID, "codex_task_title": title, "codex_task_description": strings.TrimSpace(rest),
-		"input_text": "Use git codex's tools (its MCP server, git-codex) to mail, log decisions and ask for a review (request_review) when your work is committed."}
+		"input_text": handover(a.Type)}
 	if p, ok := registryPrompt(root, "codex", "work", "task", a, vars); ok {
 		return p
 	}
@@ -510,16 +513,6 @@ func workPrompt(a Agent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s, a %s agent run by git codex in your own git worktree (%s) on branch %s.\n\n", a.ID, a.Type, a.Worktree, a.Branch)
 	fmt.Fprintf(&b, "Your task:\n\n%s\n\n", a.Prompt)
-	b.WriteString("git codex is your MCP server (git-codex): use its tools to mail other agents and people (mail_send), ")
-	b.WriteString("log decisions (log_decision) and see your status (agent_get_status). ")
-	switch a.Type {
-	case TypeCoding:
-		b.WriteString("Commit your work on your branch as you go. When it is ready, call request_review with a completion_message; ")
-		b.WriteString("a reviewer's feedback arrives as a commit adding REVIEW_FEEDBACK.md to your branch.\n")
-	case TypeReview:
-		b.WriteString("Review the work on your branch, then call send_feedback once with your verdict.\n")
-	default:
-		b.WriteString("Commit your work on your branch as you go.\n")
-	}
+	b.WriteString(handover(a.Type) + "\n")
 	return b.String()
 }

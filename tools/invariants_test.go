@@ -205,7 +205,7 @@ func TestMergeRecordClaims(t *testing.T) {
 func (c *clone) putRecord(path string, v any) {
 	c.t.Helper()
 	_, err := c.st.Update(context.Background(), func(tx *gitstate.Tx) error {
-		tx.SetMeta(gitstate.Meta{Summary: "test: put " + path})
+		tx.SetMeta(gitstate.Meta{Summary: "test: put " + path, Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "test"}}})
 		return tx.Put(path, v)
 	})
 	if err != nil {

@@ -159,7 +159,7 @@ func instanceKeys() []configKey {
 		{Name: "tmux.socket", Kind: "string", Default: "", Local: true, Doc: "tmux socket name or path for agents' sessions; empty: the tmux server of the calling environment (this machine's: git config codex.tmux.socket)"},
 		{Name: "instance.start_timeout", Kind: "int", Default: defaultStartTimeout, Doc: "seconds spawn waits for an agent to connect to git codex (its git codex mcp answering initialize) before it records the instance FAILED with what its pane shows"},
 		{Name: "review.max_iterations", Kind: "int", Default: 3, Doc: "reviews a coding agent may request before request_review refuses with REVIEW_LIMIT_EXCEEDED"},
-		{Name: "review.auto_abandon_after", Kind: "int", Default: 5, Doc: "needs_work reviews after which `reap` abandons a coding agent"},
+		{Name: "review.auto_abandon_after", Kind: "int", Default: 3, Doc: "needs_work reviews after which a coding agent is ABANDONED as the last is delivered (its session killed, its work kept for cleanup to save); 0: never. It counts the same reviews as review.max_iterations: at the default (equal), a coder whose every review said needs_work is abandoned, one that had any other verdict reaches the limit and may open a pull request; above review.max_iterations it can never trigger"},
 		{Name: "review.timeout_hours", Kind: "int", Default: 24, Doc: "hours after which `reap` terminates a review still running"},
 	}
 }

@@ -25,3 +25,6 @@ func (l *lazyRE) MatchString(s string) bool { return l.re().MatchString(s) }
 
 // FindString returns the leftmost match in s, or "".
 func (l *lazyRE) FindString(s string) string { return l.re().FindString(s) }
+
+// ReplaceAllString returns s with every match replaced by repl.
+func (l *lazyRE) ReplaceAllString(s, repl string) string { return l.re().ReplaceAllString(s, repl) }

@@ -103,7 +103,7 @@ type LockAcquireIn struct {
 	Name         string `json:"name,omitempty" jsonschema:"the lock's name: any text, e.g. db-migrations or src/api"`
 	Reason       string `json:"reason,omitempty" jsonschema:"what you are doing with it, shown to whoever finds it taken"`
 	TTLSeconds   int    `json:"ttl_seconds,omitempty" jsonschema:"let anyone take the lock after this many seconds (default: held until released)"`
-	SessionToken string `json:"session_token,omitempty" jsonschema:"instead of name: a cycle session's token, to get the lock token of its cycle (the session's role must be the active one)"`
+	SessionToken string `json:"session_token,omitempty" jsonschema:"instead of name: a cycle session's token, to get the lock token of its cycle (the session's role must be the active one)" text:"credential"`
 	Feature      string `json:"feature,omitempty" jsonschema:"with session_token: the feature whose cycle it is (needed only when several run)"`
 }
 

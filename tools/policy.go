@@ -8,7 +8,7 @@ import (
 // defaultPolicy is seed 003's permission table, carried over to git codex's
 // permission keys ("mail.send", "agent.list", ...) and extended to seed
 // 000's planning, coding and review agents: coding agents request reviews
-// and open pull requests, reviewers send feedback and open pull requests,
+// and open pull requests, reviewers send feedback or approve by opening their coder's pull request,
 // planning agents file issues and open pull requests. Globs use path.Match: "*"
 // matches any run of characters. Deny wins over allow. The policy lives in
 // the state's config (keys policy.<type>.allow and policy.<type>.deny), so

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -54,11 +53,11 @@ var PromptSearch = Define("prompt_search", "prompt.search",
 		if limit == 0 {
 			limit = prompts.DefaultLimit
 		}
-		cat := promptCache(c).Get(workDir(c), agent)
+		cat := catalog(c, agent, false)
 		res := cat.Search(in.Query, limit)
 		c.Summarize("%s searched %s's prompts for %q (%d found)", c.Caller.ID, agent, clip(in.Query, 60), len(res))
 		return PromptSearchResult{Agent: agent, Results: res, Warnings: cat.Problems}, nil
-	})
+	}).Prepare(preparePrompts)
 
 // PromptCommandIn names one command: its agent and C3L name.
 type PromptCommandIn struct {
@@ -101,7 +100,7 @@ var PromptDescribe = Define("prompt_describe", "prompt.describe",
 			Usage: cmd.Usage, Options: cmd.Options, UV: cmd.UV, Accepts: cmd.AcceptedOptions(), Source: cmd.Source,
 			Templates: cmd.Templates, Warnings: cat.Problems,
 		}, nil
-	})
+	}).Prepare(preparePrompts)
 
 // PromptExecuteIn is prompt_execute's input.
 type PromptExecuteIn struct {
@@ -135,11 +134,18 @@ var PromptExecute = Define("prompt_execute", "prompt.execute",
 		if err != nil {
 			return PromptExecuted{}, err
 		}
+		pp, _ := c.Prepared.(*promptPrep)
+		branch := ""
+		if pp != nil {
+			branch = pp.branch
+		} else {
+			branch = headBranch(workDir(c))
+		}
 		vars := map[string]string{
 			"codex_caller":      c.Caller.ID,
 			"codex_caller_type": string(c.Caller.Type),
 			"codex_worktree":    workDir(c),
-			"codex_branch":      headBranch(workDir(c)),
+			"codex_branch":      branch,
 		}
 		if c.Agent != nil {
 			if c.Agent.Branch != "" {
@@ -157,7 +163,15 @@ var PromptExecute = Define("prompt_execute", "prompt.execute",
 			}
 			vars["codex_task_id"], vars["codex_task_title"], vars["codex_task_description"] = t.ID, t.Title, t.Description
 		}
-		r, err := cat.Execute(cmd, in.Options, vars)
+		var r prompts.Rendered
+		if pp != nil && pp.cmd == cmd { // the template was read before the transaction
+			err = pp.tplErr
+			if err == nil {
+				r, err = cat.Render(cmd, pp.tpl, in.Options, vars)
+			}
+		} else {
+			r, err = cat.Execute(cmd, in.Options, vars)
+		}
 		var oe *prompts.OptionError
 		var ee *prompts.ExecError
 		switch {
@@ -173,7 +187,7 @@ var PromptExecute = Define("prompt_execute", "prompt.execute",
 		c.Summarize("%s executed %s (%s)", c.Caller.ID, cmd.Key(), r.Template)
 		return PromptExecuted{Agent: cat.Agent, C1: cmd.C1, C2: cmd.C2, C3: cmd.C3, Edition: r.Edition, Adaptation: r.Adaptation,
 			Template: r.Template, Prompt: r.Prompt, Warnings: cat.Problems}, nil
-	})
+	}).Prepare(preparePrompts)
 
 // PromptReloadIn is prompt_reload's input.
 type PromptReloadIn struct {
@@ -197,20 +211,90 @@ var PromptReload = Define("prompt_reload", "prompt.reload",
 		if err != nil {
 			return PromptReloaded{}, err
 		}
-		cat := promptCache(c).Reload(workDir(c), agent)
+		cat := catalog(c, agent, true)
 		if len(cat.Problems) > 0 {
 			return PromptReloaded{}, loadFailed(cat, cat.Problems[0]).With("count", len(cat.Commands()))
 		}
 		c.Summarize("%s reloaded %s's prompts (%d commands)", c.Caller.ID, agent, len(cat.Commands()))
 		return PromptReloaded{Agent: agent, Count: len(cat.Commands()), Version: cat.Version, Description: cat.Description}, nil
-	})
+	}).Prepare(preparePrompts)
 
 // promptCache is the environment's cache of catalogs, or a fresh one.
-func promptCache(c *Call) *prompts.Cache {
-	if c.Env.Prompts != nil {
-		return c.Env.Prompts
+func promptCache(c *Call) *prompts.Cache { return envPrompts(c.Env) }
+
+func envPrompts(env Env) *prompts.Cache {
+	if env.Prompts != nil {
+		return env.Prompts
 	}
 	return prompts.NewCache()
+}
+
+// promptPrep is what the prompt tools read from the working tree before
+// their transaction (preparePrompts): the registry, files an agent can
+// write, is never read under the state's writer lock.
+type promptPrep struct {
+	root, agent string
+	cat         *prompts.Catalog
+	branch      string // the working tree's branch (headBranch)
+	// prompt_execute's command, and its template as read
+	cmd    *prompts.Command
+	tpl    prompts.Template
+	tplErr error
+}
+
+// preparePrompts loads the catalog a prompt tool's call names (reloads it
+// for prompt_reload), and for prompt_execute reads the template it will
+// render and the branch checked out.
+func preparePrompts(ctx context.Context, p Prep, in any) any {
+	root := ""
+	if p.Repo != nil {
+		root = p.Repo.WorkDir()
+	}
+	var agent string
+	reload := false
+	var exec *PromptExecuteIn
+	switch x := in.(type) {
+	case *PromptSearchIn:
+		agent = x.Agent
+	case *PromptCommandIn:
+		agent = x.Agent
+	case *PromptExecuteIn:
+		agent, exec = x.Agent, x
+	case *PromptReloadIn:
+		agent, reload = x.Agent, true
+	default:
+		return nil
+	}
+	agent, err := promptAgent(agent)
+	if err != nil {
+		return nil
+	}
+	pp := &promptPrep{root: root, agent: agent}
+	if reload {
+		pp.cat = envPrompts(p.Env).Reload(root, agent)
+	} else {
+		pp.cat = envPrompts(p.Env).Get(root, agent)
+	}
+	if exec != nil {
+		pp.branch = headBranch(root)
+		if cmd, ok := pp.cat.Lookup(exec.C1, exec.C2, exec.C3); ok {
+			pp.cmd = cmd
+			pp.tpl, pp.tplErr = pp.cat.Template(cmd, exec.Options)
+		}
+	}
+	return pp
+}
+
+// catalog is agent's catalog: as read before the transaction, or (a call
+// that had no prepare step) read now.
+func catalog(c *Call, agent string, reload bool) *prompts.Catalog {
+	if pp, ok := c.Prepared.(*promptPrep); ok && pp.agent == agent && pp.root == workDir(c) {
+		return pp.cat
+	}
+	if reload {
+		return promptCache(c).Reload(workDir(c), agent)
+	}
+	return promptCache(c).Get(workDir(c), agent)
 }
 
 // workDir is the working tree the registry is read from: the store's
@@ -247,7 +331,7 @@ func promptCommand(c *Call, in PromptCommandIn) (*prompts.Catalog, *prompts.Comm
 			return nil, nil, Errorf(InvalidInput, "%v", err).With("field", f[0])
 		}
 	}
-	cat := promptCache(c).Get(workDir(c), agent)
+	cat := catalog(c, agent, false)
 	cmd, ok := cat.Lookup(in.C1, in.C2, in.C3)
 	if ok {
 		return cat, cmd, nil
@@ -290,7 +374,7 @@ func headBranch(workDir string) string {
 		return ""
 	}
 	gitDir := filepath.Join(workDir, ".git")
-	if b, err := os.ReadFile(gitDir); err == nil { // a linked worktree: "gitdir: <path>"
+	if b, err := prompts.ReadFile(gitDir, 4096); err == nil { // a linked worktree: "gitdir: <path>"
 		if d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
 			if !filepath.IsAbs(d) {
 				d = filepath.Join(workDir, d)
@@ -298,7 +382,7 @@ func headBranch(workDir string) string {
 			gitDir = d
 		}
 	}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	head, err := prompts.ReadFile(filepath.Join(gitDir, "HEAD"), 4096)
 	if err != nil {
 		return ""
 	}

@@ -158,8 +158,15 @@ func readInTree(root, rel string) ([]byte, error) {
 	if err != nil {
 		return nil, Errorf(ResourceNotFound, "no file %s in %s", rel, root).With("file_path", rel)
 	}
-	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+	r, err := filepath.Rel(realRoot, real)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
 		return nil, Errorf(InvalidInput, "%s is a symbolic link that leads out of the worktree; refused", rel).With("file_path", rel)
+	}
+	// git codex's own files in the worktree (the agent's MCP config, which
+	// holds its token) are nobody's work: no tool reads them, however the
+	// path leads there (a symbolic link included)
+	if isOwnWorktreeFile(filepath.ToSlash(r)) {
+		return nil, Errorf(PermissionDenied, "%s is git codex's own file in the worker's worktree (its MCP configuration and credential), not work; refused", rel).With("file_path", rel)
 	}
 	fh, err := os.Open(real)
 	if err != nil {

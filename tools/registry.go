@@ -31,6 +31,26 @@ type Tool struct {
 	input   func() inputSchema        // computed once, on first use
 	output  func() *jsonschema.Schema // computed once, on first use: a call never needs it
 	run     func(ctx context.Context, c *Call, in any) (any, error)
+	prepare func(ctx context.Context, p Prep, in any) any
+}
+
+// Prep is what a tool's prepare step (Tool.Prepare) works with.
+type Prep struct {
+	Env  Env
+	Repo Repo
+}
+
+// Prepare registers fn to run before each call's transaction, outside the
+// state's writer lock, with the call's decoded input (in is a *In; fn is
+// not run for input that does not decode, which the call then refuses).
+// What fn returns is the handler's Call.Prepared. It is for what is slow or
+// can block and needs no state: reading files of the working tree, which
+// anyone who can write there decides (a FIFO blocks open() for ever), must
+// never hold up every other writer of the repository. fn runs before the
+// caller's permission is checked: it reads, and changes nothing.
+func (t *Tool) Prepare(fn func(ctx context.Context, p Prep, in any) any) *Tool {
+	t.prepare = fn
+	return t
 }
 
 // CLI places a tool in the command tree: Path is the command words ("mail
@@ -73,6 +93,12 @@ type Call struct {
 	// trailer (a value that stays on this machine: config_set of a
 	// local key).
 	auditArgs string
+	// warnings go into the call's result (Result.Warnings), whatever its
+	// outcome.
+	warnings []string
+	// Prepared is what the tool's prepare step returned (Tool.Prepare),
+	// nil when it has none.
+	Prepared any
 }
 
 // Summarize sets the commit's summary line (after the tool name).
@@ -223,6 +249,10 @@ type Result struct {
 	// Notice says what the caller should know besides the answer, e.g.
 	// that a read was answered without its audit record.
 	Notice string `json:"notice,omitempty"`
+	// Warnings say what the caller should know about how the call was
+	// recorded, whether it succeeded or not: a credential redacted from
+	// what it wrote, a call as an agent that did not prove who it is.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Call runs the named tool for the caller with raw JSON arguments, as one
@@ -240,17 +270,19 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
 	var res Result
 	var c *Call
-	commit, err := st.Update(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st)
+	prepared := r.prepare(ctx, st, name, args)
+	commit, reds, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
+		res, c = r.run(ctx, tx, o, name, args, st, prepared)
 		return nil
 	})
 	if gitstate.Unwritable(err) {
-		return r.unrecorded(ctx, st, o, name, args, err)
+		return r.unrecorded(ctx, st, o, name, args, err, prepared)
 	}
 	if err != nil {
 		return Result{Error: StoreError(err)}
 	}
 	res.Commit = commit.Hash
+	res.Warnings = append(res.Warnings, redactionWarnings(reds)...)
 	if len(commit.UndoErrors) > 0 {
 		res.Commit = r.recordUndo(ctx, st, c, commit.Hash, commit.UndoErrors)
 	}
@@ -266,11 +298,11 @@ func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, nam
 // unrecorded answers a call when the repository cannot be written (werr):
 // a read is answered from the tip without its audit commit, and says so; a
 // call that changes the state is refused with READ_ONLY.
-func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage, werr error) Result {
+func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage, werr error, prepared any) Result {
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st)
+		res, c = r.run(ctx, tx, o, name, args, st, prepared)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
@@ -316,17 +348,36 @@ func StoreError(err error) *Error {
 	return Errorf(InternalError, "%v", err)
 }
 
+// prepare runs the tool's prepare step, if it has one, before the call's
+// transaction (Tool.Prepare).
+func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args json.RawMessage) (out any) {
+	t, ok := r.Lookup(name)
+	if !ok || t.prepare == nil {
+		return nil
+	}
+	in, e := t.decode(args)
+	if e != nil {
+		return nil // refused inside the transaction, in its turn
+	}
+	defer func() {
+		if recover() != nil {
+			out = nil // the handler does without (and meets the panic's cause itself)
+		}
+	}()
+	return t.prepare(ctx, Prep{Env: r.env, Repo: repo}, in)
+}
+
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
-func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo) (res Result, c *Call) {
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any) (res Result, c *Call) {
 	callerID := o.ID
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
-	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o}
+	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil
 		tx.SetMeta(a.meta(c, e))
-		return Result{Error: e}
+		return Result{Error: e, Warnings: c.warnings}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -369,7 +420,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 		return fail(AsError(err)), c
 	}
 	tx.SetMeta(a.meta(c, nil))
-	return Result{OK: true, Data: out}, c
+	return Result{OK: true, Data: out, Warnings: c.warnings}, c
 }
 
 // resolveCaller fills in the caller's type from its agent record. People

@@ -412,7 +412,7 @@ func deliverFeedback(ctx context.Context, f *Followup, fb Feedback, reviewer, co
 		if err := c.Tx.Put(feedbackPath(fb.ID), fb); err != nil {
 			return err
 		}
-		status := StatusActive
+		status, reason := StatusActive, ""
 		if fb.Type == "needs_work" && abandonAfter > 0 {
 			n, err := needsWorkCount(c.Tx, coder.ID)
 			if err != nil {
@@ -420,11 +420,17 @@ func deliverFeedback(ctx context.Context, f *Followup, fb Feedback, reviewer, co
 			}
 			if n >= abandonAfter {
 				status = StatusAbandoned
+				reason = fmt.Sprintf("abandoned automatically: %d needs_work reviews (review.auto_abandon_after %d), the last %s by %s", n, abandonAfter, fb.ID, reviewer.ID)
 			}
 		}
 		out.CoderStatus = status
 		if err := endReview(c, coder.ID, reviewer.ID, status); err != nil {
 			return err
+		}
+		if reason != "" {
+			if err := recordReason(c, coder.ID, status, reason); err != nil {
+				return err
+			}
 		}
 		r, err := getAgent(c.Tx, reviewer.ID)
 		if err != nil {
@@ -443,6 +449,17 @@ func deliverFeedback(ctx context.Context, f *Followup, fb Feedback, reviewer, co
 	}
 	out.Nudged = nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit)) == nil
 	return nil
+}
+
+// recordReason records why a coder ended as it did (every way an instance
+// ends records one), if endReview left it at that status.
+func recordReason(c *Call, id, status, reason string) error {
+	a, err := getAgent(c.Tx, id)
+	if err != nil || a.Status != status {
+		return err
+	}
+	a.StatusReason = reason
+	return c.Tx.Put(agentPath(id), a)
 }
 
 // needsWorkCount counts the needs_work feedback a coder has received.

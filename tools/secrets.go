@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"sort"
 	"strings"
 	"sync"
 )
@@ -22,6 +23,10 @@ type secretShape struct {
 	word bool
 	// ok, when set, rejects matches that only look like the shape.
 	ok func(match string) bool
+	// issued: a credential git codex itself issues (agent, session and
+	// lock tokens). A field that carries one to the tool that checks it
+	// (`text:"credential"`) may hold it; nothing else may.
+	issued bool
 }
 
 // secretWindow is how far past a marker a match is looked for; every shape
@@ -46,13 +51,78 @@ var secretShapes = sync.OnceValue(func() []secretShape {
 		{kind: "npm token", markers: []string{"npm_"}, re: lazyRegexp(`^npm_[A-Za-z0-9]{36}`), word: true},
 		{kind: "private key", markers: []string{"-----BEGIN"}, re: lazyRegexp(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)},
 		{kind: "bearer token", markers: []string{"bearer"}, fold: true, re: lazyRegexp(`^(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`), word: true, ok: hasDigit},
+		// git codex's own: whoever holds one acts as that agent, or that
+		// cycle role, or holds that lock. Not word-bound: 64 hex digits
+		// after the prefix are a token wherever they are glued.
+		{kind: "git codex agent token", markers: []string{prefixAgentToken}, re: lazyRegexp(`^ctok_[0-9a-f]{64}`), issued: true},
+		{kind: "git codex session token", markers: []string{prefixSessionToken}, re: lazyRegexp(`^sess_[0-9a-f]{64}`), issued: true},
+		{kind: "git codex lock token", markers: []string{prefixLockToken}, re: lazyRegexp(`^lock_[0-9a-f]{64}`), issued: true},
 	}
 })
 
 // secretIn names the kind of the first credential found in s (in the order
 // of secretShapes), or "".
-func secretIn(s string) string {
+func secretIn(s string) string { return findSecret(s, false) }
+
+// findSecret is secretIn; with allowIssued, credentials git codex issued
+// pass (a field that carries one to the tool that checks it).
+func findSecret(s string, allowIssued bool) string {
 	var lower string // s with ASCII letters lowered (same length), if needed
+	for _, sh := range secretShapes() {
+		if allowIssued && sh.issued {
+			continue
+		}
+		hay := s
+		if sh.fold {
+			if lower == "" {
+				lower = asciiLower(s)
+			}
+			hay = lower
+		}
+		for _, m := range sh.markers {
+			for from := 0; ; {
+				i := strings.Index(hay[from:], m)
+				if i < 0 {
+					break
+				}
+				i += from
+				from = i + len(m)
+				if match := sh.matchAt(s, i); match != "" {
+					return sh.kind
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// matchAt is the credential of this shape that starts at s[i] (where one of
+// its markers is), or "".
+func (sh secretShape) matchAt(s string, i int) string {
+	if sh.word && i > 0 && isWordByte(s[i-1]) {
+		return ""
+	}
+	end := min(len(s), i+secretWindow)
+	if match := sh.re.FindString(s[i:end]); match != "" && (sh.ok == nil || sh.ok(match)) {
+		return match
+	}
+	return ""
+}
+
+// secretSpan is one credential found in a text: s[start:end], of kind.
+type secretSpan struct {
+	start, end int
+	kind       string
+}
+
+// secretSpans finds every credential in s, in order, overlaps merged
+// (the first shape's kind names a merged span).
+func secretSpans(s string) []secretSpan {
+	if !mayHoldSecret(s) {
+		return nil
+	}
+	var spans []secretSpan
+	var lower string
 	for _, sh := range secretShapes() {
 		hay := s
 		if sh.fold {
@@ -69,17 +139,69 @@ func secretIn(s string) string {
 				}
 				i += from
 				from = i + len(m)
-				if sh.word && i > 0 && isWordByte(s[i-1]) {
-					continue
-				}
-				end := min(len(s), i+secretWindow)
-				if match := sh.re.FindString(s[i:end]); match != "" && (sh.ok == nil || sh.ok(match)) {
-					return sh.kind
+				if match := sh.matchAt(s, i); match != "" {
+					spans = append(spans, secretSpan{i, i + len(match), sh.kind})
+					from = i + len(match)
 				}
 			}
 		}
 	}
-	return ""
+	if len(spans) < 2 {
+		return spans
+	}
+	sort.SliceStable(spans, func(a, b int) bool { return spans[a].start < spans[b].start })
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &out[len(out)-1]
+		if sp.start < last.end {
+			last.end = max(last.end, sp.end)
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// mayHoldSecret reports whether any shape's marker occurs in s at all
+// (word boundaries and the pattern aside): nearly every text has none, and
+// then nothing more is looked at.
+func mayHoldSecret(s string) bool {
+	var lower string
+	for _, sh := range secretShapes() {
+		hay := s
+		if sh.fold {
+			if lower == "" {
+				lower = asciiLower(s)
+			}
+			hay = lower
+		}
+		for _, m := range sh.markers {
+			if strings.Contains(hay, m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// redactText replaces every credential in s with "[redacted: <kind>]" and
+// returns the kinds it replaced (nil: s is returned as it was).
+func redactText(s string) (string, []string) {
+	spans := secretSpans(s)
+	if len(spans) == 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	kinds := make([]string, 0, len(spans))
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp.start])
+		b.WriteString("[redacted: " + sp.kind + "]")
+		kinds = append(kinds, sp.kind)
+		last = sp.end
+	}
+	b.WriteString(s[last:])
+	return b.String(), kinds
 }
 
 func isWordByte(b byte) bool {

@@ -51,7 +51,7 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 	}
 	before := ignoredAt(ctx, st)
 	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{
-		Resolve: MergeRecord, Validate: ValidateRecord, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
+		Resolve: MergeRecord, Validate: ValidateRecord, ValidateCommit: ValidateCommit, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
 	})
 	out := SyncResult{SyncResult: res, Conflicts: conflicts}
 	if err == nil {
@@ -80,6 +80,48 @@ func ignoredAt(ctx context.Context, st *gitstate.Store) map[string]IgnoredSettin
 		return err
 	})
 	return out
+}
+
+// ValidateCommit checks a commit a peer's state brings, beyond the store's
+// own checks of its message (text, one Codex-Clock from 1) and signatures:
+// it is an audit event as the tools write them, naming its tool
+// (Codex-Tool), by a caller whose id is one (the author's name: an agent
+// id, or human:<email>; or the committer itself), with trailers whose keys
+// are words. A peer that
+// can push can still write any record; what it cannot do is make the
+// audit trail unreadable, or the clock restart.
+func ValidateCommit(c gitstate.IncomingCommit) error {
+	tool := ""
+	for _, t := range c.Trailers {
+		if !trailerKey(t.Key) {
+			return fmt.Errorf("its trailer key %q is not a word", t.Key)
+		}
+		if t.Key == gitstate.TrailerTool {
+			tool = t.Value
+		}
+	}
+	if tool == "" {
+		return fmt.Errorf("it names no tool (%s): not an audit event git codex writes", gitstate.TrailerTool)
+	}
+	if err := ValidateCallerID(c.Author.Name); err != nil && c.Author != c.Committer {
+		// (a commit the store wrote with no caller to name is its
+		// committer's)
+		return fmt.Errorf("its author %q is not a caller id (an agent id, or human:<email>)", c.Author.Name)
+	}
+	return nil
+}
+
+// trailerKey: letters, digits and '-', as git's trailers are.
+func trailerKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // droppedNote explains records the merge left out, if any: a record on one

@@ -114,13 +114,13 @@ func entry(entries []gitstatetest.TreeEntry, name string) gitstatetest.TreeEntry
 func TestSyncRefusesMalformedTrees(t *testing.T) {
 	tests := []struct {
 		name string
-		what string // the path the error names
+		what string // the path the error names (or git's fsck message id: git checks what it fetches, issue 29 item 11)
 		root func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry
 	}{
-		{"mail twice", "mail", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
+		{"mail twice", "duplicateEntries", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
 			return append(root, gitstatetest.TreeEntry{Mode: "40000", Name: "mail", Hash: p.tree(t)})
 		}},
-		{"unsorted", "agents", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
+		{"unsorted", "treeNotSorted", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
 			out := []gitstatetest.TreeEntry{entry(root, "mail")}
 			for _, e := range root {
 				if e.Name != "mail" {
@@ -129,7 +129,7 @@ func TestSyncRefusesMalformedTrees(t *testing.T) {
 			}
 			return out
 		}},
-		{"slash in a name", "agents/mallory.json", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
+		{"slash in a name", "fullPathname", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
 			mallory := p.blob(t, []byte(`{"id":"mallory","type":"supervisor"}`))
 			return append(root, gitstatetest.TreeEntry{Mode: "100644", Name: "agents/mallory.json", Hash: mallory})
 		}},
@@ -141,7 +141,7 @@ func TestSyncRefusesMalformedTrees(t *testing.T) {
 			return append([]gitstatetest.TreeEntry{{Mode: "40000", Name: ".git", Hash: p.tree(t, gitstatetest.TreeEntry{Mode: "40000", Name: "hooks", Hash: hooks})}}, root...)
 		}},
 		{"symlink", "link", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
-			return append(root, gitstatetest.TreeEntry{Mode: "120000", Name: "link", Hash: p.blob(t, []byte(`"/etc/passwd"`))})
+			return gitOrder(append(root, gitstatetest.TreeEntry{Mode: "120000", Name: "link", Hash: p.blob(t, []byte(`"/etc/passwd"`))}))
 		}},
 		{"60 MB at an unknown path", "future/big.bin", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
 			big := p.blob(t, append(append([]byte(`"`), bytes.Repeat([]byte{'x'}, 60<<20)...), '"')) // valid JSON
@@ -153,7 +153,7 @@ func TestSyncRefusesMalformedTrees(t *testing.T) {
 		}},
 		{"record in place of a fan-out directory", "decisions/x.json", func(t *testing.T, p *peer, root []gitstatetest.TreeEntry) []gitstatetest.TreeEntry {
 			dec := gitstatetest.ReadTree(t, p.remote, entry(root, "decisions").Hash)
-			dec = append(dec, gitstatetest.TreeEntry{Mode: "100644", Name: "x.json", Hash: p.blob(t, []byte(`{}`))})
+			dec = gitOrder(append(dec, gitstatetest.TreeEntry{Mode: "100644", Name: "x.json", Hash: p.blob(t, []byte(`{}`))}))
 			out := []gitstatetest.TreeEntry{}
 			for _, e := range root {
 				if e.Name == "decisions" {
@@ -172,13 +172,17 @@ func TestSyncRefusesMalformedTrees(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gitstatetest.Git(t, p.remote, "update-ref", gitstate.RefState, good)
-			p.forge(t, p.tree(t, tt.root(t, p, p.root(t))...), 0)
+			tip := p.forge(t, p.tree(t, tt.root(t, p, p.root(t))...), 0)
 			refused(t, p.b, tt.what) // fast-forward
+			fsckAfterRefusal(t, p.b, tip)
 			if strings.HasPrefix(tt.name, "60 MB") {
 				return // as the case below, which costs less to fetch
 			}
-			refused(t, newClone(t, "C", p.remote), tt.what) // adopt
-			refused(t, d, tt.what)                          // merge
+			c := newClone(t, "C", p.remote)
+			refused(t, c, tt.what) // adopt
+			refused(t, d, tt.what) // merge
+			fsckAfterRefusal(t, c, tip)
+			fsckAfterRefusal(t, d, tip)
 		})
 	}
 	if got := len(strings.Fields(d.git("ls-tree", "-r", "--name-only", gitstate.RefState, "mail/"))); got != 4 {
@@ -269,16 +273,17 @@ func keys(m map[string]bool) []string {
 func TestSyncRefusesMalformedNotes(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
+		what  string // named in the refusal (git's fsck message id when git refuses the fetch)
 		notes func(t *testing.T, p *peer) string
 	}{
-		{"blob", func(t *testing.T, p *peer) string { return p.blob(t, []byte("not notes")) }},
-		{"name twice", func(t *testing.T, p *peer) string {
+		{"blob", "refs/notes/codex", func(t *testing.T, p *peer) string { return p.blob(t, []byte("not notes")) }},
+		{"name twice", "duplicateEntries", func(t *testing.T, p *peer) string {
 			head := gitstatetest.Git(t, p.remote, "rev-parse", gitstate.RefState)
 			n := p.blob(t, []byte("note\n"))
 			tree := p.tree(t, gitstatetest.TreeEntry{Mode: "100644", Name: head, Hash: n}, gitstatetest.TreeEntry{Mode: "100644", Name: head, Hash: n})
 			return gitstatetest.CommitTree(t, p.remote, tree, "Notes added by 'git notes add'")
 		}},
-		{"not a note", func(t *testing.T, p *peer) string {
+		{"not a note", "hasDotdot", func(t *testing.T, p *peer) string {
 			tree := p.tree(t, gitstatetest.TreeEntry{Mode: "40000", Name: "..", Hash: p.tree(t, gitstatetest.TreeEntry{Mode: "100644", Name: "x", Hash: p.blob(t, []byte("x"))})})
 			return gitstatetest.CommitTree(t, p.remote, tree, "Notes added by 'git notes add'")
 		}},
@@ -289,8 +294,8 @@ func TestSyncRefusesMalformedNotes(t *testing.T) {
 			p.b.git("notes", "--ref", "codex", "add", "-m", "local note", head)
 			notes := p.b.git("rev-parse", "refs/notes/codex")
 			gitstatetest.Git(t, p.remote, "update-ref", "refs/notes/codex", tt.notes(t, p))
-			refused(t, p.b, "refs/notes/codex")
-			refused(t, p.b, "refs/notes/codex") // and again: nothing was left half done
+			refused(t, p.b, tt.what)
+			refused(t, p.b, tt.what) // and again: nothing was left half done
 			if got := p.b.git("notes", "--ref", "codex", "show", head); got != "local note" {
 				t.Fatalf("local notes after the refusal: %q", got)
 			}
@@ -391,4 +396,103 @@ func TestSyncBusyPeer(t *testing.T) {
 	if !retried {
 		t.Log("no sync of B had to retry: the peer was not busy enough to test the backoff")
 	}
+}
+
+// forgeRaw moves the remote's state to a commit written byte for byte:
+// the state's tree, parent the tip, by author, with message.
+func (p *peer) forgeRaw(t *testing.T, author, message string) string {
+	t.Helper()
+	tree := gitstatetest.Git(t, p.remote, "rev-parse", gitstate.RefState+"^{tree}")
+	tip := gitstatetest.Git(t, p.remote, "rev-parse", gitstate.RefState)
+	raw := fmt.Sprintf("tree %s\nparent %s\nauthor %s 1767225600 +0000\ncommitter git codex <git-codex@invalid> 1767225600 +0000\n\n%s", tree, tip, author, message)
+	c := gitstatetest.WriteObject(t, p.remote, "commit", []byte(raw))
+	gitstatetest.Git(t, p.remote, "update-ref", gitstate.RefState, c)
+	return c
+}
+
+// fsckAfterRefusal checks issue 29 item 11 for c: after a refused sync,
+// git fsck (with the checks a remote applies) finds nothing wrong, and the
+// remote-tracking ref does not name the refused state.
+func fsckAfterRefusal(t *testing.T, c *clone, refusedTip string) {
+	t.Helper()
+	fsckClean(t, c.dir)
+	if got := c.git("for-each-ref", "--format=%(objectname)", gitstate.RemoteStateRef("origin")); got == refusedTip {
+		t.Errorf("%s: the refused state is still at %s", c.name, gitstate.RemoteStateRef("origin"))
+	}
+}
+
+// TestSyncRefusesMalformedCommits is issue 29 item 10: only trees and the
+// tip's clock were checked, so a peer's commit with a NUL in its message
+// was fast-forwarded (and every later push to a remote with
+// receive.fsckObjects failed), and a Codex-Clock that is not a number
+// ("abc", -5) was fast-forwarded and the next local write restarted the
+// clock at 1. Every incoming commit is checked, buried ones too, whether
+// the state would be adopted, fast-forwarded or merged; nothing local
+// changes, and (item 11) nothing of it stays behind for git fsck to fail on.
+func TestSyncRefusesMalformedCommits(t *testing.T) {
+	const mallory = "Mallory <mallory@example.com>"
+	tests := []struct {
+		name, what string
+		forge      func(t *testing.T, p *peer, clock uint64)
+	}{
+		{"NUL in the message", "nulInCommit", func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, fmt.Sprintf("forged\x00hidden\n\nCodex-Tool: forge\nCodex-Clock: %d\n", clock))
+		}},
+		{"clock abc", `Codex-Clock "abc" is not a clock`, func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, "forged\n\nCodex-Tool: forge\nCodex-Clock: abc\n")
+		}},
+		{"clock -5", `Codex-Clock "-5" is not a clock`, func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, "forged\n\nCodex-Tool: forge\nCodex-Clock: -5\n")
+		}},
+		{"no clock", "0 Codex-Clock trailers", func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, "forged\n\nCodex-Tool: forge\n")
+		}},
+		{"two clocks", "2 Codex-Clock trailers", func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, fmt.Sprintf("forged\n\nCodex-Tool: forge\nCodex-Clock: %d\nCodex-Clock: %d\n", clock, clock))
+		}},
+		{"no tool", "names no tool", func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, fmt.Sprintf("forged\n\nCodex-Clock: %d\n", clock))
+		}},
+		{"escape sequence", "control character U+001B", func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, fmt.Sprintf("forged \x1b[2Jclear\n\nCodex-Tool: forge\nCodex-Clock: %d\n", clock))
+		}},
+		{"author not a caller", `author "Mallory Evil" is not a caller id`, func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, "Mallory Evil <mallory@example.com>", fmt.Sprintf("forged\n\nCodex-Tool: forge\nCodex-Clock: %d\n", clock))
+		}},
+		{"buried under a good commit", `Codex-Clock "abc" is not a clock`, func(t *testing.T, p *peer, clock uint64) {
+			p.forgeRaw(t, mallory, "forged\n\nCodex-Tool: forge\nCodex-Clock: abc\n")
+			p.forgeRaw(t, mallory, fmt.Sprintf("good\n\nCodex-Tool: forge\nCodex-Clock: %d\n", clock+1))
+		}},
+	}
+	p := newPeer(t)
+	d := newClone(t, "D", p.remote) // has a change of its own: merges
+	d.sync("origin")
+	d.ok("alice", "mail_send", `{"to":"bob","subject":"local","body":"b"}`)
+	good := gitstatetest.Git(t, p.remote, "rev-parse", gitstate.RefState)
+	clock := p.clock(t) + 1
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gitstatetest.Git(t, p.remote, "update-ref", gitstate.RefState, good)
+			tt.forge(t, p, clock)
+			tip := gitstatetest.Git(t, p.remote, "rev-parse", gitstate.RefState)
+			fresh := newClone(t, "C", p.remote)
+			for _, c := range []*clone{p.b, fresh, d} { // fast-forward, adopt, merge
+				refused(t, c, tt.what)
+				fsckAfterRefusal(t, c, tip)
+			}
+		})
+	}
+	// the remote's owner puts its state back: syncs work again, and the
+	// clock counts on from where it was
+	gitstatetest.Git(t, p.remote, "update-ref", gitstate.RefState, good)
+	d.sync("origin")
+	p.b.sync("origin")
+	sameTrees(t, p.b, d)
+	_, commit := p.b.ok("alice", "mail_send", `{"to":"bob","subject":"after","body":"b"}`)
+	v := p.b.git("log", "-1", "--format=%(trailers:key=Codex-Clock,valueonly)", commit)
+	if n, _ := strconv.ParseUint(v, 10, 64); n < clock {
+		t.Fatalf("clock after the refusals: %d, want at least %d", n, clock)
+	}
+	fsckClean(t, p.b.dir)
+	fsckClean(t, d.dir)
 }

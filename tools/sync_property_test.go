@@ -363,7 +363,7 @@ func claimActiveReview(t *testing.T, c *clone, coder, reviewer string) bool {
 	path := "reviews/active/" + coder + ".json"
 	claimed := false
 	_, err := c.st.Update(context.Background(), func(tx *gitstate.Tx) error {
-		tx.SetMeta(gitstate.Meta{Summary: "test: " + reviewer + " reviews " + coder})
+		tx.SetMeta(gitstate.Meta{Summary: "test: " + reviewer + " reviews " + coder, Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "request_review"}}})
 		var r tools.ActiveReview
 		if err := tx.Get(path, &r); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
 			return err

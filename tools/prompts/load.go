@@ -169,7 +169,7 @@ func (cat *Catalog) readRegistry() []registryItem {
 	rel := RegistryPath(cat.Agent)
 	full := filepath.Join(cat.root, filepath.FromSlash(rel))
 	cat.stamp = stampOf(full)
-	data, err := os.ReadFile(full)
+	data, err := ReadFile(full, MaxRegistryBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, derr := os.Stat(filepath.Dir(full)); cat.Agent == DefaultAgent && errors.Is(derr, fs.ErrNotExist) {
 			return nil
@@ -281,7 +281,7 @@ func (cat *Catalog) scanTemplates() map[string]*templateDir {
 				}
 				td := &templateDir{c1: c1, c2: c2, c3: c3, dir: filepath.Join(cat.root, filepath.FromSlash(dirRel)), names: names}
 				name := primary(names)
-				data, err := os.ReadFile(filepath.Join(td.dir, name))
+				data, err := ReadFile(filepath.Join(td.dir, name), MaxTemplateBytes)
 				if err == nil {
 					td.fm, err = readFrontMatter(data)
 				}

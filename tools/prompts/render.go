@@ -3,7 +3,6 @@ package prompts
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -58,16 +57,35 @@ type Rendered struct {
 // that is known but not given becomes empty; any other {text} is left as
 // written.
 func (cat *Catalog) Execute(cmd *Command, opts, ctxVars map[string]string) (Rendered, error) {
+	tpl, err := cat.Template(cmd, opts)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return cat.Render(cmd, tpl, opts, ctxVars)
+}
+
+// Template is the template file Execute would render, read: the part of
+// Execute that touches the file system, so that it can be done apart (a
+// tool reads it before its transaction, outside the state's writer lock).
+type Template struct {
+	Edition, Adaptation string
+	name                string
+	data                []byte
+}
+
+// Template chooses cmd's template for the options (edition, adaptation)
+// and reads it.
+func (cat *Catalog) Template(cmd *Command, opts map[string]string) (Template, error) {
 	edition, adaptation := opts[OptEdition], opts[OptAdaptation]
 	if edition == "" {
 		edition = "default"
 	}
 	if err := cmd.checkChoice(OptEdition, edition, cmd.Options.Edition, 0); err != nil {
-		return Rendered{}, err
+		return Template{}, err
 	}
 	if adaptation != "" {
 		if err := cmd.checkChoice(OptAdaptation, adaptation, cmd.Options.Adaptation, 1); err != nil {
-			return Rendered{}, err
+			return Template{}, err
 		}
 	}
 	name, ok := cmd.choose(edition, adaptation)
@@ -76,13 +94,20 @@ func (cat *Catalog) Execute(cmd *Command, opts, ctxVars map[string]string) (Rend
 		if adaptation != "" {
 			want = "f_" + edition + "_" + adaptation + ".md"
 		}
-		return Rendered{}, &ExecError{Path: cat.templatePath(cmd, want), Cause: fmt.Sprintf("no template for edition %q%s (nor f_default.md); add one to %s", edition, adaptationNote(adaptation), cat.templateDirPath(cmd))}
+		return Template{}, &ExecError{Path: cat.templatePath(cmd, want), Cause: fmt.Sprintf("no template for edition %q%s (nor f_default.md); add one to %s", edition, adaptationNote(adaptation), cat.templateDirPath(cmd))}
 	}
 	data, err := cat.readTemplate(cmd, name)
 	if err != nil {
-		return Rendered{}, err
+		return Template{}, err
 	}
-	head, body, err := splitFrontMatter(data)
+	return Template{Edition: edition, Adaptation: adaptation, name: name, data: data}, nil
+}
+
+// Render fills the template Template read for cmd: options and context
+// variables as Execute takes them.
+func (cat *Catalog) Render(cmd *Command, tpl Template, opts, ctxVars map[string]string) (Rendered, error) {
+	edition, adaptation, name := tpl.Edition, tpl.Adaptation, tpl.name
+	head, body, err := splitFrontMatter(tpl.data)
 	if err == nil {
 		_, err = parseFrontMatter(head)
 	}
@@ -216,7 +241,7 @@ func (cat *Catalog) readTemplate(cmd *Command, name string) ([]byte, error) {
 	if err != nil {
 		return fail(err)
 	}
-	data, err := os.ReadFile(res)
+	data, err := ReadFile(res, MaxTemplateBytes)
 	if err != nil {
 		return fail(err)
 	}

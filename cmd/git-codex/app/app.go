@@ -168,6 +168,7 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.doctorCommand(),
 			e.uiCommand(),
 			e.completionCommand(),
+			e.versionCommand(),
 		}, e.toolCommands(lazy)...),
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides exit codes
 		OnUsageError:         onUsageError,
@@ -180,6 +181,22 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 	}
 	setUsageError(app.Commands, app.OnUsageError)
 	return app
+}
+
+// versionCommand answers `git codex version` as --version does (git has
+// `git version`, and people type it).
+func (e *env) versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print git codex's version (as --version)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError{err: fmt.Errorf("version takes no arguments")}
+			}
+			cli.VersionPrinter(c)
+			return nil
+		},
+	}
 }
 
 // wrapActions wraps the actions of commands with --json to print errors as
@@ -330,6 +347,9 @@ func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte
 	res := e.reg.CallAs(ctx, st, o, name, args)
 	if res.Notice != "" {
 		fmt.Fprintf(e.stderr, "git codex: note: %s\n", res.Notice)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.stderr, "git codex: warning: %s\n", w)
 	}
 	return res
 }

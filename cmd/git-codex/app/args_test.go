@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
@@ -87,5 +90,56 @@ func TestFlagsBecomeToolArguments(t *testing.T) {
 	// a tool refusal exits 1 and names the code on stderr
 	if _, stderr, code := run(t, dir, "--as", "w", "agent", "list"); code != exitError || !strings.Contains(stderr, "PERMISSION_DENIED") {
 		t.Errorf("refusal: code %d, stderr %q", code, stderr)
+	}
+}
+
+// TestListFlagsSendArrays: a flag for a list of strings (send_feedback's
+// --actionable-items) sends a JSON array, one item per use of the flag
+// (commas kept) or the items of one JSON array given; it once sent the
+// flag's text as a string, which the tool's schema always refused.
+func TestListFlagsSendArrays(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	t.Setenv("CODEX_INSTANCE", "")
+	if _, stderr, code := run(t, dir, "init"); code != 0 {
+		t.Fatalf("init: %d %s", code, stderr)
+	}
+	run(t, dir, "agent", "add", "rv", "--type", "review")
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--actionable-items", "extract GREETING, then test it", "--actionable-items", "add a usage line"}, `["extract GREETING, then test it","add a usage line"]`},
+		{[]string{"--actionable-items", `["one","two"]`}, `["one","two"]`},
+		{[]string{"--actionable-items", "only"}, `["only"]`},
+	} {
+		args := append([]string{"--as", "rv", "review", "feedback", "needs_work", "--feedback", "Use a constant."}, c.flags...)
+		_, stderr, code := run(t, dir, args...)
+		// rv is registered, not spawned for a coder: the tool refuses it
+		// after the arguments passed the schema
+		if code != exitError || !strings.Contains(stderr, "PERMISSION_DENIED") {
+			t.Fatalf("%v: code %d, stderr %q: want the schema to accept the list", c.flags, code, stderr)
+		}
+		got := gitstatetest.Git(t, dir, "log", "-1", "--format=%(trailers:key=Codex-Args,valueonly)", "refs/codex/state")
+		if !strings.Contains(got, `"actionable_items":`+c.want) {
+			t.Errorf("%v: Codex-Args = %s, want actionable_items %s", c.flags, got, c.want)
+		}
+	}
+	// every tool's list-of-strings input is such a flag
+	e := &env{reg: tools.Builtin()}
+	for _, tl := range e.reg.All() {
+		for _, f := range inputFields(tl) {
+			if f.kind != reflect.Slice || f.objects || isPositional(tl, f.json) {
+				continue
+			}
+			found := false
+			for _, fl := range inputFlags(tl) {
+				if g, ok := fl.(*cli.GenericFlag); ok && g.Name == flagName(f.json) {
+					_, found = g.Value.(*stringList)
+				}
+			}
+			if !found {
+				t.Errorf("%s: --%s is not a repeatable list flag", tl.Name, flagName(f.json))
+			}
+		}
 	}
 }

@@ -81,6 +81,8 @@ func (e *env) renderDelegation(data any) (bool, error) {
 		fmt.Fprintf(w, "cost:    $%.4f, %d turn(s), %d token(s)\n", d.CostUSD, d.NumTurns, d.TokensUsed)
 		if d.Partial {
 			fmt.Fprintf(w, "partial: %s (%s)\n", d.Reason, d.Error)
+		} else if d.Reason != "" {
+			fmt.Fprintf(w, "note:    %s (%s)\n", d.Reason, d.Error)
 		}
 		fmt.Fprintf(w, "\n%s\n", d.Result)
 	case *tools.SessionStopped:

@@ -62,7 +62,12 @@ func (e *env) setJSONErrors(cmds []*cli.Command) {
 				return err
 			}
 			te = e.explain(c.Context, te)
-			if werr := writeJSON(e.stdout, tools.Result{Error: te}); werr != nil {
+			var rf refused
+			var warnings []string
+			if errors.As(err, &rf) {
+				warnings = rf.warnings
+			}
+			if werr := writeJSON(e.stdout, tools.Result{Error: te, Warnings: warnings}); werr != nil {
 				return werr
 			}
 			fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)
@@ -81,3 +86,14 @@ func hasFlag(c *cli.Command, name string) bool {
 	}
 	return false
 }
+
+// refused is a tool's refusal with the warnings its result carried (they
+// are printed on stderr as the call returns), so that --json prints the
+// envelope `git codex call` prints.
+type refused struct {
+	err      *tools.Error
+	warnings []string
+}
+
+func (r refused) Error() string { return r.err.Error() }
+func (r refused) Unwrap() error { return r.err }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -32,4 +33,29 @@ func (kv *keyValues) String() string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// stringList is a repeatable flag for an input field that is a list of
+// strings (send_feedback's actionable items): each use adds one item, as
+// given (commas and all); a value that is a JSON array of strings adds
+// its items, as `git codex call` would take them.
+type stringList struct{ items []string }
+
+func (l *stringList) Set(s string) error {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "[") {
+		var items []string
+		if err := json.Unmarshal([]byte(t), &items); err == nil {
+			l.items = append(l.items, items...)
+			return nil
+		}
+	}
+	l.items = append(l.items, s)
+	return nil
+}
+
+func (l *stringList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(l.items, ", ")
 }

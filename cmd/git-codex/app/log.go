@@ -33,6 +33,27 @@ type logEntry struct {
 	// CutOff marks the oldest commit this repository has of a history
 	// a shallow fetch cut short.
 	CutOff bool `json:"cut_off,omitempty"`
+	// Auth is how an agent caller proved itself (Codex-Auth): token, or
+	// none or invalid for a call believed under auth.agents=warn.
+	Auth string `json:"auth,omitempty"`
+	// Redacted names the credentials git codex took out of what the call
+	// wrote (Codex-Redacted).
+	Redacted string `json:"redacted,omitempty"`
+}
+
+// unauthenticated reports a call as an agent that did not prove who it is
+// (believed under auth.agents=warn; refused under required).
+func (en logEntry) unauthenticated() bool { return en.Auth == "none" || en.Auth == "invalid" }
+
+// authMark is what the log's ACTOR column adds for such a call.
+func (en logEntry) authMark() string {
+	switch en.Auth {
+	case "none":
+		return " (no token)"
+	case "invalid":
+		return " (bad token)"
+	}
+	return ""
 }
 
 // Event kinds, as logEntry.Kind names them.
@@ -73,6 +94,7 @@ func entryOf(ev gitstate.Event) logEntry {
 		Message: ev.Get(gitstate.TrailerMessage),
 		Target:  ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
 		CutOff: ev.CutOff,
+		Auth:   ev.Get(gitstate.TrailerAuth), Redacted: ev.Get(gitstate.TrailerRedacted),
 	}
 }
 
@@ -84,6 +106,8 @@ func (e *env) logCommand() *cli.Command {
 		Description: "Reads the history of refs/codex/state (or the given revision); each commit is one call.\n" +
 			"KIND says what the call did: change (the state changed), read (it succeeded and changed nothing:\n" +
 			"the commit's tree is its parent's) or, for a refusal, the error code (Codex-Error).\n" +
+			"ACTOR is marked (no token) or (bad token) for a call as an agent that did not prove who it is\n" +
+			"(believed under auth.agents=warn); SUMMARY ends with what git codex redacted from what the call wrote.\n" +
 			"The same trail is in plain `git log refs/codex/state`.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tool", Usage: "only calls of this tool"},
@@ -92,6 +116,7 @@ func (e *env) logCommand() *cli.Command {
 			&cli.BoolFlag{Name: "changes", Usage: "only calls that changed the state (no reads, no refusals)"},
 			&cli.StringFlag{Name: "error", Usage: "only calls that failed with this code"},
 			&cli.BoolFlag{Name: "errors", Usage: "only calls that were refused or failed"},
+			&cli.BoolFlag{Name: "unauthenticated", Usage: "only calls as an agent that did not present its valid credential (Codex-Auth none or invalid: believed under auth.agents=warn)"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 50, Usage: "show at most `N` events (0: all)"},
 			jsonFlag(),
 		},
@@ -134,7 +159,11 @@ func (e *env) logCommand() *cli.Command {
 				}
 				return writeJSON(e.stdout, entries)
 			}
+			full := e.logShowsAll(entries)
 			tp := e.table("COMMIT", "TIME", "TOOL", "ACTOR", "KIND", "SUMMARY")
+			if !full {
+				tp = e.table("COMMIT", "TIME", "KIND", "SUMMARY")
+			}
 			for _, en := range entries {
 				result := en.Kind
 				if en.Error != "" {
@@ -142,12 +171,21 @@ func (e *env) logCommand() *cli.Command {
 				}
 				tp.AddColored(en.Commit[:12], func(s string) string { return e.paint(ansiYellow, s) })
 				tp.AddField(e.when(en.Time))
-				tp.AddField(en.Tool)
-				tp.AddField(en.Actor)
+				if full {
+					tp.AddField(en.Tool)
+					if mark := en.authMark(); mark != "" {
+						tp.AddColored(en.Actor+mark, func(s string) string { return e.paint(ansiRed, s) })
+					} else {
+						tp.AddField(en.Actor)
+					}
+				}
 				tp.AddColored(result, func(s string) string { return e.paint(kindColor(en.Kind), s) })
 				summary := en.Summary
 				if en.Message != "" { // what went wrong, not only its code
 					summary += " — " + en.Message
+				}
+				if en.Redacted != "" {
+					summary += " [redacted: " + en.Redacted + "]"
 				}
 				tp.AddField(summary)
 				tp.EndRow()
@@ -163,6 +201,36 @@ func (e *env) logCommand() *cli.Command {
 	}
 }
 
+// logMinSummary is the width below which the log's summary is too short
+// to read (an actor alone, human:someone@example.com, takes 25).
+const logMinSummary = 40
+
+// logShowsAll says whether the log shows its TOOL and ACTOR columns: piped
+// always (scripts read them), and on a terminal wide enough to leave the
+// summary logMinSummary columns beside them. On a narrower one they are
+// left out: the summary starts with the tool and names the actor, and an
+// 80-column terminal left it 11 columns.
+func (e *env) logShowsAll(entries []logEntry) bool {
+	if !e.tty {
+		return true
+	}
+	widths := []int{len("COMMIT"), len("TIME"), len("TOOL"), len("ACTOR"), len("KIND")}
+	for _, en := range entries {
+		result := en.Kind
+		if en.Error != "" {
+			result = en.Error
+		}
+		for i, s := range []string{en.Commit[:12], e.when(en.Time), en.Tool, en.Actor, result} {
+			widths[i] = max(widths[i], displayWidth(s))
+		}
+	}
+	used := len(columnGap) * len(widths)
+	for _, w := range widths {
+		used += w
+	}
+	return e.width-used >= logMinSummary
+}
+
 func matches(c *cli.Context, en logEntry) bool {
 	switch {
 	case c.IsSet("tool") && en.Tool != c.String("tool"):
@@ -176,6 +244,8 @@ func matches(c *cli.Context, en logEntry) bool {
 	case c.IsSet("error") && en.Error != c.String("error"):
 		return false
 	case c.Bool("errors") && en.Error == "":
+		return false
+	case c.Bool("unauthenticated") && !en.unauthenticated():
 		return false
 	}
 	return true

@@ -355,9 +355,10 @@ func envelopeSchema(t *tools.Tool, errSchema *jsonschema.Schema) *jsonschema.Sch
 		Type:     "object",
 		Required: []string{"ok"},
 		Properties: map[string]*jsonschema.Schema{
-			"ok":    {Type: "boolean", Description: "true when the call succeeded (data), false when it was refused (error)"},
-			"data":  t.OutputSchema(),
-			"error": errSchema,
+			"ok":       {Type: "boolean", Description: "true when the call succeeded (data), false when it was refused (error)"},
+			"data":     t.OutputSchema(),
+			"error":    errSchema,
+			"warnings": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "what to know about how the call was recorded: a credential redacted from what it wrote, a call as an agent that did not prove who it is"},
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}

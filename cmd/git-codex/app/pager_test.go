@@ -87,3 +87,41 @@ func TestColorOnTerminal(t *testing.T) {
 		t.Fatal("colour when piped")
 	}
 }
+
+// TestLogFitsANarrowTerminal: on an 80-column terminal the log's summary
+// is readable (it was cut to 11 columns beside the tool and actor, which
+// the summary names anyway); a wide terminal and a pipe keep every column.
+func TestLogFitsANarrowTerminal(t *testing.T) {
+	dir := mcpRepo(t)
+	t.Setenv("NO_COLOR", "1")
+	run := func(width int) string {
+		var out, errb bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, dir: dir, reg: tools.Builtin(), width: width,
+			tty: true, getenv: func(k string) string { return map[string]string{"GIT_PAGER": "cat"}[k] }}
+		app := e.app()
+		if err := app.Run(permuteArgs(app, []string{"git-codex", "log"})); err != nil {
+			t.Fatalf("log: %v\n%s", err, errb.String())
+		}
+		return out.String()
+	}
+	narrow := run(80)
+	lines := strings.Split(strings.TrimSuffix(narrow, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "COMMIT") || strings.Contains(lines[0], "ACTOR") || !strings.Contains(lines[0], "SUMMARY") {
+		t.Fatalf("80 columns: header %q", lines[0])
+	}
+	summary := strings.Index(lines[0], "SUMMARY")
+	for _, l := range lines {
+		if w := displayWidth(l); w > 80 {
+			t.Errorf("80 columns: a line of %d: %q", w, l)
+		}
+		if 80-summary < 40 {
+			t.Errorf("80 columns: the summary starts at column %d: %q", summary, l)
+		}
+	}
+	if !strings.Contains(narrow, "agent_register: human:test@example.com regist") {
+		t.Errorf("80 columns: summaries cut short:\n%s", narrow)
+	}
+	if wide := run(200); !strings.Contains(strings.SplitN(wide, "\n", 2)[0], "ACTOR") {
+		t.Errorf("200 columns: no ACTOR column:\n%s", wide)
+	}
+}

@@ -103,10 +103,21 @@ func (e *env) render(tool string, data any) error {
 		}
 	case tools.Agent:
 		fmt.Fprintf(w, "id:          %s\ntype:        %s\nstate:       %s\n", d.ID, d.Type, d.State)
-		for _, kv := range [][2]string{{"status", d.Status}, {"supervisor", d.Supervisor}, {"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}, {"launcher", d.Launcher}} {
+		for _, kv := range [][2]string{{"status", d.Status}, {"reason", d.StatusReason}, {"supervisor", d.Supervisor}, {"review of", d.ReviewOf},
+			{"worktree", d.Worktree}, {"branch", d.Branch}, {"tmux session", d.TmuxSession}, {"launcher", d.Launcher}, {"tasks", strings.Join(d.HeldTasks, " ")}} {
 			if kv[1] != "" {
 				fmt.Fprintf(w, "%-12s %s\n", kv[0]+":", kv[1])
 			}
+		}
+		if d.PR != nil {
+			state := d.PR.State
+			if d.PR.Merged {
+				state = "merged"
+			}
+			if state != "" {
+				state = ", " + state
+			}
+			fmt.Fprintf(w, "pull request: #%d %s (%s into %s%s)\n", d.PR.Number, d.PR.URL, d.PR.Head, d.PR.Base, state)
 		}
 		if d.LastActiveAt != nil {
 			fmt.Fprintf(w, "last active: %s\n", d.LastActiveAt.Format(time.RFC3339))

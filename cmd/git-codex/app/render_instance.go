@@ -77,6 +77,12 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 			for _, r := range it.Rescued {
 				fmt.Fprintf(w, "  work saved in %s\n", r)
 			}
+			if len(it.Ignored) > 0 {
+				fmt.Fprintf(w, "  git-ignored files %smoved to %s: %s\n", verb, it.IgnoredSavedIn, strings.Join(it.Ignored, ", "))
+			}
+			for _, l := range it.StaleLocks {
+				fmt.Fprintf(w, "  stale git lock %sremoved (no process holds it): %s\n", verb, l)
+			}
 			for _, l := range it.Lost {
 				fmt.Fprintf(w, "  removed without saving (--force): %s\n", l)
 			}

@@ -27,7 +27,13 @@ type statusReport struct {
 	LastChangeCommit string    `json:"last_change_commit"`
 	LastChangeAt     time.Time `json:"last_change_at"`
 	tools.StatusSummary
-	Caller string `json:"caller"`
+	// Unauthenticated counts, among the newest authWindow calls, those as
+	// an agent that did not present its valid credential (Codex-Auth none
+	// or invalid): believed under auth.agents=warn, and said here so that
+	// someone sees it.
+	Unauthenticated       int    `json:"unauthenticated_calls"`
+	UnauthenticatedWindow int    `json:"unauthenticated_window"`
+	Caller                string `json:"caller"`
 	// Remotes are the remote states last fetched, and how many of their
 	// commits the local state lacks.
 	Remotes []gitstate.RemoteState `json:"remotes"`
@@ -92,18 +98,28 @@ func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
 	return nil
 }
 
-// lastEvents fills in the tip's event and the newest change.
+// authWindow is how many of the newest calls status looks at for calls
+// that did not prove who made them.
+const authWindow = 1000
+
+// lastEvents fills in the tip's event, the newest change, and the
+// unauthenticated calls among the newest authWindow.
 func lastEvents(ctx context.Context, st *gitstate.Store, r *statusReport) error {
-	first := true
+	n, changed := 0, false
 	return st.Events(ctx, r.Commit, func(ev gitstate.Event) bool {
-		if first {
-			r.LastEvent, r.LastEventAt, first = ev.Summary, ev.Time, false
+		if n == 0 {
+			r.LastEvent, r.LastEventAt = ev.Summary, ev.Time
 		}
-		if kindOf(ev) != kindChange {
-			return true
+		n++
+		r.UnauthenticatedWindow = n
+		if a := ev.Get(gitstate.TrailerAuth); a == "none" || a == "invalid" {
+			r.Unauthenticated++
 		}
-		r.LastChange, r.LastChangeCommit, r.LastChangeAt = ev.Summary, ev.Commit, ev.Time
-		return false
+		if !changed && kindOf(ev) == kindChange {
+			r.LastChange, r.LastChangeCommit, r.LastChangeAt = ev.Summary, ev.Commit, ev.Time
+			changed = true
+		}
+		return !changed || n < authWindow
 	})
 }
 
@@ -134,6 +150,10 @@ func (e *env) printStatus(w io.Writer, r statusReport) {
 			fmt.Fprint(w, " (expired)")
 		}
 		fmt.Fprintln(w)
+	}
+	if r.Unauthenticated > 0 {
+		fmt.Fprintf(w, "auth:   %s\n", e.paint(ansiRed, fmt.Sprintf("%d of the last %d calls were made as an agent that did not present its valid credential; see `git codex log --unauthenticated`",
+			r.Unauthenticated, r.UnauthenticatedWindow)))
 	}
 	fmt.Fprintf(w, "you:    %s, %d unread mail\n", r.Caller, r.Unread)
 	for _, rs := range r.Remotes {

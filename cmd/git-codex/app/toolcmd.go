@@ -104,7 +104,7 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 	c := &cli.Command{
 		Name:        name,
 		Usage:       lowerFirst(firstSentence(t.Description)),
-		Description: t.Description + "\n\nTool: " + t.Name + " (permission " + t.Permission + "); same as `git codex call " + t.Name + " '<json>'`.",
+		Description: t.Description + argsHelp(t) + "\n\nTool: " + t.Name + " (permission " + t.Permission + "); same as `git codex call " + t.Name + " '<json>'`.",
 		ArgsUsage:   strings.Join(argsUsage, " "),
 		Action: func(c *cli.Context) error {
 			args, err := e.toolArgs(t, c)
@@ -113,6 +113,9 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 			}
 			res := e.call(c.Context, c, t.Name, args)
 			if !res.OK {
+				if len(res.Warnings) > 0 {
+					return refused{err: res.Error, warnings: res.Warnings}
+				}
 				return res.Error
 			}
 			if c.Bool("json") && t.CLI.Envelope {
@@ -131,6 +134,29 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 		lazy.fills[c] = fill
 	}
 	return c
+}
+
+// argsHelp describes a tool's positional arguments as its flags are
+// described (what send_feedback's <feedback-type> may be); "" without any.
+func argsHelp(t *tools.Tool) string {
+	var lines []string
+	width := 0
+	for _, f := range inputFields(t) {
+		if isPositional(t, f.json) && f.doc != "" {
+			width = max(width, len(flagName(f.json))+2)
+		}
+	}
+	for _, a := range t.CLI.Args {
+		for _, f := range inputFields(t) {
+			if f.json == a && f.doc != "" {
+				lines = append(lines, fmt.Sprintf("   %-*s  %s", width, "<"+flagName(a)+">", f.doc))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n\nArguments:\n" + strings.Join(lines, "\n")
 }
 
 func jsonFlag() cli.Flag {
@@ -216,7 +242,7 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 			if f.objects {
 				flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage + " (a JSON array of objects)"})
 			} else {
-				flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage})
+				flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + " (repeat the flag for each `ITEM`, or give one JSON array)", Value: &stringList{}})
 			}
 		default:
 			flags = append(flags, &cli.StringFlag{Name: flagName(f.json), Usage: usage})
@@ -265,7 +291,11 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 			m[f.json] = v
 		case reflect.Slice:
 			if !f.objects {
-				m[f.json] = rawText(c.String(name))
+				items := []rawText{}
+				for _, it := range c.Generic(name).(*stringList).items {
+					items = append(items, rawText(it))
+				}
+				m[f.json] = items
 				break
 			}
 			var v []any // a list of objects (create_issues' issues)

@@ -1,0 +1,129 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StaleGitLocks lists the lock files git left in a worktree's git
+// directory (index.lock, HEAD.lock) and on its branch
+// (refs/heads/<branch>.lock) that no process holds: git keeps a lock
+// file open for as long as it holds the lock, so one that no process has
+// open and that is older than staleLockAge (git closes a lock file a
+// moment before it renames it into place) was left by a git killed with
+// the agent that ran it. Cleanup removes them (RemoveGitLocks) instead of
+// stopping at them; a lock a live git holds is never listed.
+func (s *Store) StaleGitLocks(ctx context.Context, worktree, branch string) []string {
+	var candidates []string
+	if worktree != "" {
+		if out, err := exec.CommandContext(ctx, "git", "-C", worktree, "rev-parse", "--path-format=absolute", "--git-dir").Output(); err == nil {
+			admin := strings.TrimSpace(string(out))
+			candidates = append(candidates, filepath.Join(admin, "index.lock"), filepath.Join(admin, "HEAD.lock"))
+		}
+	}
+	if branch != "" {
+		candidates = append(candidates, filepath.Join(s.commonDir, "refs", "heads", filepath.FromSlash(branch)+".lock"))
+	}
+	var present []string
+	for _, c := range candidates {
+		if fi, err := os.Lstat(c); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleLockAge {
+			present = append(present, c)
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	open := openFiles(present)
+	var stale []string
+	for _, p := range present {
+		if !open[p] {
+			stale = append(stale, p)
+		}
+	}
+	return stale
+}
+
+// RemoveGitLocks removes lock files StaleGitLocks found.
+func (s *Store) RemoveGitLocks(paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// openFiles reports which of paths some process has open, from the
+// process table (/proc/<pid>/fd). Where there is no /proc, every path
+// counts as open: nothing is taken for stale that cannot be checked.
+func openFiles(paths []string) map[string]bool {
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return want
+	}
+	open := map[string]bool{}
+	for _, pe := range procs {
+		if _, err := strconv.Atoi(pe.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", pe.Name(), "fd")
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or not ours to look at (then not git's of this user either)
+		}
+		for _, fd := range fds {
+			if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && want[target] {
+				open[target] = true
+			}
+		}
+	}
+	return open
+}
+
+// IgnoredDir is where SaveIgnored puts the ignored files of name.
+func (s *Store) IgnoredDir(name string) string {
+	return filepath.Join(s.commonDir, "codex", "rescue", name, "ignored")
+}
+
+// SaveIgnored moves the worktree's git-ignored files (paths relative to
+// it, as WorkIn lists them) to "<git dir>/codex/rescue/<name>/ignored/",
+// keeping their places, and returns that directory. They are never
+// committed: ignored files are where secrets (.env) and local notes live,
+// and refs/codex/* travel to every clone; this directory never leaves the
+// machine.
+func (s *Store) SaveIgnored(ctx context.Context, name, worktree string, paths []string) (string, error) {
+	dest := s.IgnoredDir(name)
+	for _, p := range paths {
+		rel := filepath.Clean(filepath.FromSlash(strings.TrimSuffix(p, "/")))
+		if rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+			continue
+		}
+		from, to := filepath.Join(worktree, rel), filepath.Join(dest, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return dest, fmt.Errorf("gitstate: save %s: %w", p, err)
+		}
+		if err := os.Rename(from, to); err != nil {
+			// another filesystem: copy, then remove
+			if out, cerr := exec.CommandContext(ctx, "cp", "-a", from, to).CombinedOutput(); cerr != nil {
+				return dest, fmt.Errorf("gitstate: save %s: %v: %s", p, err, strings.TrimSpace(string(out)))
+			}
+			if err := os.RemoveAll(from); err != nil {
+				return dest, fmt.Errorf("gitstate: save %s: %w", p, err)
+			}
+		}
+	}
+	return dest, nil
+}

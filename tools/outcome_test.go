@@ -1,0 +1,115 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/tmux"
+)
+
+// instanceRepo is a repository with a commit and state, agents started by
+// the launcher "cat" (which runs command, then cat), and a private tmux
+// server.
+func instanceRepo(t *testing.T, command string) (*gitstate.Store, *Registry, string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not on PATH")
+	}
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sock, err := os.MkdirTemp("", "cxo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := tmux.Runner{Socket: filepath.Join(sock, "s"), Config: "/dev/null"}
+	t.Cleanup(func() { tm.KillServer(context.Background()); os.RemoveAll(sock) })
+	reg := Builtin().WithEnv(Env{Tmux: tm})
+	ctx := context.Background()
+	if _, err := Init(ctx, st, "human:t@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	launcher, _ := json.Marshal("sh -c '" + command + "; exec cat'")
+	for _, args := range []string{`{"key":"agent.cat.command","value":` + string(launcher) + `}`, `{"key":"agent.default","value":"cat"}`} {
+		if r := reg.Call(ctx, st, "human:t@example.com", "config_set", json.RawMessage(args)); !r.OK {
+			t.Fatalf("config_set %s: %+v", args, r.Error)
+		}
+	}
+	return st, reg, dir
+}
+
+// TestStartOutcomeSaysWhatHappened: an agent that calls in before spawn's
+// start check is done (it is ACTIVE already) gets a start outcome commit
+// that changes nothing; its summary says so. It was "spawn: human:..."
+// with an empty diff, which said nothing (the kept demo had them).
+func TestStartOutcomeSaysWhatHappened(t *testing.T) {
+	ctx := context.Background()
+	marker := filepath.Join(t.TempDir(), "started")
+	st, reg, dir := instanceRepo(t, "touch "+marker)
+	done := make(chan Result)
+	go func() {
+		done <- reg.Call(ctx, st, "human:t@example.com", "spawn", json.RawMessage(`{"type":"coding","prompt":"p","name":"quick"}`))
+	}()
+	// the agent calls in as soon as its pane runs, well inside the
+	// start check's 150 ms
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent's pane never ran")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if r := reg.Call(ctx, st, "quick", "agent_get_status", json.RawMessage(`{}`)); !r.OK {
+		t.Fatalf("agent_get_status: %+v", r.Error)
+	}
+	if r := <-done; !r.OK {
+		t.Fatalf("spawn: %+v", r.Error)
+	}
+	log := gitstatetest.Git(t, dir, "log", "-1", "--format=%s%n%(trailers:key=Codex-Tool,valueonly)", gitstate.RefState)
+	if log != "spawn: quick's session started; it was ACTIVE already\nspawn" {
+		t.Fatalf("the start outcome's commit:\n%s", log)
+	}
+	if diff := gitstatetest.Git(t, dir, "diff", "--stat", gitstate.RefState+"^", gitstate.RefState); diff != "" {
+		t.Errorf("the outcome changed %s", diff)
+	}
+	// no commit of the trail says only "tool: actor" about a change of nothing
+	for _, line := range strings.Split(gitstatetest.Git(t, dir, "log", "--format=%s|%(trailers:key=Codex-Tool,valueonly)|%(trailers:key=Codex-Actor,valueonly)|%(trailers:key=Codex-Follows,valueonly)", gitstate.RefState), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) == 4 && f[3] != "" && f[0] == f[1]+": "+f[2] {
+			t.Errorf("an outcome whose summary says nothing: %s", line)
+		}
+	}
+}
+
+// TestOutcomeWithoutSummary: an after-step's outcome that sets no summary
+// says what it follows.
+func TestOutcomeWithoutSummary(t *testing.T) {
+	ctx := context.Background()
+	st, dir := effectsStore(t)
+	reg := effectsRegistry(func(ctx context.Context, f *Followup) error {
+		return f.Record(ctx, func(*Call) error { return nil })
+	}, nil)
+	if res := reg.Call(ctx, st, "human:t@example.com", "probe", json.RawMessage(`{}`)); !res.OK {
+		t.Fatalf("result = %+v", res)
+	}
+	intent := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"~2")
+	got := gitstatetest.Git(t, dir, "log", "-1", "--format=%s", gitstate.RefState+"~1")
+	if want := "probe: human:t@example.com: the outcome of " + intent[:12]; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
