@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -315,13 +316,27 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 // ownWorktreeDirs are the directories git codex writes into an agent's
 // worktree (its MCP config and prompt, an agent CLI's settings it made):
 // git-ignored, and nobody's work.
-var ownWorktreeDirs = []string{".codex/", ".gemini/"}
+var ownWorktreeDirs = []string{instanceDir + "/", ".gemini/"}
+
+// legacyOwnFiles are the files git codex wrote into a worktree's .codex/
+// before the folder became .git-codex/ (Codex CLI reads a project's
+// .codex/ as its own, so only these files of it are git codex's):
+// worktrees made then keep them until cleanup removes the worktree.
+var legacyOwnFiles = []string{".codex/mcp.json", ".codex/prompt.md", ".codex/.gitignore"}
 
 // isOwnWorktreeFile reports whether rel (slash-separated, relative to a
 // worktree's top) is in the folder git codex keeps its files in there.
 func isOwnWorktreeFile(rel string) bool {
 	first, _, _ := strings.Cut(rel, "/")
-	return strings.EqualFold(first+"/", ownWorktreeDirs[0])
+	if strings.EqualFold(first+"/", ownWorktreeDirs[0]) {
+		return true
+	}
+	for _, f := range legacyOwnFiles {
+		if strings.EqualFold(rel, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // notOurs drops git codex's own files from a worktree's ignored files.
@@ -334,6 +349,7 @@ func notOurs(ignored []string) []string {
 				own = true
 			}
 		}
+		own = own || slices.Contains(legacyOwnFiles, p)
 		if !own {
 			out = append(out, p)
 		}

@@ -45,7 +45,7 @@ type ServerCaller struct {
 func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin) (ServerCaller, *Error) {
 	out := ServerCaller{ID: o.ID}
 	var refusal *Error
-	_, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
 		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: st, tool: auditMCP, origin: o}
 		e := checkServer(c, o, &out)
 		if e == nil {
@@ -129,7 +129,7 @@ func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
 // status it recorded, or "".
 func (r *Registry) MarkUp(ctx context.Context, st *gitstate.Store, o Origin, client string) (string, error) {
 	status := ""
-	_, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
 		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: st, tool: auditMCP, origin: o}
 		if IsHuman(o.ID) || resolveCaller(c) != nil || c.Agent == nil || c.Agent.Status != StatusStarting {
 			return errNoChange

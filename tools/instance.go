@@ -266,11 +266,7 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 			// cleanup, which rescues work before it removes anything.
 			out.Status = cur.Status
 			c.Target(a.ID)
-			if up {
-				c.Summarize("%s started: %s", a.ID, cur.Status)
-			} else {
-				c.Summarize("%s's session started; it was %s already", a.ID, cur.Status)
-			}
+			c.Summarize("%s's session started; it was %s already", a.ID, cur.Status)
 			return nil
 		}
 		cur.Status, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = live, c.Tx.Now(), f.Caller.ID, c.Tx.Clock()
