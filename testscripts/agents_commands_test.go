@@ -25,10 +25,10 @@ import (
 //	    Also turns off Claude Code's auto-updater and points every model
 //	    API at a closed port on loopback.
 //
-//	claudehome REPO
+//	claudehome [-notrust] REPO
 //	    writes $HOME/.claude.json as a person's first interactive session
 //	    leaves it: onboarding done, the ANTHROPIC_API_KEY it sets approved,
-//	    and the workspace of repository REPO trusted.
+//	    and the workspace of repository REPO trusted (not with -notrust).
 //
 //	waitproc CMDLINE-REGEXP ENV
 //	    waits (20 s) for a live process whose command line matches and
@@ -73,8 +73,12 @@ func cmdAgentCLI(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdClaudeHome(ts *testscript.TestScript, neg bool, args []string) {
+	trust := true
+	if len(args) == 2 && args[0] == "-notrust" {
+		trust, args = false, args[1:]
+	}
 	if len(args) != 1 || neg {
-		ts.Fatalf("usage: claudehome REPO")
+		ts.Fatalf("usage: claudehome [-notrust] REPO")
 	}
 	repo, err := filepath.Abs(ts.MkAbs(args[0]))
 	ts.Check(err)
@@ -84,7 +88,7 @@ func cmdClaudeHome(ts *testscript.TestScript, neg bool, args []string) {
 	cfg := map[string]any{
 		"hasCompletedOnboarding": true,
 		"customApiKeyResponses":  map[string]any{"approved": []string{testAnthropicKey[len(testAnthropicKey)-20:]}, "rejected": []string{}},
-		"projects":               map[string]any{repo: map[string]any{"hasTrustDialogAccepted": true}},
+		"projects":               map[string]any{repo: map[string]any{"hasTrustDialogAccepted": trust}},
 	}
 	b, _ := json.Marshal(cfg)
 	ts.Check(os.WriteFile(filepath.Join(ts.Getenv("HOME"), ".claude.json"), b, 0o600))

@@ -12,7 +12,7 @@ import (
 // fakeClaude stands in for Claude Code's interactive CLI in a tmux pane,
 // keeping the parts of its contract git codex relies on:
 //
-//	claude [--mcp-config <file>...] [--model <m>] [--] [prompt]
+//	claude [--mcp-config <file>...] [--allowedTools <tool>...] [--model <m>] [--] [prompt]
 //
 // --mcp-config takes every value up to the next option, as Claude Code's
 // does (checked on the real one in tools.TestRealClaudeTakesSpawnLine and
@@ -31,6 +31,7 @@ func fakeClaude() int {
 		}
 	}
 	var prompt string
+	var configs []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
@@ -48,6 +49,12 @@ func fakeClaude() int {
 					fmt.Fprintf(os.Stderr, "Error: Invalid MCP configuration:\n%v\n", err)
 					return 1
 				}
+				configs = append(configs, args[i])
+			}
+		case a == "--allowedTools" || a == "--allowed-tools":
+			// variadic too
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
 			}
 		case a == "--model" && i+1 < len(args):
 			i++
@@ -57,6 +64,10 @@ func fakeClaude() int {
 		default:
 			prompt = a
 		}
+	}
+	for _, cfg := range configs {
+		stop := startMCPServers(cfg)
+		defer stop()
 	}
 	fmt.Printf("* fake-claude ready as %s\n", os.Getenv("CODEX_INSTANCE"))
 	if prompt != "" {
@@ -79,6 +90,53 @@ func fakeClaude() int {
 		}
 	}
 	return 0
+}
+
+// startMCPServers starts the stdio MCP servers of a config file as Claude
+// Code does, initializes each (printing whether it connected) and returns
+// what stops them: their standard input closed.
+func startMCPServers(path string) (stop func()) {
+	b, _ := os.ReadFile(path)
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	json.Unmarshal(b, &cfg)
+	var stops []func()
+	for name, srv := range cfg.MCPServers {
+		cmd := exec.Command(srv.Command, srv.Args...)
+		cmd.Env = os.Environ()
+		for k, v := range srv.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			fmt.Printf("* MCP server %s failed: %v\n", name, err)
+			continue
+		}
+		fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fake-claude","version":"1"}}}`)
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !strings.Contains(line, `"result"`) {
+			in.Close()
+			cmd.Wait()
+			fmt.Printf("* MCP server %s failed: %s %s\n", name, strings.TrimSpace(line), strings.TrimSpace(stderr.String()))
+			continue
+		}
+		fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		fmt.Printf("* MCP server %s connected\n", name)
+		stops = append(stops, func() { in.Close(); cmd.Wait() })
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
 }
 
 func checkMCPConfig(path string) error {

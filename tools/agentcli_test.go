@@ -139,8 +139,8 @@ func TestRealClaudeTakesSpawnLine(t *testing.T) {
 		t.Fatalf("git codex's server did not get the instance's identity: %q", envs)
 	}
 
-	// the control: the line as it was (no --)
-	noDash := slices.DeleteFunc(slices.Clone(wire), func(s string) bool { return s == "--" })
+	// the control: the line as it was (--mcp-config <file>, no --)
+	noDash := slices.Clone(wire[:2])
 	cmd := exec.Command(claude, append(append([]string{"-p"}, noDash...), "say hi")...)
 	cmd.Dir, cmd.Env = wt, env
 	out, err := cmd.CombinedOutput()

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +45,9 @@ type CleanedUp struct {
 	// Failed are instances found dead (their spawn crashed, or their
 	// session died) and marked FAILED.
 	Failed []string `json:"failed"`
+	// Why says, for each instance in Failed, why (reap): its agent's exit
+	// status and last lines, or its session gone.
+	Why map[string]string `json:"why,omitempty" jsonschema:"why each instance in failed is FAILED: its agent's exit status and last lines, its session gone, or its spawn stopped"`
 	// TimedOut are reviews that ran past review.timeout_hours, TERMINATED.
 	TimedOut []string      `json:"timed_out"`
 	Items    []CleanupItem `json:"items"`
@@ -95,6 +99,10 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 				setStatus(c, &a, StatusFailed, "its spawn stopped before the instance started")
 			}
 			out.Failed = append(out.Failed, a.ID)
+			if out.Why == nil {
+				out.Why = map[string]string{}
+			}
+			out.Why[a.ID] = "its spawn stopped before the instance started"
 			done = append(done, a)
 		case a.Status != StatusStarting:
 			live = append(live, a)
@@ -117,17 +125,27 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	}
 	c.After(func(ctx context.Context, f *Followup) error {
 		if reap {
-			dead, timedOut, err := findDead(ctx, tm, live, now, timeout)
+			dead, why, timedOut, err := findDead(ctx, f.Store, tm, live, now, timeout)
 			if err != nil {
 				return err
 			}
 			out.Failed = append(out.Failed, ids(dead)...)
+			if len(why) > 0 {
+				if out.Why == nil {
+					out.Why = map[string]string{}
+				}
+				for id, w := range why {
+					out.Why[id] = w
+				}
+			}
 			out.TimedOut = ids(timedOut)
 			if !in.DryRun && len(dead)+len(timedOut) > 0 {
 				err := f.Record(ctx, func(c *Call) error {
 					c.Summarize("%s: %d instance(s) died, %d review(s) timed out", f.Caller.ID, len(dead), len(timedOut))
-					if err := markEnded(c, dead, StatusFailed, "its tmux session died"); err != nil {
-						return err
+					for _, a := range dead {
+						if err := markEnded(c, []Agent{a}, StatusFailed, why[a.ID]); err != nil {
+							return err
+						}
 					}
 					return markEnded(c, timedOut, StatusTerminated, "review timed out (review.timeout_hours)")
 				})
@@ -164,26 +182,30 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	return out, nil
 }
 
-// findDead sorts the running instances into those whose session died and
-// reviews that ran too long.
-func findDead(ctx context.Context, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead, timedOut []Agent, err error) {
+// findDead sorts the running instances into those whose session died
+// (with why: the agent's exit status and last words, which are saved for
+// peek before cleanup kills the pane) and reviews that ran too long.
+func findDead(ctx context.Context, st Repo, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead []Agent, why map[string]string, timedOut []Agent, err error) {
 	sessions, err := tm.List(ctx)
 	if err != nil {
-		return nil, nil, Errorf(InternalError, "list tmux sessions: %v", err)
+		return nil, nil, nil, Errorf(InternalError, "list tmux sessions: %v", err)
 	}
-	alive := map[string]bool{}
+	byName := map[string]tmux.Session{}
 	for _, s := range sessions {
-		alive[s.Name] = !s.PaneDead
+		byName[s.Name] = s
 	}
+	why = map[string]string{}
 	for _, a := range live {
+		s, found := byName[a.TmuxSession]
 		switch {
-		case !alive[a.TmuxSession]:
+		case !found || s.PaneDead:
 			dead = append(dead, a)
+			why[a.ID] = deathOf(ctx, st, tm, a, s, found)
 		case a.Status == StatusReviewing && timeout > 0 && now.Sub(a.CreatedAt) > timeout:
 			timedOut = append(timedOut, a)
 		}
 	}
-	return dead, timedOut, nil
+	return dead, why, timedOut, nil
 }
 
 // markEnded ends instances still in the status they were found in.
@@ -216,6 +238,7 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 	if has, err := tm.HasSession(ctx, a.TmuxSession); err == nil && has && kill {
 		it.Session = "killed"
 		if !in.DryRun {
+			saveScreen(ctx, f.Store, tm, a)
 			if err := tm.Kill(ctx, a.TmuxSession); err != nil {
 				it.Session, it.Error = CleanKept, fmt.Sprintf("kill session: %v", err)
 			}
@@ -293,13 +316,27 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 // ownWorktreeDirs are the directories git codex writes into an agent's
 // worktree (its MCP config and prompt, an agent CLI's settings it made):
 // git-ignored, and nobody's work.
-var ownWorktreeDirs = []string{".codex/", ".gemini/"}
+var ownWorktreeDirs = []string{instanceDir + "/", ".gemini/"}
+
+// legacyOwnFiles are the files git codex wrote into a worktree's .codex/
+// before the folder became .git-codex/ (Codex CLI reads a project's
+// .codex/ as its own, so only these files of it are git codex's):
+// worktrees made then keep them until cleanup removes the worktree.
+var legacyOwnFiles = []string{".codex/mcp.json", ".codex/prompt.md", ".codex/.gitignore"}
 
 // isOwnWorktreeFile reports whether rel (slash-separated, relative to a
 // worktree's top) is in the folder git codex keeps its files in there.
 func isOwnWorktreeFile(rel string) bool {
 	first, _, _ := strings.Cut(rel, "/")
-	return strings.EqualFold(first+"/", ownWorktreeDirs[0])
+	if strings.EqualFold(first+"/", ownWorktreeDirs[0]) {
+		return true
+	}
+	for _, f := range legacyOwnFiles {
+		if strings.EqualFold(rel, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // notOurs drops git codex's own files from a worktree's ignored files.
@@ -312,6 +349,7 @@ func notOurs(ignored []string) []string {
 				own = true
 			}
 		}
+		own = own || slices.Contains(legacyOwnFiles, p)
 		if !own {
 			out = append(out, p)
 		}

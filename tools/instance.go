@@ -116,6 +116,8 @@ type SpawnIn struct {
 	Agent  string `json:"agent,omitempty" jsonschema:"launcher: claude, codex, gemini or one set with agent.<name>.command (default agent.default)"`
 	From   string `json:"from,omitempty" jsonschema:"revision the instance's branch starts at (default HEAD)"`
 	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7); it names its branch codex/<id> and tmux session codex-<id>, so it must be a ref name git accepts, with no dot (tmux refuses one in a session name)"`
+	// StartTimeout bounds the wait for the agent to connect.
+	StartTimeout int `json:"start_timeout,omitempty" jsonschema:"seconds to wait for the agent to connect to git codex before it is recorded FAILED with what its pane shows (default instance.start_timeout)"`
 }
 
 // Spawned is what spawn returns.
@@ -161,6 +163,10 @@ func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) 
 		return nil, Errorf(InvalidInput, "prompt is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Prompt), limit).With("field", "prompt")
 	}
 	l, err := c.Config.launcher(in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := startTimeout(c.Config, in.StartTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +224,7 @@ func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) 
 	c.Summarize("%s spawned %s (%s, %s)", c.Caller.ID, id, t, l.Name)
 	c.After(func(ctx context.Context, f *Followup) error {
 		defer release()
-		return startInstance(ctx, f, a, token, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, out, onFail)
+		return startInstance(ctx, f, a, token, l, firstPrompt(f.Store.WorkDir(), a), StatusActive, timeout, out, onFail)
 	})
 	return out, nil
 }
@@ -237,19 +243,28 @@ func supervisorOf(c *Call) string {
 // live (ACTIVE, or REVIEWING for a reviewer), or FAILED with why, after
 // removing what it made; onFail (if set) records what else a failure
 // undoes in the same commit.
-func startInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt, live string, out *Spawned, onFail func(*Call) error) error {
-	err := makeInstance(ctx, f, a, token, l, prompt)
+func startInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt, live string, timeout time.Duration, out *Spawned, onFail func(*Call) error) error {
+	err := makeInstance(ctx, f, a, token, l, prompt, timeout)
 	failed := false
 	rerr := f.Record(ctx, func(c *Call) error {
 		cur, gerr := getAgent(c.Tx, a.ID)
 		if gerr != nil {
 			return gerr
 		}
-		if cur.Status != StatusStarting {
-			// someone killed it meanwhile, or the agent called in
-			// (markRunning) and may have made work since: their status
-			// stands, and what was made is left for cleanup, which
-			// rescues work before it removes anything.
+		up := cur.Status == StatusActive || cur.Status == StatusReviewing
+		if up && !atScreen(err) {
+			err = nil // up, whatever the wait saw after
+		}
+		// connected, but stopped at a screen of its CLI (Gemini CLI
+		// started its servers behind its sign-in choice under load): it
+		// has done nothing, and is recorded FAILED as if it never
+		// connected
+		if cur.Status != StatusStarting && !(up && err != nil) {
+			// the agent's server said it is up (MarkUp) or the agent
+			// called in (markRunning), or someone ended it meanwhile:
+			// that status stands, and what was made is left for
+			// cleanup, which rescues work before it removes anything.
+			out.Status = cur.Status
 			c.Target(a.ID)
 			c.Summarize("%s's session started; it was %s already", a.ID, cur.Status)
 			return nil
@@ -278,17 +293,17 @@ func startInstance(ctx context.Context, f *Followup, a Agent, token string, l La
 		tearDown(ctx, f, a)
 	}
 	if rerr == nil && err != nil {
-		return Errorf(AgentStartFailed, "%s did not start: %v; it is recorded FAILED and what was made for it is removed", a.ID, err).
+		return Errorf(AgentStartFailed, "%s did not start: %v. It is recorded FAILED and what was made for it is removed; `git codex peek %s` shows its last screen", a.ID, err, a.ID).
 			With("instance_id", a.ID).With("agent", l.Name)
 	}
 	return rerr
 }
 
 // markRunning records that an instance calling a tool while STARTING runs:
-// its own call is the proof that spawn's start check waits for, and an
-// agent quicker than that check (request_review within 150 ms of its
-// pane) must not be refused for a state it has already left. The call's
-// own commit carries the change; a refused call discards it.
+// its own call proves it is up, as its MCP server's initialize does
+// (MarkUp), and an agent whose first call comes before that commit must
+// not be refused for a state it has already left. The call's own commit
+// carries the change; a refused call discards it.
 func markRunning(c *Call) error {
 	a := c.Agent
 	if a == nil || a.Status != StatusStarting || c.Caller.ID != a.ID {
@@ -302,11 +317,23 @@ func markRunning(c *Call) error {
 	return c.Tx.Put(agentPath(a.ID), *a)
 }
 
-// startCheck is how long a fresh pane is watched for an agent that exits
-// at once (a bad command line, a missing login).
+// startCheck is how long a fresh pane of a launcher that is up when
+// started (ReadyStarted) is watched for an agent that exits at once.
 const startCheck = 150 * time.Millisecond
 
-func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt string) error {
+// startTimeout is the wait for an agent to connect: the spawn's own, else
+// instance.start_timeout.
+func startTimeout(cfg *Config, seconds int) (time.Duration, error) {
+	if seconds == 0 {
+		seconds = cfg.intValue("instance.start_timeout")
+	}
+	if seconds < 1 || seconds > 3600 {
+		return 0, Errorf(InvalidInput, "start_timeout must be 1-3600 seconds").With("field", "start_timeout")
+	}
+	return time.Duration(seconds) * time.Second, nil
+}
+
+func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt string, timeout time.Duration) error {
 	if err := f.Store.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
 		return fmt.Errorf("make the worktree: %w", err)
 	}
@@ -329,12 +356,18 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 		"CODEX_TOKEN":      token,
 		"CODEX_MCP_CONFIG": mcpConfig,
 	}
+	for k, v := range l.env {
+		env[k] = v
+	}
 	_, err = r.NewSession(ctx, tmux.SessionSpec{
 		Name: a.TmuxSession, Dir: a.Worktree, Env: env, KeepDeadPane: true, Width: 200, Height: 50,
 		Command: []string{l.commandLine(mcpConfig, a.ID, promptFile)},
 	})
 	if err != nil {
 		return fmt.Errorf("start the tmux session: %w", err)
+	}
+	if l.Ready == ReadyMCP {
+		return waitUp(ctx, f, r, a, l, timeout)
 	}
 	time.Sleep(startCheck)
 	s, err := paneOf(ctx, r, a.TmuxSession)
@@ -343,6 +376,7 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 	}
 	if s.PaneDead {
 		status, out := deadPaneOutput(ctx, r, a.TmuxSession, s)
+		saveScreen(ctx, f.Store, r, a)
 		if status < 0 {
 			return fmt.Errorf("the agent (%s) exited at once: %s", l.Command, out)
 		}

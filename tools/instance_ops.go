@@ -115,11 +115,14 @@ type PeekIn struct {
 type Peeked struct {
 	ID     string `json:"id"`
 	Screen string `json:"screen"`
+	// Saved is true when the session is gone and Screen is what it showed
+	// when git codex killed it or found it dead.
+	Saved bool `json:"saved,omitempty" jsonschema:"true when the session is gone and this is its last screen, saved when git codex ended it or found it dead"`
 }
 
 // Peek captures an instance's pane.
 var Peek = Define("instance_peek", "instance.peek",
-	"Show what an instance's tmux pane shows now (and some scrollback), without attaching.",
+	"Show what an instance's tmux pane shows now (and some scrollback), without attaching; once its session is gone, the last screen git codex saved of it.",
 	CLI{Path: "peek", Args: []string{"id"}},
 	func(ctx context.Context, c *Call, in PeekIn) (*Peeked, error) {
 		a, err := getInstance(c, in.ID)
@@ -136,6 +139,12 @@ var Peek = Define("instance_peek", "instance.peek",
 		c.After(func(ctx context.Context, f *Followup) error {
 			screen, err := tm.CaptureHistory(ctx, a.TmuxSession, in.Lines)
 			if errors.Is(err, tmux.ErrNoSession) {
+				// the screen git codex saved when it killed the session
+				// or found it dead
+				if saved, ok := savedScreen(f.Store, a.ID); ok {
+					out.Screen, out.Saved = saved, true
+					return nil
+				}
 				return Errorf(InstanceNotRunning, "%s has no tmux session (%s); its status is %s", a.ID, a.TmuxSession, a.Status).With("agent_id", a.ID)
 			}
 			out.Screen = screen
@@ -175,6 +184,12 @@ var Send = Define("instance_send", "instance.send",
 		if ended(a.Status) {
 			return nil, Errorf(InstanceNotRunning, "%s is %s; nothing reads its pane", a.ID, a.Status).With("agent_id", a.ID).With("status", a.Status)
 		}
+		if a.Status == StatusStarting {
+			// whatever its pane shows is not the agent's input yet: a
+			// trust dialog, a sign-in menu, where keys pick options
+			return nil, Errorf(InstanceNotRunning, "%s is STARTING: its agent has not connected to git codex yet, so its pane is not at the agent's input; nothing was typed (see `git codex peek %s`)", a.ID, a.ID).
+				With("agent_id", a.ID).With("status", a.Status)
+		}
 		out := &Sent{ID: a.ID}
 		tm := tmuxFor(c.Config, c.Env)
 		c.Target(a.ID)
@@ -196,6 +211,13 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 	s, err := paneOf(ctx, tm, a.TmuxSession)
 	if err != nil || s.PaneDead {
 		return Errorf(InstanceNotRunning, "%s's session %s is not running; nothing would read the nudge", a.ID, a.TmuxSession).With("agent_id", a.ID)
+	}
+	// never into a dialog or a menu: typed keys would pick its options
+	if screen, err := tm.Capture(ctx, a.TmuxSession); err == nil {
+		if b, ok := blockedAt(a.Launcher, screen); ok {
+			return Errorf(NudgeNotDelivered, "%s's pane shows %s, not the agent's input; nothing was typed. Attach (`git codex attach %s`) to answer it; %s",
+				a.ID, b.what, a.ID, strings.ReplaceAll(b.advice("the repository"), "<id>", a.ID)).With("agent_id", a.ID).With("screen", b.what)
+		}
 	}
 	if err := tm.SendKeys(ctx, a.TmuxSession, text, false); err != nil {
 		return Errorf(NudgeNotDelivered, "typing into %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
@@ -280,7 +302,7 @@ func endInstance(c *Call, id, status, reason string) (*Ended, error) {
 	out := &Ended{ID: a.ID, Status: status}
 	tm := tmuxFor(c.Config, c.Env)
 	c.After(func(ctx context.Context, f *Followup) error {
-		out.Session = killSession(ctx, tm, a.TmuxSession)
+		out.Session = killInstanceSession(ctx, f.Store, tm, a)
 		return nil
 	})
 	return out, nil

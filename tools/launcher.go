@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate"
 )
 
 // A launcher says how to start one agent CLI in a pane: the command line,
@@ -26,6 +28,13 @@ type Launcher struct {
 	// wire adds the arguments that attach git codex's MCP server, given
 	// the path of the MCP config git codex wrote and the instance's id.
 	wire func(mcpConfig, instance string) []string
+	// Ready is when an instance it starts is up: ReadyMCP (its git codex
+	// mcp answered initialize) for the built-in CLIs, ReadyStarted (its
+	// pane survived the start check) for others unless agent.<name>.ready
+	// says otherwise (instance_start.go).
+	Ready string `json:"ready"`
+	// env is set in the pane besides the instance's identity.
+	env map[string]string
 	// promptFlag, if set, is the option whose value the prompt is in
 	// prompt mode "arg" (`--prompt-interactive=<prompt>`): a prompt
 	// that starts with "-" is then never read as an option.
@@ -42,9 +51,12 @@ const mcpServerName = "git-codex"
 // wire, each as its shipped interactive invocation takes it (checked
 // against Claude Code 2.1.328, Codex CLI 0.169.0 and Gemini CLI 0.61.0;
 // docs/DELEGATION.md has the table):
-//   - claude: `claude --mcp-config <file> -- "<prompt>"`. --mcp-config
-//     takes several values (`<configs...>`): without the `--` the prompt
-//     is read as a second config file and claude exits 1.
+//   - claude: `claude --mcp-config <file> --allowedTools mcp__git-codex
+//     -- "<prompt>"`. --mcp-config (like --allowedTools) takes several
+//     values (`<configs...>`): without the `--` the prompt is read as a
+//     second config file and claude exits 1. --allowedTools lets the
+//     agent call git codex's tools without a person's yes (git codex's
+//     permission policy checks each).
 //   - codex: `codex -c mcp_servers.git-codex.command="git-codex" ...
 //     "<prompt>"`. Codex hands MCP servers only an allow-list of
 //     environment variables: env_vars adds CODEX_INSTANCE and CODEX_TOKEN
@@ -57,21 +69,26 @@ const mcpServerName = "git-codex"
 //     CLI reads a system settings file only if it and every directory
 //     above it are root's, and starts stdio MCP servers only in a trusted
 //     folder: --skip-trust trusts the worktree git codex made, for this
-//     session only). The settings name $CODEX_INSTANCE and $CODEX_TOKEN,
+//     session only; in the interactive CLI that flag comes too late for
+//     the workspace's settings, which are read before it: the pane also
+//     sets GEMINI_CLI_TRUST_WORKSPACE=true, which is what the flag sets,
+//     without which Gemini CLI said "No MCP servers configured"). The
+//     settings name $CODEX_INSTANCE and $CODEX_TOKEN,
 //     which Gemini expands from its own environment when it loads them:
 //     the file holds no secret (Gemini withholds variables named *TOKEN*
 //     from MCP servers' inherited environment, so they are passed by name).
 func builtinLaunchers() map[string]Launcher {
 	return map[string]Launcher{
-		"claude": {Name: "claude", Command: "claude", Prompt: "arg", wire: func(cfg, _ string) []string {
-			return []string{"--mcp-config", cfg, "--"}
+		"claude": {Name: "claude", Command: "claude", Prompt: "arg", Ready: ReadyMCP, wire: func(cfg, _ string) []string {
+			return []string{"--mcp-config", cfg, "--allowedTools", "mcp__" + mcpServerName, "--"}
 		}},
-		"codex": {Name: "codex", Command: "codex", Prompt: "arg", wire: func(_, _ string) []string {
+		"codex": {Name: "codex", Command: "codex", Prompt: "arg", Ready: ReadyMCP, wire: func(_, _ string) []string {
 			return codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}, "approve")
 		}},
-		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", promptFlag: "--prompt-interactive", wire: func(string, string) []string {
-			return []string{"--skip-trust"}
-		}},
+		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", Ready: ReadyMCP, promptFlag: "--prompt-interactive",
+			env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}, wire: func(string, string) []string {
+				return []string{"--skip-trust"}
+			}},
 	}
 }
 
@@ -140,6 +157,7 @@ func instanceKeys() []configKey {
 		{Name: "agent.default", Kind: "string", Default: "claude", Local: true, Doc: "the launcher `spawn` uses without --agent: claude, codex, gemini, or one set with agent.<name>.command (this machine's: git config codex.agent.default)"},
 		{Name: "worktree.dir", Kind: "string", Default: "", Local: true, Doc: "where instances' worktrees go; empty: <repository>.codex-worktrees beside the repository (this machine's: git config codex.worktree.dir)"},
 		{Name: "tmux.socket", Kind: "string", Default: "", Local: true, Doc: "tmux socket name or path for agents' sessions; empty: the tmux server of the calling environment (this machine's: git config codex.tmux.socket)"},
+		{Name: "instance.start_timeout", Kind: "int", Default: defaultStartTimeout, Doc: "seconds spawn waits for an agent to connect to git codex (its git codex mcp answering initialize) before it records the instance FAILED with what its pane shows"},
 		{Name: "review.max_iterations", Kind: "int", Default: 3, Doc: "reviews a coding agent may request before request_review refuses with REVIEW_LIMIT_EXCEEDED"},
 		{Name: "review.auto_abandon_after", Kind: "int", Default: 3, Doc: "needs_work reviews after which a coding agent is ABANDONED as the last is delivered (its session killed, its work kept for cleanup to save); 0: never. It counts the same reviews as review.max_iterations: at the default (equal), a coder whose every review said needs_work is abandoned, one that had any other verdict reaches the limit and may open a pull request; above review.max_iterations it can never trigger"},
 		{Name: "review.timeout_hours", Kind: "int", Default: 24, Doc: "hours after which `reap` terminates a review still running"},
@@ -168,6 +186,13 @@ func launcherKey(key string) (configKey, bool) {
 	case "prompt":
 		return configKey{Name: key, Kind: "string", Default: "arg", oneOf: promptModes, Local: true,
 			Doc: "how launcher " + name + " gets its first prompt: arg, stdin or file (this machine's: git config " + gitConfigName(key) + ")"}, true
+	case "ready":
+		def := ReadyStarted
+		if b, ok := builtinLaunchers()[name]; ok {
+			def = b.Ready
+		}
+		return configKey{Name: key, Kind: "string", Default: def, oneOf: readyModes, Local: true,
+			Doc: "when an instance of launcher " + name + " is up: mcp (its git codex mcp answered initialize, or it called a tool) or started (its pane still runs after a moment) (this machine's: git config " + gitConfigName(key) + ")"}, true
 	}
 	return configKey{}, false
 }
@@ -191,7 +216,7 @@ func (c *Config) launcher(name string) (Launcher, error) {
 		// the binary speaks that CLI's contract (an empty command is
 		// none: the built-in's own, as when it is unset)
 		if !builtin {
-			l = Launcher{Name: name, Prompt: "arg"}
+			l = Launcher{Name: name, Prompt: "arg", Ready: ReadyStarted}
 		}
 		l.Command, builtin = cmd, true
 	}
@@ -206,6 +231,9 @@ func (c *Config) launcher(name string) (Launcher, error) {
 	}
 	if promptKey, _ := launcherKey("agent." + name + ".prompt"); c.hasLocal(promptKey) {
 		l.Prompt = c.stringValue(promptKey.Name)
+	}
+	if readyKey, _ := launcherKey("agent." + name + ".ready"); c.hasLocal(readyKey) {
+		l.Ready = c.stringValue(readyKey.Name)
 	}
 	return l, nil
 }
@@ -269,17 +297,21 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Files git codex writes into an instance's worktree live in .codex/,
+// Files git codex writes into an instance's worktree live in .git-codex/,
 // whose own .gitignore ignores everything in it (itself included): they
 // are never committed by accident, and nothing in the repository's shared
-// info/exclude has to change.
-const instanceDir = ".codex"
+// info/exclude has to change. The folder was .codex/ until Codex CLI
+// took that name for a project's own settings (.codex/config.toml); no
+// agent CLI reads .git-codex/. Worktrees made before keep their .codex/:
+// its files are read only when the agent starts, and cleanup removes the
+// worktree with them, so nothing needs moving.
+const instanceDir = ".git-codex"
 
 // writeInstanceFiles writes the MCP config (Claude Code's format, which
-// most clients read) and the first prompt into the worktree's .codex/,
+// most clients read) and the first prompt into the worktree's .git-codex/,
 // and returns their paths. The MCP config carries the instance's
 // credential (CODEX_TOKEN): readable by its owner only, and ignored by git
-// like everything in .codex/.
+// like everything in .git-codex/.
 func writeInstanceFiles(worktree, instance, token, prompt string) (mcpConfig, promptFile string, err error) {
 	dir := filepath.Join(worktree, instanceDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -346,3 +378,22 @@ func writeGeminiSettings(worktree string) error {
 	b, _ := json.MarshalIndent(settings, "", "  ")
 	return os.WriteFile(path, append(b, '\n'), 0o600)
 }
+
+// LauncherCommand is the command line this machine runs for launcher name
+// (its git config codex.agent.<name>.command, else the built-in's), for
+// commands that run an agent CLI's own subcommands (setup, doctor).
+func LauncherCommand(sn *gitstate.Snapshot, name string) (string, error) {
+	cfg, err := loadConfig(sn)
+	if err != nil {
+		return "", err
+	}
+	l, err := cfg.launcher(name)
+	if err != nil {
+		return "", err
+	}
+	return l.Command, nil
+}
+
+// MainWorkTree is the repository's main work tree: where Claude Code and
+// Codex CLI look up the trust of every worktree of it.
+func MainWorkTree(r Repo) string { return mainWorkTree(r) }

@@ -202,6 +202,10 @@ var RequestReview = Define("request_review", "review.request",
 		c.Target(id)
 		c.Summarize("%s asked for review %d of %.12s: %s", coder.ID, iteration, reviewed, id)
 		cw := *coder
+		timeout, err := startTimeout(c.Config, 0)
+		if err != nil {
+			return nil, err
+		}
 		c.After(func(ctx context.Context, f *Followup) error {
 			defer release()
 			if w, err := f.Store.WorkIn(ctx, cw.Worktree, ""); err == nil && len(w.Dirty) > 0 {
@@ -210,7 +214,7 @@ var RequestReview = Define("request_review", "review.request",
 			stat, _ := f.Store.DiffStat(ctx, cw.BaseCommit, reviewed)
 			prompt := reviewPrompt(f.Store.WorkDir(), r, cw, iteration, in.CompletionMessage, stat)
 			spawned := &Spawned{}
-			return startInstance(ctx, f, r, token, l, prompt, StatusReviewing, spawned, func(c *Call) error {
+			return startInstance(ctx, f, r, token, l, prompt, StatusReviewing, timeout, spawned, func(c *Call) error {
 				// the reviewer never started: the coder is no longer waiting
 				return endReview(c, cw.ID, id, StatusActive)
 			})

@@ -164,6 +164,8 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.pushCommand(),
 			e.remoteCommand(),
 			e.attachCommand(),
+			e.setupCommand(),
+			e.doctorCommand(),
 			e.uiCommand(),
 			e.completionCommand(),
 			e.versionCommand(),

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +43,8 @@ func (e *env) mcpCommand() *cli.Command {
 		Name:  "mcp",
 		Usage: "serve the tools your policy allows over MCP on stdin/stdout (agents launch this)",
 		Description: "The caller is fixed at launch: --as <id> or CODEX_INSTANCE, else human:<git user.email>.\n" +
+			"It refuses to start (exit 1, the reason on stderr) for an agent that is not registered, a\n" +
+			"CODEX_TOKEN that is not the agent's credential, or none where auth.agents is required.\n" +
 			"Logs go to stderr; stdout carries only the protocol. Clients that set a level with\n" +
 			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.",
 		Action: func(c *cli.Context) error {
@@ -49,6 +53,11 @@ func (e *env) mcpCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
+			// fail loudly now rather than serve nothing while the client
+			// shows the server connected
+			if _, refusal := e.reg.CheckServer(c.Context, st, o); refusal != nil {
+				return refusal
+			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// a client that went away closes the pipe our answers and
@@ -93,6 +102,7 @@ type mcpServer struct {
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 	kick      chan struct{}      // a call may have changed the policy: look (see watch)
+	isUp      atomic.Bool        // the instance is recorded up (see up)
 	// inflight counts calls running: the server waits for them when its
 	// client goes (a delegated turn then stops and records how it ended).
 	inflight sync.WaitGroup
@@ -132,7 +142,11 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 			if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
 				return s.call(ctx, r)
 			}
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if err == nil && !s.isUp.Load() && !strings.HasPrefix(method, "notifications/") {
+				s.up(ctx, req.GetParams())
+			}
+			return res, err
 		}
 	})
 	servePrompts(s.srv, reg, st, caller, logger) // the prompt registry as MCP prompts (mcp_prompts.go)
@@ -194,6 +208,34 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		StructuredContent: json.RawMessage(text),
 		IsError:           !res.OK,
 	}, nil
+}
+
+// up records that the instance this server serves is up (tools.MarkUp):
+// its agent CLI started the server, which answers its first request now
+// — initialize, or server/discover in MCP 2026-07-28, which has no
+// initialize and is what Claude Code 2.1.328 sends first. Spawn waits for
+// that. A failure to record it is logged, not fatal (the next request
+// tries again, and the agent's first tool call records it too).
+func (s *mcpServer) up(ctx context.Context, p mcp.Params) {
+	if tools.IsHuman(s.caller) {
+		s.isUp.Store(true)
+		return
+	}
+	client := "its client"
+	if ip, ok := p.(*mcp.InitializeParams); ok && ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
+		client = ip.ClientInfo.Name
+	} else if p != nil {
+		if info, ok := p.GetMeta()[mcp.MetaKeyClientInfo].(map[string]any); ok {
+			if name, ok := info["name"].(string); ok && name != "" {
+				client = name
+			}
+		}
+	}
+	if _, err := s.reg.MarkUp(context.WithoutCancel(ctx), s.st, s.origin, client); err != nil {
+		s.logger.Warn("cannot record that the instance is up", "instance", s.caller, "err", err)
+		return
+	}
+	s.isUp.Store(true)
 }
 
 // log sends a notifications/message to the client; go-sdk drops it unless

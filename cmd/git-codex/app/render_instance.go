@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gitcodex/git-codex/tools"
 )
@@ -36,8 +37,21 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 			}
 			tp.EndRow()
 		}
-		return true, tp.Render()
+		if err := tp.Render(); err != nil {
+			return true, err
+		}
+		// why each one that failed did: its agent's last words, a screen
+		// it stopped at
+		for _, v := range d.Instances {
+			if v.Status == tools.StatusFailed && v.StatusReason != "" {
+				fmt.Fprintf(w, "%s FAILED: %s\n", v.ID, cut(v.StatusReason, 300))
+			}
+		}
+		return true, nil
 	case *tools.Peeked:
+		if d.Saved {
+			fmt.Fprintf(e.stderr, "(%s has no tmux session now: this is its last screen, saved when git codex ended it or found it dead)\n", d.ID)
+		}
 		fmt.Fprintln(w, strings.TrimRight(d.Screen, "\n"))
 	case *tools.Sent:
 		fmt.Fprintf(w, "submitted to %s\n", d.ID)
@@ -45,7 +59,11 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 		fmt.Fprintf(w, "%s is %s (session %s); `git codex cleanup` removes its worktree and branch, saving any work\n", d.ID, d.Status, d.Session)
 	case *tools.CleanedUp:
 		for _, id := range d.Failed {
-			fmt.Fprintf(w, "%s: FAILED (its session or its spawn died)\n", id)
+			why := d.Why[id]
+			if why == "" {
+				why = "its session or its spawn died"
+			}
+			fmt.Fprintf(w, "%s: FAILED (%s)\n", id, why)
 		}
 		for _, id := range d.TimedOut {
 			fmt.Fprintf(w, "%s: review timed out, TERMINATED\n", id)
@@ -79,4 +97,15 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// cut shortens s to n bytes at most, on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -1,0 +1,107 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The screens an agent CLI stops at before it works: dialogs and menus
+// that wait for a person's answer. In an unattended pane nobody answers,
+// so spawn reports them (with what to do once) instead of waiting, and
+// send never types into one (keys typed there pick options: on Codex CLI's
+// sign-in menu they started a device-code login).
+//
+// Each was seen on the pinned CLIs (Claude Code 2.1.328, Codex CLI
+// 0.169.0, Gemini CLI 0.61.0) in a fresh home directory; docs/DELEGATION.md
+// has the list and what each needs.
+
+// A blockingScreen is one such screen: all of its marks on the pane, what
+// it is, and what a person does once so that it never shows again.
+type blockingScreen struct {
+	cli   string   // the built-in launcher it belongs to; "" for any
+	marks []string // all on the screen
+	what  string
+	// todo is what to do once; %[1]s is the repository's main work tree.
+	todo string
+	// approval marks a question the agent asks while it works (may it run
+	// a command?): send never types into it, but it is no reason to fail
+	// a spawn.
+	approval bool
+}
+
+var blockingScreens = []blockingScreen{
+	{cli: "claude", marks: []string{"Quick safety check", "trust"}, what: "Claude Code's workspace-trust dialog",
+		todo: "trust the repository once: run `claude` in %[1]s and choose \"Yes, I trust this folder\" (Claude Code looks a worktree's trust up under its main repository); `git codex doctor claude` checks it"},
+	{cli: "claude", marks: []string{"Do you trust the files in this folder"}, what: "Claude Code's workspace-trust dialog",
+		todo: "trust the repository once: run `claude` in %[1]s and accept the trust dialog; `git codex doctor claude` checks it"},
+	{cli: "claude", marks: []string{"Detected a custom API key"}, what: "Claude Code's question whether to use ANTHROPIC_API_KEY",
+		todo: "answer it once in an interactive `claude` (choose Yes); `git codex doctor claude` checks it"},
+	{cli: "claude", marks: []string{"Select login method"}, what: "Claude Code's sign-in",
+		todo: "sign Claude Code in once: run `claude` and finish its first-run setup; `git codex doctor claude` checks it"},
+	{cli: "claude", marks: []string{"Choose the text style"}, what: "Claude Code's first-run setup",
+		todo: "run `claude` once and finish its first-run setup; `git codex doctor claude` checks it"},
+	{cli: "codex", marks: []string{"Sign in with ChatGPT"}, what: "Codex CLI's sign-in menu",
+		todo: "sign Codex CLI in once: `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`); `git codex doctor codex` checks it"},
+	{cli: "codex", marks: []string{"Trust this folder?"}, what: "Codex CLI's folder-trust prompt",
+		todo: "trust the repository once: run `codex` in %[1]s and choose \"Trust and continue\" (Codex CLI applies it to the repository root); `git codex doctor codex` checks it"},
+	{cli: "gemini", marks: []string{"How would you like to authenticate"}, what: "Gemini CLI's sign-in choice",
+		todo: "choose how Gemini CLI signs in once: run `gemini` and pick one, or set security.auth.selectedType in ~/.gemini/settings.json (gemini-api-key, with GEMINI_API_KEY set); `git codex doctor gemini` checks it"},
+	{cli: "gemini", marks: []string{"Do you trust", "folder"}, what: "Gemini CLI's folder-trust dialog",
+		todo: "git codex trusts its own worktrees for Gemini CLI (GEMINI_CLI_TRUST_WORKSPACE); if this shows, check that nothing in the pane's environment unsets it"},
+	// questions asked while working, as the shipped CLIs word them (found
+	// in their bundles): a key typed there answers them
+	{cli: "claude", marks: []string{"Do you want to proceed?"}, what: "Claude Code's question whether it may go on (a permission prompt)", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "claude", marks: []string{"Do you want to allow this connection?"}, what: "Claude Code's question whether to allow a connection", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "codex", marks: []string{"Would you like to run the following command?"}, what: "Codex CLI's approval of a command", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "codex", marks: []string{"Would you like to make the following edits?"}, what: "Codex CLI's approval of edits", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "codex", marks: []string{"Would you like to grant these permissions?"}, what: "Codex CLI's approval of permissions", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	{cli: "gemini", marks: []string{"Allow execution of"}, what: "Gemini CLI's approval of a tool call", approval: true,
+		todo: "attach (`git codex attach <id>`) and answer it"},
+	// any CLI's menu: the footers of the selection lists seen
+	{marks: []string{"Enter to confirm"}, what: "a menu waiting for a choice",
+		todo: "attach (`git codex attach <id>`) to see it, answer it once by hand, and make the answer stick in the CLI's settings"},
+	{marks: []string{"Press enter to continue"}, what: "a menu waiting for a choice",
+		todo: "attach (`git codex attach <id>`) to see it and answer it once by hand"},
+	{marks: []string{"(Use Enter to select)"}, what: "a menu waiting for a choice",
+		todo: "attach (`git codex attach <id>`) to see it and answer it once by hand"},
+	{marks: []string{"enter continue · esc back"}, what: "a menu waiting for a choice",
+		todo: "attach (`git codex attach <id>`) to see it and answer it once by hand"},
+}
+
+// blockedAt finds the screen an agent of launcher cli waits at, if its
+// pane shows one it is known to stop at; the CLI's own screens come
+// before the generic menus.
+func blockedAt(cli, screen string) (blockingScreen, bool) {
+	for _, generic := range []bool{false, true} {
+		for _, b := range blockingScreens {
+			if (b.cli == "") != generic || (!generic && b.cli != cli) {
+				continue
+			}
+			all := true
+			for _, m := range b.marks {
+				if !strings.Contains(screen, m) {
+					all = false
+					break
+				}
+			}
+			if all {
+				return b, true
+			}
+		}
+	}
+	return blockingScreen{}, false
+}
+
+// advice is what to do once, for the repository whose main work tree is
+// root.
+func (b blockingScreen) advice(root string) string {
+	if strings.Contains(b.todo, "%[1]s") {
+		return fmt.Sprintf(b.todo, root)
+	}
+	return b.todo
+}
