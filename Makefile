@@ -40,7 +40,9 @@ install-man:
 # testscripts (end to end through `git codex`), MCP clients.
 test:
 	$(GO) vet -tags '$(TAGS)' ./...
+	GOOS=darwin $(GO) vet -tags '$(TAGS)' ./...  # macOS builds (README, "Platforms")
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -tags codexps ./tmux  # the process table macOS reads (ps), on the same trees
 	$(GO) test -count=1 -run TestManPageIsCurrent ./cmd/git-codex/app  # without $(TAGS): the man page is current
 
 test-short:

@@ -1,11 +1,8 @@
 package tmux
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -29,36 +26,15 @@ type procStat struct {
 	zombie              bool
 }
 
-// readStat reads /proc/<pid>/stat. The command name (field 2) is in
-// parentheses and may itself hold spaces and parentheses: the fields
-// after it start after the last ')'.
-func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return procStat{}, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 20 {
-		return procStat{}, false
-	}
-	num := func(j int) int { n, _ := strconv.Atoi(string(f[j])); return n }
-	start, _ := strconv.ParseUint(string(f[19]), 10, 64) // field 22
-	return procStat{ppid: num(1), pgrp: num(2), session: num(3), start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X'}, true
-}
-
 // treeOf lists the live processes that belong to the panes whose process
 // ids are roots: every process in a session or process group one of them
 // leads (tmux makes each pane's process a session leader, so this finds
 // children whose parent has died, reparented elsewhere), and every
 // descendant of those (one that made a session of its own, as a daemon
-// does). Without a process table (no /proc) it lists the roots alone.
+// does). Without a process table it lists the roots alone.
 func treeOf(roots []int) []proc {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	all, ok := processTable()
+	if !ok {
 		var out []proc
 		for _, r := range roots {
 			if r > 1 {
@@ -68,16 +44,6 @@ func treeOf(roots []int) []proc {
 		return out
 	}
 	self := os.Getpid()
-	all := map[int]procStat{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok && !st.zombie {
-			all[pid] = st
-		}
-	}
 	in := map[int]bool{}
 	for pid, st := range all {
 		if slices.Contains(roots, pid) || slices.Contains(roots, st.session) || slices.Contains(roots, st.pgrp) {
@@ -163,31 +129,9 @@ func waitGone(procs []proc, wait time.Duration) []proc {
 // descendant inherits, whatever process group or session it moved to: git
 // codex marks a delegated turn's agent with CODEX_DELEGATION=<id>, so what
 // the turn started is found after its runner died. Without a process
-// table it finds nothing.
+// table that shows environments (darwin has none) it finds nothing.
 func EndProcessesWithEnv(entry string, grace time.Duration) int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	want := []byte(entry)
-	self := os.Getpid()
-	var procs []proc
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 1 || pid == self {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue // gone, or another user's
-		}
-		if !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
-			continue
-		}
-		if st, ok := readStat(pid); ok && !st.zombie {
-			procs = append(procs, proc{pid: pid, start: st.start})
-		}
-	}
+	procs := processesWithEnv(entry)
 	endProcs(procs, grace)
 	return len(procs)
 }

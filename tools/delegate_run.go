@@ -95,7 +95,7 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turn
 	cmd.Dir = r.d.WorkingDir
 	cmd.Stdin = strings.NewReader(r.prompt)
 	cmd.Env = delegateEnv(r.d.ID)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = agentProcAttr()
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
