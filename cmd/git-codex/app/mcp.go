@@ -65,8 +65,7 @@ func (e *env) mcpCommand() *cli.Command {
 			// the server before running calls record how they ended
 			signal.Ignore(syscall.SIGPIPE)
 			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			s := newMCPServer(e.reg, st, o.ID, logger)
-			s.origin = o
+			s := newMCPServer(e.reg, st, o, logger)
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			watched := make(chan struct{})
 			go func() {
@@ -115,14 +114,16 @@ type mcpServer struct {
 	listed map[string]bool
 }
 
-func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger *slog.Logger) *mcpServer {
+// newMCPServer serves reg's tools and prompts to the caller whose origin
+// (identity and credentials) is o: every call, tool or prompt, carries it.
+func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logger *slog.Logger) *mcpServer {
 	errSchema, err := jsonschema.For[tools.Error](nil)
 	if err != nil {
 		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
 	}
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
-	s := &mcpServer{reg: reg, st: st, caller: caller, origin: tools.Origin{ID: caller}, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
+	s := &mcpServer{reg: reg, st: st, caller: o.ID, origin: o, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
 	s.closing, s.close = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
@@ -149,7 +150,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 			return res, err
 		}
 	})
-	servePrompts(s.srv, reg, st, caller, logger) // the prompt registry as MCP prompts (mcp_prompts.go)
+	servePrompts(s.srv, reg, st, o, logger) // the prompt registry as MCP prompts (mcp_prompts.go)
 	s.refresh(context.Background())
 	return s
 }

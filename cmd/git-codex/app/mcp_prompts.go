@@ -32,7 +32,7 @@ type promptServer struct {
 	srv    *mcp.Server
 	reg    *tools.Registry
 	st     *gitstate.Store
-	caller string
+	origin tools.Origin // who asks, with the credential it presented
 	logger *slog.Logger
 	root   string
 	every  time.Duration
@@ -55,8 +55,8 @@ func withPromptCache(reg *tools.Registry) *tools.Registry {
 }
 
 // servePrompts adds the registry's prompts (reg has a prompt cache) to srv and keeps them current.
-func servePrompts(srv *mcp.Server, reg *tools.Registry, st *gitstate.Store, caller string, logger *slog.Logger) *promptServer {
-	ps := &promptServer{srv: srv, reg: reg, st: st, caller: caller, logger: logger, root: st.WorkDir(), every: promptWatchEvery,
+func servePrompts(srv *mcp.Server, reg *tools.Registry, st *gitstate.Store, o tools.Origin, logger *slog.Logger) *promptServer {
+	ps := &promptServer{srv: srv, reg: reg, st: st, origin: o, logger: logger, root: st.WorkDir(), every: promptWatchEvery,
 		names: map[string][]string{}, sessions: map[*mcp.ServerSession]bool{}}
 	cache := reg.Env().Prompts
 	cache.Watch(func(root string, cat *prompts.Catalog) {
@@ -137,7 +137,7 @@ func (ps *promptServer) handler(agent, c1, c2, c3 string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		res := ps.reg.Call(ctx, ps.st, ps.caller, tools.PromptExecute.Name, args)
+		res := ps.reg.CallAs(ctx, ps.st, ps.origin, tools.PromptExecute.Name, args)
 		if !res.OK {
 			data, _ := json.Marshal(res.Error)
 			code := int64(jsonrpc.CodeInvalidParams)

@@ -49,7 +49,7 @@ func writeTree(t *testing.T, dir, name, data string) {
 func promptClient(t *testing.T, dir, caller string) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(&syncBuffer{}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := newMCPServer(tools.Builtin(), mcpStore(t, dir), caller, logger).srv
+	srv := newMCPServer(tools.Builtin(), mcpStore(t, dir), tools.Origin{ID: caller}, logger).srv
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)

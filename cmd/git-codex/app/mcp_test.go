@@ -66,7 +66,7 @@ func mcpConnectWith(t *testing.T, dir, caller string, opts *mcp.ClientOptions, s
 	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := newMCPServer(builtinRegistry(), mcpStore(t, dir), caller, logger)
+	s := newMCPServer(builtinRegistry(), mcpStore(t, dir), tools.Origin{ID: caller}, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go s.watch(ctx, time.Hour) // looks after calls; tests that need polling start their own
