@@ -306,12 +306,24 @@ func (o *objectStore) inflate(r io.Reader, size uint64) ([]byte, error) {
 	} else if err := o.zr.(zlib.Resetter).Reset(r, nil); err != nil {
 		return nil, err
 	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(o.zr, data); err != nil {
+	// the header's size is not trusted for the allocation (a corrupt one
+	// may say a terabyte): the buffer grows with what inflates, and the
+	// object is refused unless that is exactly size bytes
+	var b bytes.Buffer
+	b.Grow(int(min(size, inflateGrowMax)))
+	n, err := b.ReadFrom(io.LimitReader(o.zr, int64(size)+1))
+	if err != nil {
 		return nil, err
 	}
-	return data, nil
+	if uint64(n) != size {
+		return nil, fmt.Errorf("object inflates to %d bytes, its header says %d", n, size)
+	}
+	return b.Bytes(), nil
 }
+
+// inflateGrowMax bounds what inflate allocates before it has read: past
+// it, the buffer grows with the data.
+const inflateGrowMax = 1 << 20
 
 // cacheBytes bounds the bytes of pack objects kept for reuse; past it the
 // cache starts again empty.
