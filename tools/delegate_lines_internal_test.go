@@ -174,7 +174,9 @@ func TestReadHugeResultLine(t *testing.T) {
 // skipped unread and counted; the lines after it parse. Is the skipped
 // line the result, the turn fails saying so, not "no result".
 func TestReadSkipsLineOverCapEvenCut(t *testing.T) {
-	big := func() io.Reader { return stream(`{"type":"user","message":{"content":[`, strings.NewReader(strings.Repeat("1,", 200<<10)), `1]}}`+"\n") }
+	big := func() io.Reader {
+		return stream(`{"type":"user","message":{"content":[`, strings.NewReader(strings.Repeat("1,", 200<<10)), `1]}}`+"\n")
+	}
 	out, transcript, _ := readTurn(t, stream(
 		big(),
 		`{"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"after"}]}}`+"\n",
