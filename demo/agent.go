@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -131,9 +132,32 @@ func (a *agent) load() error {
 	if !ok || srv.Env["CODEX_INSTANCE"] == "" {
 		return fmt.Errorf("the MCP config %s names no git-codex server with a CODEX_INSTANCE", path)
 	}
-	a.id, a.token = srv.Env["CODEX_INSTANCE"], srv.Env["CODEX_TOKEN"]
+	a.id, a.token = expandEnv(srv.Env["CODEX_INSTANCE"], a.Getenv), expandEnv(srv.Env["CODEX_TOKEN"], a.Getenv)
+	if envReference.MatchString(a.id) {
+		return fmt.Errorf("the MCP config %s names %s, which is not in my environment (start me with `git codex spawn`)", path, a.id)
+	}
 	a.dir, err = os.Getwd()
 	return err
+}
+
+// envReference is a ${VAR} or ${VAR:-default} in an MCP config's values.
+var envReference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+
+// expandEnv expands ${VAR} and ${VAR:-default} in s as Claude Code does
+// when it loads an MCP config (git codex's names ${CODEX_INSTANCE} and
+// ${CODEX_TOKEN}, whose values are in the pane's environment): an unset
+// variable takes its default, and without one stays as written.
+func expandEnv(s string, getenv func(string) string) string {
+	return envReference.ReplaceAllStringFunc(s, func(ref string) string {
+		m := envReference.FindStringSubmatch(ref)
+		if v := getenv(m[1]); v != "" {
+			return v
+		}
+		if m[2] != "" {
+			return m[2][2:]
+		}
+		return ref
+	})
 }
 
 // self is what the stand-in needs of its own record.

@@ -115,3 +115,33 @@ func writeFile(t *testing.T, content string) string {
 	}
 	return p
 }
+
+// The MCP config git codex writes names ${CODEX_INSTANCE} and
+// ${CODEX_TOKEN}: the stand-in expands them from its environment, as
+// Claude Code does (an unset one with a default takes it).
+func TestAgentExpandsTheConfigsVariables(t *testing.T) {
+	env := map[string]string{"CODEX_INSTANCE": "coder1", "CODEX_TOKEN": "ctok_x"}
+	getenv := func(k string) string { return env[k] }
+	for in, want := range map[string]string{
+		"${CODEX_INSTANCE}":       "coder1",
+		"${CODEX_TOKEN}":          "ctok_x",
+		"a-${CODEX_INSTANCE}-b":   "a-coder1-b",
+		"${UNSET:-fallback}":      "fallback",
+		"${UNSET}":                "${UNSET}",
+		"${CODEX_TOKEN:-default}": "ctok_x",
+		"plain":                   "plain",
+	} {
+		if got := expandEnv(in, getenv); got != want {
+			t.Errorf("expandEnv(%q) = %q; want %q", in, got, want)
+		}
+	}
+	a := &agent{AgentIO: AgentIO{Getenv: func(k string) string {
+		if k == "CODEX_MCP_CONFIG" {
+			return writeFile(t, `{"mcpServers":{"git-codex":{"command":"git-codex","env":{"CODEX_INSTANCE":"${CODEX_INSTANCE}","CODEX_TOKEN":"${CODEX_TOKEN}"}}}}`)
+		}
+		return env[k]
+	}}}
+	if err := a.load(); err != nil || a.id != "coder1" || a.token != "ctok_x" {
+		t.Errorf("load: id %q, token %q, err %v; want coder1, ctok_x", a.id, a.token, err)
+	}
+}

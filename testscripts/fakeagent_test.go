@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 )
 
@@ -110,7 +111,10 @@ func startMCPServers(path string) (stop func()) {
 		cmd := exec.Command(srv.Command, srv.Args...)
 		cmd.Env = os.Environ()
 		for k, v := range srv.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
+			// ${VAR} and ${VAR:-default} are expanded from claude's own
+			// environment, as Claude Code does (git codex's config names
+			// ${CODEX_INSTANCE} and ${CODEX_TOKEN})
+			cmd.Env = append(cmd.Env, k+"="+expandEnv(v))
 		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -137,6 +141,25 @@ func startMCPServers(path string) (stop func()) {
 			s()
 		}
 	}
+}
+
+// envReference is a ${VAR} or ${VAR:-default} in an MCP config's values.
+var envReference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+
+// expandEnv expands ${VAR} and ${VAR:-default} from the environment as
+// Claude Code does: an unset variable takes its default, and without one
+// stays as written.
+func expandEnv(s string) string {
+	return envReference.ReplaceAllStringFunc(s, func(ref string) string {
+		m := envReference.FindStringSubmatch(ref)
+		if v, ok := os.LookupEnv(m[1]); ok {
+			return v
+		}
+		if m[2] != "" {
+			return m[2][2:]
+		}
+		return ref
+	})
 }
 
 func checkMCPConfig(path string) error {

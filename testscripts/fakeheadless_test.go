@@ -47,6 +47,7 @@ import (
 //	FAKE_CLAUDE_EXIT     exit with this status after printing "boom" on stderr, before any output
 //	FAKE_CLAUDE_GARBAGE  print this non-JSON line first
 //	FAKE_CLAUDE_ANSWER   answer this instead of echoing the prompt, e.g. what `env` printed
+//	FAKE_CLAUDE_TOOL_BYTES  each tool result holds this many bytes (x), on one line
 //	FAKE_CLAUDE_SPAWN    a shell command started in the background first, as a tool the agent runs (a server) would be
 func fakeClaudeHeadless(args []string) int {
 	format, verbose := "text", false
@@ -206,8 +207,20 @@ func fakeClaudeHeadless(args []string) int {
 		id := fmt.Sprintf("toolu_%02d", done)
 		emit(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"id": "msg_" + id, "type": "message", "role": "assistant", "model": model,
 			"content": []any{map[string]any{"type": "tool_use", "id": id, "name": "Glob", "input": map[string]any{"pattern": "**/*.go"}}}, "stop_reason": "tool_use", "usage": usage}})
-		emit(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
-			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": filepath.Base(cwd) + "/main.go"}}}})
+		if big, _ := strconv.ParseInt(os.Getenv("FAKE_CLAUDE_TOOL_BYTES"), 10, 64); big > 0 && format == "stream-json" {
+			// a tool result holding a big file: one line, written as it
+			// is made (never held whole)
+			fmt.Fprintf(out, `{"type":"user","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":"`, id)
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			for n := big; n > 0; n -= int64(len(chunk)) {
+				out.Write(chunk[:min(n, int64(len(chunk)))])
+			}
+			fmt.Fprintf(out, `"}]},"session_id":%q}`+"\n", sessionID)
+			out.Flush()
+		} else {
+			emit(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
+				"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": filepath.Base(cwd) + "/main.go"}}}})
+		}
 		n++
 		text := fmt.Sprintf("step %d of %d", done+1, turns)
 		if done+1 == turns {

@@ -108,19 +108,27 @@ func gitInit(t *testing.T, dir string) {
 // after it: `claude --mcp-config <file> -- "<prompt>"`. Run with -p
 // (the only mode that reports without a terminal) and stream-json, its
 // first line (system/init) lists the MCP servers it loaded from the
-// config git codex wrote, connected. Without the `--` it exits 1 reading
+// config git codex wrote, connected; the server got the identity the
+// config names as ${CODEX_INSTANCE} and ${CODEX_TOKEN}, expanded by
+// claude from its environment (the file holds no token). Without the `--` it exits 1 reading
 // the prompt as a second config file: the control.
 func TestRealClaudeTakesSpawnLine(t *testing.T) {
 	claude := agentCLI(t, "claude")
 	srv := standinServer(t)
 	wt := t.TempDir()
 	gitInit(t, wt)
-	cfg, _, err := writeInstanceFiles(wt, "work-1", "cxa_secret-token", "say hi")
+	cfg, _, err := writeInstanceFiles(wt, "say hi")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the config names the identity's variables; their values are in
+	// claude's environment only, as spawn's pane has them
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), `"CODEX_TOKEN": "${CODEX_TOKEN}"`) || strings.Contains(string(b), "cxa_secret-token") {
+		t.Fatalf("the MCP config should name ${CODEX_TOKEN}, not hold the token:\n%s", b)
+	}
 	wire := builtinLaunchers()["claude"].wire(cfg, "work-1")
-	env := cliEnv(t, claude, "ANTHROPIC_API_KEY=sk-ant-api03-test", "PATH="+srv+string(os.PathListSeparator)+filepath.Dir(claude)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := cliEnv(t, claude, "ANTHROPIC_API_KEY=sk-ant-api03-test", "PATH="+srv+string(os.PathListSeparator)+filepath.Dir(claude)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CODEX_INSTANCE=work-1", "CODEX_TOKEN=cxa_secret-token")
 
 	args := append([]string{"-p", "--output-format", "stream-json", "--verbose", "--max-turns", "1"}, wire...)
 	init := firstLine(t, claude, wt, env, append(args, "-starts with a dash, still the prompt")...)

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -32,6 +31,11 @@ type turnRun struct {
 	prompt  string
 	stream  bool
 	timeout time.Duration // the turn's wall-clock limit
+	// maxLine and maxTranscript are the turn's caps on one output line
+	// read whole and on its transcript (delegate.max_line_bytes,
+	// delegate.max_transcript_bytes; 0: the defaults).
+	maxLine       int
+	maxTranscript int64
 }
 
 // turnOutcome is what the turn's process did.
@@ -48,7 +52,10 @@ type turnOutcome struct {
 	LastError      string // the last error the CLI reported on the way (a retry, a refusal)
 	ExitCode       int
 	Stderr         string
-	Finished       bool // the CLI reported the turn's end (a result line)
+	Finished       bool       // the CLI reported the turn's end (a result line)
+	Cut            *OutputCut // what of the CLI's output was not kept (nil: nothing)
+
+	skippedResult bool // a line skipped for its size looked like a result
 
 	msgTokens map[string]int // per model message (claude repeats a message's usage per block)
 	looseTok  int            // usage of lines that name no message
@@ -109,9 +116,10 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turn
 	}
 	pid := cmd.Process.Pid
 	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(pid)), 0o600)
-	transcript, _ := os.OpenFile(filepath.Join(delegationDir(gitDir), r.d.ID+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if transcript != nil {
-		defer transcript.Close()
+	var transcript io.Writer
+	if f, err := os.OpenFile(filepath.Join(delegationDir(gitDir), r.d.ID+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+		defer f.Close()
+		transcript = f
 	}
 
 	var stopOnce sync.Once
@@ -144,37 +152,7 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turn
 		}
 	}()
 
-	br := bufio.NewReaderSize(stdout, 64<<10)
-	n := 0
-	var nonJSON string
-	for {
-		line, err := br.ReadBytes('\n')
-		line = bytes.TrimSpace(line)
-		if len(line) > 0 && nonJSON == "" {
-			if transcript != nil {
-				transcript.Write(append(append([]byte{}, line...), '\n'))
-			}
-			var ev agentEvent
-			if perr := r.h.parse(line, &ev); perr != nil {
-				nonJSON = string(line)
-				syscall.Kill(-pid, syscall.SIGKILL)
-			} else {
-				mu.Lock()
-				over := r.apply(&out, ev)
-				mu.Unlock()
-				if over {
-					stop(ReasonBudget)
-				}
-				if msg := progressMessage(ev); msg != "" && progress != nil && r.stream {
-					n++
-					progress(n, msg)
-				}
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
+	nonJSON := r.read(stdout, transcript, &out, &mu, stop, func() { syscall.Kill(-pid, syscall.SIGKILL) }, progress)
 	werr := cmd.Wait()
 	out.Stderr = stderrTail(stderr.String())
 	var exit *exec.ExitError
@@ -185,6 +163,81 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress Progress) turn
 	defer mu.Unlock()
 	r.conclude(&out, werr, nonJSON)
 	return out
+}
+
+// read reads the CLI's output lines until it ends: each is parsed and
+// applied to out (under mu), reported as progress, and written to the
+// transcript, none held whole past the turn's line cap (delegate_lines.go)
+// and no more written than its transcript cap; out.Cut says what was not
+// kept. A line that is not the CLI's JSON calls kill and is returned; the
+// rest of the output is still read (and dropped), so the CLI never blocks
+// on a full pipe.
+func (r turnRun) read(src io.Reader, transcript io.Writer, out *turnOutcome, mu *sync.Mutex, stop func(reason string), kill func(), progress Progress) (nonJSON string) {
+	maxLine, maxTranscript := r.maxLine, r.maxTranscript
+	if maxLine <= 0 {
+		maxLine = defaultMaxLineBytes
+	}
+	if maxTranscript <= 0 {
+		maxTranscript = defaultMaxTranscriptBytes
+	}
+	lines := newLineReader(src, maxLine)
+	cut := OutputCut{MaxLineBytes: lines.max, MaxTranscript: maxTranscript}
+	var written int64
+	n := 0
+	for {
+		l, err := lines.next()
+		switch {
+		case nonJSON != "":
+			// the turn is being killed: what is left is drained
+		case l.skipped:
+			cut.LinesSkipped++
+			cut.BytesDropped += l.size
+			if bytes.Contains(l.head, []byte(`"result"`)) {
+				mu.Lock()
+				out.skippedResult = true
+				mu.Unlock()
+			}
+		case l.data != nil:
+			if l.shortened {
+				cut.LinesShortened++
+				cut.BytesDropped += l.size - int64(len(l.data))
+			}
+			if transcript != nil {
+				if written+int64(len(l.data))+1 <= maxTranscript {
+					transcript.Write(append(l.data, '\n'))
+					written += int64(len(l.data)) + 1
+				} else {
+					cut.TranscriptLines++
+					cut.TranscriptBytes += int64(len(l.data)) + 1
+				}
+			}
+			var ev agentEvent
+			if perr := r.h.parse(l.data, &ev); perr != nil {
+				nonJSON = string(l.data[:min(len(l.data), 4096)])
+				kill()
+				break
+			}
+			mu.Lock()
+			over := r.apply(out, ev)
+			mu.Unlock()
+			if over {
+				stop(ReasonBudget)
+			}
+			if msg := progressMessage(ev); msg != "" && progress != nil && r.stream {
+				n++
+				progress(n, msg)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if cut.any() {
+		mu.Lock()
+		out.Cut = &cut
+		mu.Unlock()
+	}
+	return nonJSON
 }
 
 // conclude says how a turn ended once its process did: exited is the
@@ -198,6 +251,8 @@ func (r turnRun) conclude(out *turnOutcome, exited error, nonJSON string) {
 		// stopped on purpose: what came back is partial
 	case exited != nil && !out.Finished:
 		out.Failure = fmt.Sprintf("%s exited with %v before reporting a result", r.l.Name, exited)
+	case !out.Finished && out.skippedResult:
+		out.Failure = fmt.Sprintf("%s's result line was too large to read: %s", r.l.Name, out.Cut.Summary())
 	case !out.Finished:
 		out.Failure = fmt.Sprintf("%s ended without reporting a result", r.l.Name)
 	case out.Failure == "" && r.d.BudgetTokens > 0 && out.Tokens > r.d.BudgetTokens:

@@ -52,18 +52,19 @@ type DelegateQueryIn struct {
 // succeeds, with partial set and reason and error saying why: the seed's
 // third error level.
 type DelegateResult struct {
-	SessionID      string  `json:"session_id"`
-	Result         string  `json:"result"`
-	CostUSD        float64 `json:"cost_usd"`
-	NumTurns       int     `json:"num_turns"`
-	TokensUsed     int     `json:"tokens_used"`
-	Status         string  `json:"status"`
-	Agent          string  `json:"agent"`
-	AgentSessionID string  `json:"agent_session_id,omitempty" jsonschema:"the agent CLI's own session id (what --resume gets)"`
-	Partial        bool    `json:"partial,omitempty"`
-	Reason         string  `json:"reason,omitempty" jsonschema:"why the turn stopped early (budget_tokens, max_turns, timeout, interrupted or disconnected), or went over budget_tokens without being stopped (budget_tokens, partial false)"`
-	Error          string  `json:"error,omitempty"`
-	BudgetEnforced string  `json:"budget_enforced" jsonschema:"how budget_tokens is enforced for this agent: during_turn (claude reports usage as it goes) or between_turns (codex and gemini report it at a turn's end only)"`
+	SessionID      string     `json:"session_id"`
+	Result         string     `json:"result"`
+	CostUSD        float64    `json:"cost_usd"`
+	NumTurns       int        `json:"num_turns"`
+	TokensUsed     int        `json:"tokens_used"`
+	Status         string     `json:"status"`
+	Agent          string     `json:"agent"`
+	AgentSessionID string     `json:"agent_session_id,omitempty" jsonschema:"the agent CLI's own session id (what --resume gets)"`
+	Partial        bool       `json:"partial,omitempty"`
+	Reason         string     `json:"reason,omitempty" jsonschema:"why the turn stopped early (budget_tokens, max_turns, timeout, interrupted or disconnected), or went over budget_tokens without being stopped (budget_tokens, partial false)"`
+	Error          string     `json:"error,omitempty"`
+	BudgetEnforced string     `json:"budget_enforced" jsonschema:"how budget_tokens is enforced for this agent: during_turn (claude reports usage as it goes) or between_turns (codex and gemini report it at a turn's end only)"`
+	OutputCut      *OutputCut `json:"output_cut,omitempty" jsonschema:"present when git codex did not keep all of the agent CLI's output: lines over delegate.max_line_bytes had their long strings cut (each ends [... N bytes cut by git codex]) or were skipped, or lines past delegate.max_transcript_bytes were not written to the transcript"`
 }
 
 // AgentQuery runs a prompt on an agent CLI and waits for its result.
@@ -161,7 +162,8 @@ func beginTurn(c *Call, d Delegation, l Launcher, h headless, spec turnSpec, pro
 	}
 	c.Target(d.ID)
 	out := &DelegateResult{SessionID: d.ID, Agent: d.Agent, Status: DelegationRunning, AgentSessionID: d.AgentSessionID, BudgetEnforced: budgetEnforcement(h)}
-	run := turnRun{d: d, l: l, h: h, spec: spec, prompt: prompt, stream: stream, timeout: d.timeout()}
+	run := turnRun{d: d, l: l, h: h, spec: spec, prompt: prompt, stream: stream, timeout: d.timeout(),
+		maxLine: c.Config.intValue("delegate.max_line_bytes"), maxTranscript: int64(c.Config.intValue("delegate.max_transcript_bytes"))}
 	c.After(func(ctx context.Context, f *Followup) error {
 		defer release()
 		o := run.run(ctx, f.Store.GitDir(), progressOf(ctx))
@@ -232,6 +234,7 @@ func finishTurn(ctx context.Context, f *Followup, id string, o turnOutcome, out 
 		if o.Failure != "" {
 			t.Error = o.Failure
 		}
+		t.OutputCut = o.Cut
 		c.Target(id)
 		c.Summarize("%s: delegated turn %s%s", id, status, map[bool]string{true: " (" + oneLineCut(reason) + ")", false: ""}[status != DelegationDone])
 		final = d
@@ -242,6 +245,7 @@ func finishTurn(ctx context.Context, f *Followup, id string, o turnOutcome, out 
 	}
 	out.Status, out.AgentSessionID, out.Result = final.Status, final.AgentSessionID, o.Result
 	out.CostUSD, out.NumTurns, out.TokensUsed = o.CostUSD, o.NumTurns, o.Tokens
+	out.OutputCut = o.Cut
 	switch final.Status {
 	case DelegationAborted:
 		return Errorf(SessionAborted, "delegated session %s was aborted: its process group was killed", id).With("session_id", id).With("status", final.Status)

@@ -82,19 +82,22 @@ type Delegation struct {
 // DelegationTurn is one call that ran the agent CLI (query, continue or
 // resume): who asked what, and what came back.
 type DelegationTurn struct {
-	Prompt         string     `json:"prompt"`
-	Model          string     `json:"model,omitempty"`
-	PermissionMode string     `json:"permission_mode"`
-	Status         string     `json:"status"`
-	Result         string     `json:"result,omitempty"`
-	Reason         string     `json:"reason,omitempty"`
-	Error          string     `json:"error,omitempty"`
-	CostUSD        float64    `json:"cost_usd"`
-	NumTurns       int        `json:"num_turns"`
-	Tokens         int        `json:"tokens"`
-	By             string     `json:"by"`
-	StartedAt      time.Time  `json:"started_at"`
-	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	Prompt         string  `json:"prompt"`
+	Model          string  `json:"model,omitempty"`
+	PermissionMode string  `json:"permission_mode"`
+	Status         string  `json:"status"`
+	Result         string  `json:"result,omitempty"`
+	Reason         string  `json:"reason,omitempty"`
+	Error          string  `json:"error,omitempty"`
+	CostUSD        float64 `json:"cost_usd"`
+	NumTurns       int     `json:"num_turns"`
+	Tokens         int     `json:"tokens"`
+	// OutputCut says what of the agent CLI's output the turn did not
+	// keep (delegate.max_line_bytes, delegate.max_transcript_bytes).
+	OutputCut *OutputCut `json:"output_cut,omitempty"`
+	By        string     `json:"by"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 }
 
 // delegationIDPattern is the shape of delegated sessions' ids: NewID's with

@@ -337,7 +337,7 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 	if err := f.Store.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
 		return fmt.Errorf("make the worktree: %w", err)
 	}
-	mcpConfig, promptFile, err := writeInstanceFiles(a.Worktree, a.ID, token, prompt)
+	mcpConfig, promptFile, err := writeInstanceFiles(a.Worktree, prompt)
 	if err != nil {
 		return fmt.Errorf("write the instance's files: %w", err)
 	}

@@ -309,15 +309,19 @@ const instanceDir = ".git-codex"
 
 // writeInstanceFiles writes the MCP config (Claude Code's format, which
 // most clients read) and the first prompt into the worktree's .git-codex/,
-// and returns their paths. The MCP config carries the instance's
-// credential (CODEX_TOKEN): readable by its owner only, and ignored by git
-// like everything in .git-codex/.
-func writeInstanceFiles(worktree, instance, token, prompt string) (mcpConfig, promptFile string, err error) {
+// and returns their paths. The MCP config holds no secret: its server's
+// env names ${CODEX_INSTANCE} and ${CODEX_TOKEN}, which Claude Code
+// expands from its own environment (the pane's, where spawn puts both)
+// when it loads an --mcp-config file (checked in its shipped code and on
+// the binary: tools.TestRealClaudeTakesSpawnLine, agents_claude_auth.txtar).
+// The token stays out of the worktree, where the agent's file tools, a
+// stray `git add -f` or a copy of the directory would reach it.
+func writeInstanceFiles(worktree, prompt string) (mcpConfig, promptFile string, err error) {
 	dir := filepath.Join(worktree, instanceDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
-	server := map[string]any{"command": "git-codex", "args": []string{"mcp"}, "env": map[string]string{"CODEX_INSTANCE": instance, "CODEX_TOKEN": token}}
+	server := map[string]any{"command": "git-codex", "args": []string{"mcp"}, "env": map[string]string{"CODEX_INSTANCE": "${CODEX_INSTANCE}", "CODEX_TOKEN": "${CODEX_TOKEN}"}}
 	mcp, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{mcpServerName: server}}, "", "  ")
 	files := []struct {
 		name string

@@ -84,6 +84,9 @@ func (e *env) renderDelegation(data any) (bool, error) {
 		} else if d.Reason != "" {
 			fmt.Fprintf(w, "note:    %s (%s)\n", d.Reason, d.Error)
 		}
+		if d.OutputCut != nil {
+			fmt.Fprintf(w, "cut:     %s\n", d.OutputCut.Summary())
+		}
 		fmt.Fprintf(w, "\n%s\n", d.Result)
 	case *tools.SessionStopped:
 		fmt.Fprintf(w, "%s (%s)\n", d.Message, d.Status)
