@@ -102,6 +102,8 @@ var allConfigKeys = sync.OnceValue(func() []configKey {
 			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
 	}
 	keys = append(keys, taskKeys()...)
+	keys = append(keys, timeoutKeys()...)
+	keys = append(keys, retryKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })
@@ -118,6 +120,9 @@ func lookupKey(name string) (configKey, bool) {
 		if k.Name == name {
 			return k, true
 		}
+	}
+	if k, ok := timeoutKey(name); ok {
+		return k, true
 	}
 	return launcherKey(name)
 }
