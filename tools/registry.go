@@ -306,10 +306,23 @@ func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitst
 	var res Result
 	var c *Call
 	prepared := r.prepare(tctx, st, name, args)
-	commit, reds, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		res, c = r.run(tctx, tx, o, name, args, st, prepared, limit)
-		return nil
-	})
+	var commit gitstate.Commit
+	var reds []Redaction
+	try := func() error {
+		var err error
+		commit, reds, err = update(ctx, st, false, func(tx *gitstate.Tx) error {
+			res, c = r.run(tctx, tx, o, name, args, st, prepared, limit)
+			return nil
+		})
+		return err
+	}
+	err := try()
+	if lockContention(err) {
+		err = retryContended(tctx, st, name, err, try)
+		if timedOut(tctx) {
+			return Result{Error: limit.err(name, "it kept finding the state's ref locked or moved by another program, and wrote nothing", AsError(StoreError(err)))}, c
+		}
+	}
 	if gitstate.Unwritable(err) {
 		return r.unrecorded(tctx, st, o, name, args, err, prepared), c
 	}

@@ -2,8 +2,12 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
 )
 
 // One way of retrying transient failures (seed 003: "retried on transient
@@ -132,4 +136,48 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// lockContention reports whether a transaction failed because another
+// program held the state's ref lock past gitstate's own wait, or moved the
+// ref under it (the git CLI: pack-refs, update-ref, a fetch): nothing was
+// written, and trying again is safe.
+func lockContention(err error) bool {
+	return errors.Is(err, gitstate.ErrLockTimeout) || errors.Is(err, gitstate.ErrRefMoved)
+}
+
+// retryContended tries a transaction that met lock contention (first, its
+// error) again with the config's retry policy, each retry told to the
+// caller as progress, and returns the last try's error.
+func retryContended(ctx context.Context, st *gitstate.Store, tool string, first error, try func() error) error {
+	pol := defaultRetryPolicy()
+	if cfg, err := configAt(ctx, st); err == nil {
+		pol = retryPolicyOf(cfg)
+	}
+	progress := progressOf(ctx)
+	done := pol.do(ctx, func(n int) error {
+		if n == 1 {
+			return first
+		}
+		return try()
+	}, func(err error) retryVerdict {
+		return retryVerdict{transient: lockContention(err)}
+	}, func(n int, err error, wait time.Duration) {
+		if progress != nil {
+			progress(n, retryMessage(tool, "state-lock", n, pol.attempts, wait, err))
+		}
+	})
+	if done.gaveUp {
+		return Errorf(TransientError, "%s: the state's ref stayed locked or kept moving (another program: git pack-refs, update-ref, fetch?) through %d tries; nothing was written: %v", tool, done.tries, done.err).
+			With("attempts", done.tries).With("reason", "lock")
+	}
+	return done.err
+}
+
+// retryMessage is a retry as a progress message: one JSON object, as a
+// delegated turn's messages are.
+func retryMessage(tool, what string, try, of int, wait time.Duration, err error) string {
+	b, _ := json.Marshal(map[string]any{"type": "retry", "tool": tool, "what": what, "attempt": try, "of": of,
+		"wait_ms": wait.Milliseconds(), "error": redactMessage(err.Error())})
+	return string(b)
 }
