@@ -104,6 +104,7 @@ var allConfigKeys = sync.OnceValue(func() []configKey {
 	keys = append(keys, taskKeys()...)
 	keys = append(keys, timeoutKeys()...)
 	keys = append(keys, retryKeys()...)
+	keys = append(keys, mcpKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })

@@ -139,11 +139,11 @@ func githubSettings(cfg *Config, dir string) GitHubSettings {
 // githubRun is one run of GitHub calls from an after-step: the forge
 // (opened once), the settings in force.
 type githubRun struct {
-	f        *Followup
-	cfg      *Config
-	gh       GitHub
-	openErr  *GitHubError
-	retry    retryPolicy
+	f       *Followup
+	cfg     *Config
+	gh      GitHub
+	openErr *GitHubError
+	retry   retryPolicy
 }
 
 func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
