@@ -39,12 +39,12 @@ func ConfigName(agent, c1 string) string {
 
 // climptConfig is what a prefix's files say about its commands.
 type climptConfig struct {
-	name      string
-	promptDir string // the domain's templates, slash-separated, relative to the working tree
-	appFile   string // the app file read ("" when absent)
-	userFile  string
-	directive *regexp.Regexp // c2 must match (nil: any)
-	layer     *regexp.Regexp // c3 must match
+	name                   string
+	promptDir              string // the domain's templates, slash-separated, relative to the working tree
+	appFile                string // the app file read ("" when absent)
+	userFile               string
+	directive              *regexp.Regexp // c2 must match (nil: any)
+	layer                  *regexp.Regexp // c3 must match
 	directiveSrc, layerSrc string
 }
 

@@ -46,7 +46,7 @@ type Catalog struct {
 	// configs are the Climpt configurations read, by domain (climptconfig.go).
 	configs map[string]climptConfig
 	stamp   fileStamp // registry.json when it was read
-	print  uint64    // fingerprint of the agent's folder when it was read
+	print   uint64    // fingerprint of the agent's folder when it was read
 }
 
 // Commands returns the commands, sorted by C3L name.
