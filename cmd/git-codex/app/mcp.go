@@ -25,7 +25,7 @@ import (
 
 const mcpInstructions = "git codex coordinates AI coding agents inside this git repository. " +
 	"Every tool call is recorded as a commit on refs/codex/state. Results are envelopes: " +
-	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details"}}; branch on error.code. ` +
+	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details","tool_name","instance_id"}}, with a timestamp; branch on error.code. ` +
 	"Only the tools your policy allows are listed; the list changes (notifications/tools/list_changed) when the policy does."
 
 // mcpPollInterval is how often a running server looks at the state's tip
