@@ -178,6 +178,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 func (s *mcpServer) run(ctx context.Context, t mcp.Transport) error {
 	var opts *mcp.ServerSessionOptions
 	if s.level != "" {
+		//lint:ignore SA1019 logging is deprecated in MCP 2026-07-28; clients of earlier versions use it
 		opts = &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{LogLevel: mcp.LoggingLevel(s.level)}}
 	}
 	ss, err := s.srv.Connect(ctx, t, opts)
