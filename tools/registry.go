@@ -450,7 +450,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 		return fail(AsError(err)), c
 	}
 	c.Config = cfg
-	limit.arm(cfg.toolTimeout(name))
+	limit.arm(cfg.toolTimeout(ctx, name))
 	if limit.expired() { // the wait for the writer lock took it all
 		return fail(limit.err(name, "it waited for the state's writer lock that long, and did nothing", nil)), c
 	}

@@ -28,7 +28,7 @@ var errTimedOut = errors.New("the call's time limit passed")
 func timeoutKeys() []configKey {
 	return []configKey{
 		{Name: "tools.timeout_seconds", Kind: "int", Default: defaultToolTimeout,
-			Doc: "seconds a tool call may take, from its start (waiting for the writer lock included) to its answer, before it is refused with TIMEOUT (nothing it would have written is kept; work outside git is stopped and recorded); tools.<tool>.timeout_seconds sets one tool's"},
+			Doc: "seconds a tool call may take, from its start (waiting for the writer lock included) to its answer, before it is refused with TIMEOUT (nothing it would have written is kept; work outside git is stopped and recorded); tools.<tool>.timeout_seconds sets one tool's; a server launched with git codex mcp --tool-timeout (MCP_TOOL_TIMEOUT) uses its own instead of this one"},
 	}
 }
 
@@ -43,13 +43,28 @@ func timeoutKey(key string) (configKey, bool) {
 		Doc: "seconds a call of " + tool + " may take before TIMEOUT; unset: tools.timeout_seconds"}, true
 }
 
-// toolTimeout is the limit in force for tool, and the key that sets it.
-func (c *Config) toolTimeout(tool string) (time.Duration, string) {
+// toolTimeout is the limit in force for tool, and what sets it: the
+// tool's own key, else the server's launch (WithTimeout: git codex mcp
+// --tool-timeout, MCP_TOOL_TIMEOUT), else tools.timeout_seconds.
+func (c *Config) toolTimeout(ctx context.Context, tool string) (time.Duration, string) {
 	key := "tools." + tool + ".timeout_seconds"
-	if _, ok := c.set(key); !ok {
-		key = "tools.timeout_seconds"
+	if _, ok := c.set(key); ok {
+		return time.Duration(c.intValue(key)) * time.Second, key
 	}
+	if d, ok := ctx.Value(timeoutKeyCtx{}).(time.Duration); ok && d > 0 {
+		return d, "MCP_TOOL_TIMEOUT"
+	}
+	key = "tools.timeout_seconds"
 	return time.Duration(c.intValue(key)) * time.Second, key
+}
+
+type timeoutKeyCtx struct{}
+
+// WithTimeout returns ctx carrying a server's own time limit for the calls
+// it serves (seed 000's MCP_TOOL_TIMEOUT): it replaces tools.timeout_seconds,
+// and a tool's own tools.<tool>.timeout_seconds still wins over it.
+func WithTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, timeoutKeyCtx{}, d)
 }
 
 // callLimit is one call's time limit: armed inside its transaction, once
@@ -116,7 +131,7 @@ func (l *callLimit) err(tool, what string, cause *Error) *Error {
 	defer l.mu.Unlock()
 	secs := int(l.limit / time.Second)
 	e := Errorf(Timeout, "%s did not finish within its time limit of %ds (%s); %s. Raise it with `git codex config set %s <seconds>`",
-		tool, secs, l.key, what, strings.Replace(l.key, "tools.timeout_seconds", "tools."+tool+".timeout_seconds", 1)).
+		tool, secs, l.key, what, "tools."+tool+".timeout_seconds").
 		With("timeout_seconds", secs).With("key", l.key).With("elapsed_ms", time.Since(l.start).Milliseconds())
 	if cause != nil && cause.Code != Timeout {
 		e = e.With("cause_code", string(cause.Code)).With("cause", cause.Message)

@@ -192,3 +192,24 @@ func TestTimeoutKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestToolTimeoutPrecedence: the tool's own key, else the server's launch
+// (MCP_TOOL_TIMEOUT), else tools.timeout_seconds, else the default.
+func TestToolTimeoutPrecedence(t *testing.T) {
+	cfg := &Config{Entries: map[string]ConfigEntry{}}
+	ctx := context.Background()
+	check := func(ctx context.Context, want time.Duration, wantKey string) {
+		t.Helper()
+		if d, key := cfg.toolTimeout(ctx, "spawn"); d != want || key != wantKey {
+			t.Errorf("toolTimeout = %s by %s, want %s by %s", d, key, want, wantKey)
+		}
+	}
+	check(ctx, time.Hour, "tools.timeout_seconds")
+	cfg.Entries["tools.timeout_seconds"] = ConfigEntry{Value: json.RawMessage("30")}
+	check(ctx, 30*time.Second, "tools.timeout_seconds")
+	launched := WithTimeout(ctx, 5*time.Second)
+	check(launched, 5*time.Second, "MCP_TOOL_TIMEOUT")
+	cfg.Entries["tools.spawn.timeout_seconds"] = ConfigEntry{Value: json.RawMessage("120")}
+	check(launched, 2*time.Minute, "tools.spawn.timeout_seconds")
+	check(ctx, 2*time.Minute, "tools.spawn.timeout_seconds")
+}

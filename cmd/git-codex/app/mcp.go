@@ -49,14 +49,19 @@ func (e *env) mcpCommand() *cli.Command {
 			"Logs go to stderr; stdout carries only the protocol. Clients that set a level with\n" +
 			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.\n" +
 			"--log-level (or MCP_LOG_LEVEL, else the config's mcp.log_level) sets, from the start, the level\n" +
-			"of stderr and of notifications to a client that has not set one.",
+			"of stderr and of notifications to a client that has not set one. --tool-timeout (or\n" +
+			"MCP_TOOL_TIMEOUT) bounds every call served, as tools.timeout_seconds does.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", EnvVars: []string{"MCP_LOG_LEVEL"}, Usage: "log at `LEVEL` from the start: " + strings.Join(tools.LogLevels(), ", ") + " (default: the config's mcp.log_level; unset: warnings on stderr, notifications once the client asks)"},
+			&cli.IntFlag{Name: "tool-timeout", EnvVars: []string{"MCP_TOOL_TIMEOUT"}, Usage: "the time limit of the calls served, in `SECONDS`, instead of the config's tools.timeout_seconds (a tool's own tools.<tool>.timeout_seconds still wins)"},
 		},
 		Action: func(c *cli.Context) error {
 			level := c.String("log-level")
 			if level != "" && !slices.Contains(tools.LogLevels(), level) {
 				return usageError{err: fmt.Errorf("--log-level takes one of %s, not %q", strings.Join(tools.LogLevels(), ", "), level), help: c.Command.HelpName}
+			}
+			if c.Int("tool-timeout") < 0 {
+				return usageError{err: fmt.Errorf("--tool-timeout takes a number of seconds, not %d", c.Int("tool-timeout")), help: c.Command.HelpName}
 			}
 			o, st, err := e.origin(c) // the credential comes from the launch environment
 			if err != nil {
@@ -81,6 +86,7 @@ func (e *env) mcpCommand() *cli.Command {
 			s := newMCPServer(e.reg, st, o.ID, logger)
 			s.origin = o
 			s.level = level
+			s.timeout = time.Duration(c.Int("tool-timeout")) * time.Second
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			watched := make(chan struct{})
 			go func() {
@@ -116,6 +122,9 @@ type mcpServer struct {
 	// level is the log level set at launch (--log-level, mcp.log_level):
 	// the session's until its client sets one; "" for none.
 	level string
+	// timeout is the launch's time limit for calls (--tool-timeout,
+	// MCP_TOOL_TIMEOUT); 0: the config's.
+	timeout time.Duration
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 	kick      chan struct{}      // a call may have changed the policy: look (see watch)
@@ -234,6 +243,9 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 				s.logger.Debug("progress not sent", "err", err)
 			}
 		})
+	}
+	if s.timeout > 0 {
+		ctx = tools.WithTimeout(ctx, s.timeout)
 	}
 	res := s.reg.CallAs(ctx, s.st, s.origin, name, req.Params.Arguments)
 	text, err := json.Marshal(res)
