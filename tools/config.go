@@ -103,6 +103,9 @@ var allConfigKeys = sync.OnceValue(func() []configKey {
 	}
 	keys = append(keys, taskKeys()...)
 	keys = append(keys, delegateKeys()...)
+	keys = append(keys, timeoutKeys()...)
+	keys = append(keys, retryKeys()...)
+	keys = append(keys, mcpKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })
@@ -119,6 +122,9 @@ func lookupKey(name string) (configKey, bool) {
 		if k.Name == name {
 			return k, true
 		}
+	}
+	if k, ok := timeoutKey(name); ok {
+		return k, true
 	}
 	return launcherKey(name)
 }

@@ -48,7 +48,9 @@ type Followup struct {
 // Record returns that error.
 func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 	var ferr *Error
-	commit, reds, err := update(ctx, f.Store, false, func(tx *gitstate.Tx) error {
+	// an outcome is recorded even when the call was cancelled (its client
+	// went, its time limit passed): that is when it matters most
+	commit, reds, err := update(context.WithoutCancel(ctx), f.Store, false, func(tx *gitstate.Tx) error {
 		c := &Call{Caller: Caller{ID: f.Caller.ID}, Tx: tx, Env: f.Env}
 		a := audit{tool: f.tool, actor: f.Caller.ID, actorType: f.Caller.Type, args: "{}", follows: f.Commit}
 		err := resolveCaller(c)

@@ -59,6 +59,7 @@ const (
 	SessionNotRunning    Code = "SESSION_NOT_RUNNING"    // the delegated session has no turn running to stop
 	SessionBusy          Code = "SESSION_BUSY"           // the delegated session is running a turn; wait for it, or interrupt it
 	SessionAborted       Code = "SESSION_ABORTED"        // the delegated turn was killed by agent_abort
+	Timeout              Code = "TIMEOUT"                // the call outlasted its time limit (tools.timeout_seconds); nothing but its audit record was written
 )
 
 // CodeInfo pairs a code with what it means, for the reference docs.
@@ -117,15 +118,23 @@ func Codes() []CodeInfo {
 		{SessionNotRunning, "the delegated session has no turn running (it is DONE, INTERRUPTED, ABORTED or FAILED); see `git codex delegate list`"},
 		{SessionBusy, "the delegated session is running a turn; wait for its result, or stop it with `git codex delegate interrupt <session>`"},
 		{SessionAborted, "the delegated turn was killed by agent_abort (its whole process group); the session is recorded ABORTED"},
+		{Timeout, "the call outlasted its time limit (tools.timeout_seconds, or tools.<tool>.timeout_seconds), counted from its start: nothing it would have written was kept (its audit record says TIMEOUT); work it had started outside git was stopped and recorded as when its client goes. Details: timeout_seconds, key, elapsed_ms, and cause_code when the work it stopped failed"},
 	}
 }
 
-// Error is a tool failure as callers see it: {code, message, details}.
-// Messages say what failed and what to do next.
+// Error is a tool failure as callers see it: {code, message, details},
+// and (seed 000) the tool that failed and the caller's instance, which the
+// registry fills in on the way out (Registry.CallAs). Messages say what
+// failed and what to do next.
 type Error struct {
 	Code    Code           `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details"`
+	// ToolName is the tool the call named (seed 000's tool_name).
+	ToolName string `json:"tool_name,omitempty" jsonschema:"the tool that failed"`
+	// InstanceID is the calling agent's id when the caller is a
+	// registered agent (seed 000's instance_id); empty for people.
+	InstanceID string `json:"instance_id,omitempty" jsonschema:"the calling agent's instance id; absent for a person"`
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

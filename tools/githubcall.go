@@ -117,15 +117,9 @@ func githubKeys() []configKey {
 	return []configKey{
 		{Name: "github.api_url", Kind: "string", Default: "", Local: true, checkString: CheckAPIURL,
 			Doc: "GitHub's REST endpoint, which receives the GitHub token: https (e.g. https://ghe.example.com/api/v3/), or plain http to a stand-in on this machine; empty: the repository host's own. This machine's: git config codex.github.apiUrl; CODEX_GITHUB_API_URL overrides it"},
-		{Name: "retry.max_attempts", Kind: "int", Default: 3, Doc: "tries of a call that fails transiently (GitHub not answering, 5xx, rate limits) before it fails with TRANSIENT_ERROR"},
-		{Name: "retry.delay_ms", Kind: "int", Default: 1000, Doc: "milliseconds before the second try; each later try waits twice as long (a rate limit's reset time if later)"},
 		{Name: "escalation.critical", Kind: "list", Default: []string{}, Doc: "tools whose failures mail the people with a CRITICAL subject, besides seed 003's (mail_send, agent_get_task, agent_get_epic, task_update_status, epic_update_status)"},
 	}
 }
-
-// maxRetryWait bounds how long a call waits for a rate limit to reset;
-// one that resets later stays PENDING for `git codex github retry`.
-const maxRetryWait = time.Minute
 
 // githubSettings are where the forge is: CODEX_GITHUB_API_URL, else
 // github.api_url as this machine's git config sets it (never the shared
@@ -145,13 +139,11 @@ func githubSettings(cfg *Config, dir string) GitHubSettings {
 // githubRun is one run of GitHub calls from an after-step: the forge
 // (opened once), the settings in force.
 type githubRun struct {
-	f        *Followup
-	cfg      *Config
-	gh       GitHub
-	openErr  *GitHubError
-	attempts int
-	delay    time.Duration
-	sleep    func(context.Context, time.Duration) error
+	f       *Followup
+	cfg     *Config
+	gh      GitHub
+	openErr *GitHubError
+	retry   retryPolicy
 }
 
 func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
@@ -159,8 +151,7 @@ func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &githubRun{f: f, cfg: cfg, attempts: max(1, cfg.intValue("retry.max_attempts")),
-		delay: time.Duration(max(0, cfg.intValue("retry.delay_ms"))) * time.Millisecond, sleep: sleepCtx}
+	r := &githubRun{f: f, cfg: cfg, retry: retryPolicyOf(cfg)}
 	r.gh, r.openErr = openGitHub(ctx, f, cfg)
 	return r, nil
 }
@@ -194,17 +185,6 @@ func openGitHub(ctx context.Context, f *Followup, cfg *Config) (GitHub, *GitHubE
 	return gh, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // run makes call g (read again from the state: a replay may find it done),
 // trying up to r.attempts times, and records the outcome. It returns the
 // call as recorded, and the call's error: GITHUB_REFUSED (FAILED),
@@ -231,45 +211,67 @@ func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 		return g, r.outcome(ctx, &g, e, 0)
 	}
 	g.Repo = r.gh.Repo()
-	for try := 1; ; try++ {
-		err := r.perform(ctx, &g, g.Attempts > 0 || try > 1)
+	again := g.Attempts > 0
+	done := r.retry.do(ctx, func(try int) error {
+		err := r.perform(ctx, &g, again || try > 1)
 		g.Attempts++
-		if err == nil {
-			return g, r.outcome(ctx, &g, nil, try)
-		}
-		var ge *GitHubError
-		if !errors.As(err, &ge) {
-			return g, r.outcome(ctx, &g, AsError(err), try)
-		}
-		if !ge.Transient() {
-			return g, r.outcome(ctx, &g, refused(ge), try)
-		}
-		wait := r.delay << (try - 1)
-		if until := time.Until(ge.RetryAt); until > wait {
-			wait = until
-		}
-		if try >= r.attempts || wait > maxRetryWait {
-			e := Errorf(TransientError, "%s failed %d time(s): %s; it is kept PENDING: `git codex github retry %s` replays it", g.Op, try, ge.Message, g.ID)
-			if ge.Status == 0 {
-				e = unavailable(ge)
-				e.Message = fmt.Sprintf("%s: tried %d time(s). It is kept PENDING: `git codex github retry %s` replays it", ge.Message, try, g.ID)
-			}
-			if !ge.RetryAt.IsZero() {
-				e = e.With("retry_at", ge.RetryAt.UTC().Format(time.RFC3339))
-			}
-			return g, r.outcome(ctx, &g, e.With("attempts", try).With("status", ge.Status), try)
-		}
+		return err
+	}, githubVerdict, func(try int, err error, wait time.Duration) {
+		ge := asGitHubError(err)
 		// each failed try is in the audit trail
-		tryErr := Errorf(TransientError, "try %d of %d failed: %s; trying again in %s", try, r.attempts, ge.Message, wait).
-			With("call_id", g.ID).With("attempt", try).With("status", ge.Status)
+		tryErr := Errorf(TransientError, "try %d of %d failed: %s; trying again in %s", try, r.retry.attempts, ge.Message, wait.Round(time.Millisecond)).
+			With("call_id", g.ID).With("attempt", try).With("status", ge.Status).With("wait_ms", wait.Milliseconds())
 		_ = r.f.Record(ctx, func(c *Call) error {
 			c.Target(g.ID)
 			return tryErr
 		})
-		if err := r.sleep(ctx, wait); err != nil {
-			return g, r.outcome(ctx, &g, unavailable(&GitHubError{Message: "cancelled while waiting to retry: " + err.Error()}), try)
-		}
+	})
+	try := done.tries
+	if done.err == nil {
+		return g, r.outcome(ctx, &g, nil, try)
 	}
+	var ge *GitHubError
+	if !errors.As(done.err, &ge) {
+		return g, r.outcome(ctx, &g, AsError(done.err), try)
+	}
+	if !ge.Transient() {
+		return g, r.outcome(ctx, &g, refused(ge), try)
+	}
+	if done.interrupted != nil {
+		return g, r.outcome(ctx, &g, unavailable(&GitHubError{Message: "cancelled while waiting to retry: " + done.interrupted.Error()}), try)
+	}
+	e := Errorf(TransientError, "%s failed %d time(s): %s; it is kept PENDING: `git codex github retry %s` replays it", g.Op, try, ge.Message, g.ID)
+	if ge.Status == 0 {
+		e = unavailable(ge)
+		e.Message = fmt.Sprintf("%s: tried %d time(s). It is kept PENDING: `git codex github retry %s` replays it", ge.Message, try, g.ID)
+	}
+	if !ge.RetryAt.IsZero() {
+		e = e.With("retry_at", ge.RetryAt.UTC().Format(time.RFC3339))
+	}
+	return g, r.outcome(ctx, &g, e.With("attempts", try).With("status", ge.Status), try)
+}
+
+// githubVerdict: GitHub's transient failures (no answer, 5xx, rate
+// limits) are tried again, no sooner than a rate limit's reset.
+func githubVerdict(err error) retryVerdict {
+	var ge *GitHubError
+	if !errors.As(err, &ge) || !ge.Transient() {
+		return retryVerdict{}
+	}
+	v := retryVerdict{transient: true}
+	if until := time.Until(ge.RetryAt); until > 0 {
+		v.notBefore = until
+	}
+	return v
+}
+
+// asGitHubError is err as GitHub's (a transient failure always is one).
+func asGitHubError(err error) *GitHubError {
+	var ge *GitHubError
+	if errors.As(err, &ge) {
+		return ge
+	}
+	return &GitHubError{Message: err.Error()}
 }
 
 // unavailable is GITHUB_UNAVAILABLE for a forge that could not be reached

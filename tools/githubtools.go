@@ -308,9 +308,9 @@ var GitHubRetry = Define("github_retry", "github.retry",
 // what waited for it goes now. Failures stay PENDING for `git codex
 // github retry`.
 func (r *githubRun) replayOthers(ctx context.Context, ids []string) {
-	saved := r.attempts
-	r.attempts = 1
-	defer func() { r.attempts = saved }()
+	saved := r.retry.attempts
+	r.retry.attempts = 1
+	defer func() { r.retry.attempts = saved }()
 	for _, id := range ids {
 		if _, err := r.run(ctx, id); err != nil {
 			return // GitHub stopped answering: the rest wait for the next retry

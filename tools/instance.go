@@ -359,7 +359,7 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 	for k, v := range l.env {
 		env[k] = v
 	}
-	_, err = r.NewSession(ctx, tmux.SessionSpec{
+	err = startSession(ctx, f, cfg, r, a, tmux.SessionSpec{
 		Name: a.TmuxSession, Dir: a.Worktree, Env: env, KeepDeadPane: true, Width: 200, Height: 50,
 		Command: []string{l.commandLine(mcpConfig, a.ID, promptFile)},
 	})

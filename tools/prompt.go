@@ -82,6 +82,8 @@ type PromptDescription struct {
 	Accepts     []string          `json:"accepts" jsonschema:"the option names prompt_execute takes for this command"`
 	Source      string            `json:"source" jsonschema:"registry (registry.json only), template (a file in the working tree) or builtin (shipped with git codex)"`
 	Templates   []string          `json:"templates,omitempty"`
+	Config      string            `json:"config" jsonschema:"Climpt's configuration prefix for the command (seed 004's configParam): c1 for the default agent, <agent>-<c1> otherwise"`
+	ConfigFiles []string          `json:"config_files,omitempty" jsonschema:"the prefix's files under .agent/climpt/config that apply: <prefix>-app.yml (where the templates are), <prefix>-user.yml (the actions and targets allowed)"`
 	Warnings    []prompts.Problem `json:"warnings,omitempty"`
 }
 
@@ -98,7 +100,7 @@ var PromptDescribe = Define("prompt_describe", "prompt.describe",
 		return PromptDescription{
 			Agent: cat.Agent, C1: cmd.C1, C2: cmd.C2, C3: cmd.C3, Title: cmd.Title, Description: cmd.Description,
 			Usage: cmd.Usage, Options: cmd.Options, UV: cmd.UV, Accepts: cmd.AcceptedOptions(), Source: cmd.Source,
-			Templates: cmd.Templates, Warnings: cat.Problems,
+			Templates: cmd.Templates, Config: cmd.Config(), ConfigFiles: cmd.ConfigFiles(), Warnings: cat.Problems,
 		}, nil
 	}).Prepare(preparePrompts)
 
@@ -121,6 +123,7 @@ type PromptExecuted struct {
 	Edition    string            `json:"edition"`
 	Adaptation string            `json:"adaptation,omitempty"`
 	Template   string            `json:"template" jsonschema:"the template used: its path in the working tree, or builtin:<c1>/<c2>/<c3>/<file>"`
+	Config     string            `json:"config" jsonschema:"Climpt's configuration prefix the command ran under (seed 004's configParam)"`
 	Prompt     string            `json:"prompt" jsonschema:"the instructions: the template with its variables filled"`
 	Warnings   []prompts.Problem `json:"warnings,omitempty"`
 }
@@ -186,7 +189,7 @@ var PromptExecute = Define("prompt_execute", "prompt.execute",
 		}
 		c.Summarize("%s executed %s (%s)", c.Caller.ID, cmd.Key(), r.Template)
 		return PromptExecuted{Agent: cat.Agent, C1: cmd.C1, C2: cmd.C2, C3: cmd.C3, Edition: r.Edition, Adaptation: r.Adaptation,
-			Template: r.Template, Prompt: r.Prompt, Warnings: cat.Problems}, nil
+			Template: r.Template, Config: cmd.Config(), Prompt: r.Prompt, Warnings: cat.Problems}, nil
 	}).Prepare(preparePrompts)
 
 // PromptReloadIn is prompt_reload's input.
@@ -345,7 +348,7 @@ func promptCommand(c *Call, in PromptCommandIn) (*prompts.Catalog, *prompts.Comm
 		}
 	}
 	return nil, nil, Errorf(CommandNotFound, "no command %q in %s's registry; find one with `git codex prompt search <words>`", prompts.Key(in.C1, in.C2, in.C3), agent).
-		With("agent", agent).With("c1", in.C1).With("c2", in.C2).With("c3", in.C3)
+		With("agent", agent).With("c1", in.C1).With("c2", in.C2).With("c3", in.C3).With("config", prompts.ConfigName(agent, in.C1))
 }
 
 // loadFailed is REGISTRY_LOAD_FAILED for a problem of cat.

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -253,6 +254,9 @@ type Result struct {
 	// recorded, whether it succeeded or not: a credential redacted from
 	// what it wrote, a call as an agent that did not prove who it is.
 	Warnings []string `json:"warnings,omitempty"`
+	// Timestamp is when the call answered (seed 003's envelope field),
+	// RFC 3339 in UTC.
+	Timestamp string `json:"timestamp,omitempty"`
 }
 
 // Call runs the named tool for the caller with raw JSON arguments, as one
@@ -268,18 +272,62 @@ func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name 
 // CallAs is Call for a caller whose origin carries credentials (the
 // adapters' form: CODEX_TOKEN, the agent environment, local PSKs).
 func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
+	tctx, limit := newCallLimit(ctx)
+	defer limit.stop()
+	res, c := r.callAs(ctx, tctx, limit, st, o, name, args)
+	return answer(res, c, name)
+}
+
+// answer finishes a call's envelope: the time it answered (seed 003's
+// timestamp), and on failure the tool and the calling instance (seed
+// 000's tool_name and instance_id).
+func answer(res Result, c *Call, name string) Result {
+	res.Timestamp = Timestamp(time.Now())
+	if res.Error != nil {
+		e := *res.Error // the handler's error may be shared: never write into it
+		e.ToolName = redactName(name)
+		if c != nil && c.Agent != nil {
+			e.InstanceID = c.Agent.ID
+		}
+		res.Error = &e
+	}
+	return res
+}
+
+// Timestamp is t as envelopes carry it: RFC 3339 in UTC, to the
+// millisecond (as JavaScript's toISOString, seed 003's).
+func Timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// callAs runs the call: ctx for its transaction and records, tctx (ctx
+// bounded by limit) for its handler and its work outside git.
+func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitstate.Store, o Origin, name string, args json.RawMessage) (Result, *Call) {
 	var res Result
 	var c *Call
-	prepared := r.prepare(ctx, st, name, args)
-	commit, reds, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st, prepared)
-		return nil
-	})
+	prepared := r.prepare(tctx, st, name, args)
+	var commit gitstate.Commit
+	var reds []Redaction
+	try := func() error {
+		var err error
+		commit, reds, err = update(ctx, st, false, func(tx *gitstate.Tx) error {
+			res, c = r.run(tctx, tx, o, name, args, st, prepared, limit)
+			return nil
+		})
+		return err
+	}
+	err := try()
+	if lockContention(err) {
+		err = retryContended(tctx, st, name, err, try)
+		if timedOut(tctx) {
+			return Result{Error: limit.err(name, "it kept finding the state's ref locked or moved by another program, and wrote nothing", AsError(StoreError(err)))}, c
+		}
+	}
 	if gitstate.Unwritable(err) {
-		return r.unrecorded(ctx, st, o, name, args, err, prepared)
+		return r.unrecorded(tctx, st, o, name, args, err, prepared), c
 	}
 	if err != nil {
-		return Result{Error: StoreError(err)}
+		return Result{Error: StoreError(err)}, c
 	}
 	res.Commit = commit.Hash
 	res.Warnings = append(res.Warnings, redactionWarnings(reds)...)
@@ -287,12 +335,15 @@ func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, nam
 		res.Commit = r.recordUndo(ctx, st, c, commit.Hash, commit.UndoErrors)
 	}
 	if res.OK && len(c.after) > 0 {
-		res = r.runAfter(ctx, st, c, res)
+		res = r.runAfter(tctx, st, c, res)
+		if !res.OK && timedOut(tctx) {
+			res.Error = limit.err(name, "its work outside git was stopped and recorded", res.Error)
+		}
 	}
 	if !res.OK {
 		res.Commit = r.escalate(ctx, st, c, res)
 	}
-	return res
+	return res, c
 }
 
 // unrecorded answers a call when the repository cannot be written (werr):
@@ -302,7 +353,7 @@ func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin,
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st, prepared)
+		res, c = r.run(ctx, tx, o, name, args, st, prepared, nil)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
@@ -369,7 +420,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
-func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any) (res Result, c *Call) {
+func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any, limit *callLimit) (res Result, c *Call) {
 	callerID := o.ID
 	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
 	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o, Prepared: prepared}
@@ -399,6 +450,10 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 		return fail(AsError(err)), c
 	}
 	c.Config = cfg
+	limit.arm(cfg.toolTimeout(ctx, name))
+	if limit.expired() { // the wait for the writer lock took it all
+		return fail(limit.err(name, "it waited for the state's writer lock that long, and did nothing", nil)), c
+	}
 	if err := authenticate(c, o); err != nil {
 		return fail(AsError(err)), c
 	}
@@ -416,6 +471,13 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 		return fail(AsError(err)), c
 	}
 	out, err := t.run(ctx, c, in)
+	if limit.expired() { // nothing commits after the deadline
+		var cause *Error
+		if err != nil {
+			cause = AsError(err)
+		}
+		return fail(limit.err(name, "nothing it would have written was kept", cause)), c
+	}
 	if err != nil {
 		return fail(AsError(err)), c
 	}

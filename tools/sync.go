@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
@@ -16,6 +18,9 @@ import (
 type SyncResult struct {
 	gitstate.SyncResult
 	Conflicts []Conflict
+	// Retries are the tries that failed because the remote did not answer
+	// and were tried again (retry.*).
+	Retries []RetryNote
 	// Ignored are values of this machine's settings (launchers,
 	// github.api_url, paths: localconfig.go) that the sync brought into
 	// the state, new or changed: they are never read.
@@ -50,10 +55,33 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		return nil
 	}
 	before := ignoredAt(ctx, st)
-	res, err := st.Sync(ctx, remote, gitstate.SyncOptions{
-		Resolve: MergeRecord, Validate: ValidateRecord, ValidateCommit: ValidateCommit, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
+	pol := defaultRetryPolicy()
+	if cfg, err := configAt(ctx, st); err == nil {
+		pol = retryPolicyOf(cfg)
+	}
+	var res gitstate.SyncResult
+	var retries []RetryNote
+	done := pol.do(ctx, func(int) error {
+		conflicts = nil // a sync tried again starts afresh
+		var err error
+		res, err = st.Sync(ctx, remote, gitstate.SyncOptions{
+			Resolve: MergeRecord, Validate: ValidateRecord, ValidateCommit: ValidateCommit, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
+		})
+		return err
+	}, func(err error) retryVerdict {
+		return retryVerdict{transient: transientRemote(err)}
+	}, func(try int, err error, wait time.Duration) {
+		n := RetryNote{Attempt: try, Of: pol.attempts, WaitMS: wait.Milliseconds(), Error: redactMessage(err.Error())}
+		retries = append(retries, n)
+		if progress != nil {
+			fmt.Fprintf(progress, "%s did not answer (try %d of %d): %s; trying again in %s\n", redactName(remote), try, pol.attempts, n.Error, wait.Round(time.Millisecond))
+		}
 	})
-	out := SyncResult{SyncResult: res, Conflicts: conflicts}
+	err := done.err
+	if done.interrupted != nil {
+		err = fmt.Errorf("%w (interrupted while waiting to try again: %v)", err, done.interrupted)
+	}
+	out := SyncResult{SyncResult: res, Conflicts: conflicts, Retries: retries}
 	if err == nil {
 		for _, a := range ignoredAt(ctx, st) {
 			if b, ok := before[a.Key]; !ok || b.Clock != a.Clock || b.SetBy != a.SetBy || !b.SetAt.Equal(a.SetAt) {
@@ -62,7 +90,38 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 		}
 		sort.Slice(out.Ignored, func(i, j int) bool { return out.Ignored[i].Key < out.Ignored[j].Key })
 	}
-	return out, syncError(remote, err)
+	serr := syncError(remote, err)
+	var te *Error
+	if errors.As(serr, &te) && te.Code == RemoteError && done.tries > 1 {
+		te.With("attempts", done.tries)
+	}
+	return out, serr
+}
+
+// RetryNote is one failed try that was tried again.
+type RetryNote struct {
+	Attempt int    `json:"attempt"`
+	Of      int    `json:"of"`
+	WaitMS  int64  `json:"wait_ms"`
+	Error   string `json:"error"`
+}
+
+// transientRemote reports whether a sync failed because its remote did not
+// answer, in a way that may pass: seed 003's patterns (timeout,
+// connection, network) and git's words for a dropped or refused
+// connection. A remote that refused, or is not a repository, is not.
+func transientRemote(err error) bool {
+	if !errors.Is(err, gitstate.ErrRemote) || errors.Is(err, gitstate.ErrPushRefused) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	for _, w := range []string{"timeout", "timed out", "connection", "network", "could not resolve host", "hung up unexpectedly",
+		"early eof", "temporarily unavailable", "temporary failure", "returned error: 502", "returned error: 503", "returned error: 504"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // ignoredAt are the values of local settings the state at the tip holds

@@ -134,6 +134,14 @@ func fingerprint(root, agent string) uint64 {
 	if fi, err := os.Stat(filepath.Join(dir, "registry.json")); err == nil {
 		add(filepath.Join(dir, "registry.json"), fi)
 	}
+	// Climpt's configurations (every agent's) and the folders they name
+	// for this agent's domains are looked at too: a change there changes
+	// where templates are found
+	for _, f := range configFiles(root) {
+		if fi, err := os.Stat(f); err == nil {
+			add(f, fi)
+		}
+	}
 	filepath.WalkDir(filepath.Join(dir, "prompts"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -144,4 +152,16 @@ func fingerprint(root, agent string) uint64 {
 		return nil
 	})
 	return h.Sum64()
+}
+
+// configFiles are the files of Climpt's configuration folder.
+func configFiles(root string) []string {
+	des, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(ConfigDir)))
+	var out []string
+	for _, de := range des {
+		if !de.IsDir() {
+			out = append(out, filepath.Join(root, filepath.FromSlash(ConfigDir), de.Name()))
+		}
+	}
+	return out
 }

@@ -34,12 +34,12 @@ func TestCache(t *testing.T) {
 	// registry.json changes: Get reloads
 	time.Sleep(10 * time.Millisecond) // a distinct mtime on coarse clocks
 	write(t, dir, ".agent/climpt/registry.json", `{"tools":{"commands":[]}}`)
-	if n := len(c.Get(dir, DefaultAgent).Commands()); n != 8 {
-		t.Fatalf("after registry.json emptied: %d commands, want 8", n)
+	if n := len(c.Get(dir, DefaultAgent).Commands()); n != 9 { // meta build frontmatter stays: a built-in
+		t.Fatalf("after registry.json emptied: %d commands, want 9", n)
 	}
 	stop()
 	c.Reload(dir, DefaultAgent)
-	if want := []int{11, 12, 8}; len(loads) != 3 || loads[0] != want[0] || loads[1] != want[1] || loads[2] != want[2] {
+	if want := []int{11, 12, 9}; len(loads) != 3 || loads[0] != want[0] || loads[1] != want[1] || loads[2] != want[2] {
 		t.Errorf("loads seen %v, want %v", loads, want)
 	}
 }

@@ -37,6 +37,27 @@ type Command struct {
 
 	dir     string // absolute directory of its templates; "" for built-ins without an override
 	builtin bool   // templates come from the embedded files
+	// base is the folder its templates must stay in when a Climpt
+	// configuration names it ("": the agent's prompts folder); cfg is
+	// that configuration (climptconfig.go).
+	base string
+	cfg  climptConfig
+}
+
+// Config is the command's Climpt configuration prefix (seed 004's
+// configParam): c1 for the default agent, <agent>-<c1> otherwise.
+func (c *Command) Config() string { return c.cfg.name }
+
+// ConfigFiles are the Climpt configuration files that apply to the
+// command (its prefix's app and user files, where they exist).
+func (c *Command) ConfigFiles() []string {
+	var out []string
+	for _, f := range []string{c.cfg.appFile, c.cfg.userFile} {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Options are what a command accepts, as registry.json and Climpt's front

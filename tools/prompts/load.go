@@ -43,8 +43,10 @@ type Catalog struct {
 	// because their front matter could not be read.
 	broken map[string]Problem
 	index  *index
-	stamp  fileStamp // registry.json when it was read
-	print  uint64    // fingerprint of the agent's folder when it was read
+	// configs are the Climpt configurations read, by domain (climptconfig.go).
+	configs map[string]climptConfig
+	stamp   fileStamp // registry.json when it was read
+	print   uint64    // fingerprint of the agent's folder when it was read
 }
 
 // Commands returns the commands, sorted by C3L name.
@@ -127,6 +129,19 @@ func Load(root, agent string) *Catalog {
 		cmd := &Command{C1: it.C1, C2: it.C2, C3: it.C3, Title: it.Title, Description: it.Description, Usage: it.Usage, UV: it.UV, Source: SourceRegistry}
 		opts, hasOpts := it.options()
 		cmd.Options = opts
+		if root != "" {
+			cfg, td := cat.configured(it)
+			cmd.cfg = cfg
+			if td != nil { // its configuration names another folder: that one is Climpt's
+				if old, ok := files[key]; ok && !old.builtin {
+					cat.problem(path.Join(PromptsPath(agent), it.C1, it.C2, it.C3), 0, "not used: config %s names %s for %s", cfg.name, td.base, it.C1)
+				}
+				files[key] = td
+				if td.err != nil {
+					cat.broken[key] = cat.problem(path.Join(td.base, it.C2, it.C3, primary(td.names)), lineOf(td.err), "%v", td.err)
+				}
+			}
+		}
 		if td, ok := files[key]; ok {
 			td.describe(cmd, !hasOpts)
 			delete(files, key)
@@ -139,6 +154,7 @@ func Load(root, agent string) *Catalog {
 			continue
 		}
 		cmd := &Command{C1: td.c1, C2: td.c2, C3: td.c3}
+		cmd.cfg = cat.config(td.c1)
 		td.describe(cmd, true)
 		cat.add(cmd)
 	}
@@ -212,11 +228,15 @@ type templateDir struct {
 	builtin    bool
 	fm         frontMatter
 	err        error
+	// base is the folder the templates must stay in, when a Climpt
+	// configuration names it (slash-separated, relative); "" for the
+	// agent's prompts folder.
+	base string
 }
 
 // describe fills what registry.json left empty from the front matter.
 func (td *templateDir) describe(cmd *Command, useOptions bool) {
-	cmd.Templates, cmd.dir, cmd.builtin = td.names, td.dir, td.builtin
+	cmd.Templates, cmd.dir, cmd.builtin, cmd.base = td.names, td.dir, td.builtin, td.base
 	if td.builtin {
 		cmd.Source = SourceBuiltin
 	} else {

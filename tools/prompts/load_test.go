@@ -60,7 +60,7 @@ func TestLoadClimptRegistry(t *testing.T) {
 		"codex address feedback/builtin", "codex review changes/builtin", "codex work task/builtin",
 		"git decide-branch working-branch/template", "git find-oldest descendant-branch/registry",
 		"git group-commit unstaged-changes/template", "git list-select pr-branch/registry",
-		"git merge-up base-branch/registry", "meta build frontmatter/registry",
+		"git merge-up base-branch/registry", "meta build frontmatter/builtin",
 		"meta create instruction/template", "test run specific/template",
 	}
 	if got := keys(cat); !reflect.DeepEqual(got, want) {
@@ -102,7 +102,7 @@ func TestLoadProblems(t *testing.T) {
 		{
 			name:     "no registry at all is quiet for the default agent",
 			agent:    DefaultAgent,
-			wantCmds: 3,
+			wantCmds: 5,
 		},
 		{
 			name:      "registry missing in an agent folder",
@@ -110,7 +110,7 @@ func TestLoadProblems(t *testing.T) {
 			agent:     DefaultAgent,
 			wantPath:  ".agent/climpt/registry.json",
 			wantCause: "file not found",
-			wantCmds:  4,
+			wantCmds:  6,
 		},
 		{
 			name:      "another agent's registry missing",
@@ -125,7 +125,7 @@ func TestLoadProblems(t *testing.T) {
 			wantPath:  ".agent/climpt/registry.json",
 			wantLine:  4,
 			wantCause: "JSON syntax error at line 4",
-			wantCmds:  3,
+			wantCmds:  5,
 		},
 		{
 			name:      "wrong type names the line",
@@ -134,7 +134,7 @@ func TestLoadProblems(t *testing.T) {
 			wantPath:  ".agent/climpt/registry.json",
 			wantLine:  3,
 			wantCause: "tools.commands",
-			wantCmds:  3,
+			wantCmds:  5,
 		},
 		{
 			name: "a command name that would leave the folder",
@@ -144,7 +144,7 @@ func TestLoadProblems(t *testing.T) {
 			agent:     DefaultAgent,
 			wantPath:  ".agent/climpt/registry.json",
 			wantCause: "tools.commands[0] left out",
-			wantCmds:  4,
+			wantCmds:  6,
 		},
 		{
 			name: "broken front matter",
@@ -157,7 +157,7 @@ func TestLoadProblems(t *testing.T) {
 			wantPath:  ".agent/climpt/prompts/a/b/c/f_default.md",
 			wantLine:  2,
 			wantCause: "front matter",
-			wantCmds:  4,
+			wantCmds:  6,
 		},
 		{
 			name: "unclosed front matter",
@@ -169,7 +169,7 @@ func TestLoadProblems(t *testing.T) {
 			wantPath:  ".agent/climpt/prompts/a/b/c/f_default.md",
 			wantLine:  1,
 			wantCause: "never closed",
-			wantCmds:  3,
+			wantCmds:  5,
 		},
 	}
 	for _, tt := range tests {

@@ -76,6 +76,9 @@ type Template struct {
 // Template chooses cmd's template for the options (edition, adaptation)
 // and reads it.
 func (cat *Catalog) Template(cmd *Command, opts map[string]string) (Template, error) {
+	if err := cmd.checkConfig(); err != nil {
+		return Template{}, err
+	}
 	edition, adaptation := opts[OptEdition], opts[OptAdaptation]
 	if edition == "" {
 		edition = "default"
@@ -233,7 +236,11 @@ func (cat *Catalog) readTemplate(cmd *Command, name string) ([]byte, error) {
 	}
 	rel := cat.templatePath(cmd, name)
 	fail := func(err error) ([]byte, error) { return nil, &ExecError{Path: rel, Cause: err.Error()} }
-	real, err := filepath.EvalSymlinks(filepath.Join(cat.root, filepath.FromSlash(PromptsPath(cat.Agent))))
+	folder := PromptsPath(cat.Agent)
+	if cmd.base != "" {
+		folder = cmd.base
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(cat.root, filepath.FromSlash(folder)))
 	if err != nil {
 		return fail(err)
 	}
@@ -257,6 +264,12 @@ func (cat *Catalog) templatePath(cmd *Command, name string) string {
 }
 
 func (cat *Catalog) templateDirPath(cmd *Command) string {
+	if cmd.base != "" {
+		return path.Join(cmd.base, cmd.C2, cmd.C3)
+	}
+	if cmd.dir == "" && cmd.cfg.appFile != "" { // no template yet: where Climpt would look
+		return path.Join(cmd.cfg.promptDir, cmd.C2, cmd.C3)
+	}
 	return path.Join(PromptsPath(cat.Agent), cmd.C1, cmd.C2, cmd.C3)
 }
 

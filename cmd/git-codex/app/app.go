@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cli/go-gh/v2/pkg/term"
 	"github.com/gitcodex/git-codex/github"
@@ -336,7 +337,10 @@ func (e *env) session(c *cli.Context) (string, *gitstate.Store, error) {
 func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte) tools.Result {
 	o, st, err := e.origin(c)
 	if err != nil {
-		return tools.Result{Error: tools.AsError(err)}
+		// refused before the registry: the envelope it would give
+		te := *tools.AsError(err)
+		te.ToolName = name
+		return tools.Result{Error: &te, Timestamp: tools.Timestamp(time.Now())}
 	}
 	defer st.Close()
 	// Ctrl-C stops a long call's work outside git (a delegated turn) and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
@@ -67,7 +68,7 @@ func (e *env) setJSONErrors(cmds []*cli.Command) {
 			if errors.As(err, &rf) {
 				warnings = rf.warnings
 			}
-			if werr := writeJSON(e.stdout, tools.Result{Error: te, Warnings: warnings}); werr != nil {
+			if werr := writeJSON(e.stdout, tools.Result{Error: te, Warnings: warnings, Timestamp: tools.Timestamp(time.Now())}); werr != nil {
 				return werr
 			}
 			fmt.Fprintf(e.stderr, "git codex: %s: %s\n", te.Code, te.Message)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -24,7 +25,7 @@ import (
 
 const mcpInstructions = "git codex coordinates AI coding agents inside this git repository. " +
 	"Every tool call is recorded as a commit on refs/codex/state. Results are envelopes: " +
-	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details"}}; branch on error.code. ` +
+	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details","tool_name","instance_id"}}, with a timestamp; branch on error.code. ` +
 	"Only the tools your policy allows are listed; the list changes (notifications/tools/list_changed) when the policy does."
 
 // mcpPollInterval is how often a running server looks at the state's tip
@@ -46,13 +47,30 @@ func (e *env) mcpCommand() *cli.Command {
 			"It refuses to start (exit 1, the reason on stderr) for an agent that is not registered, a\n" +
 			"CODEX_TOKEN that is not the agent's credential, or none where auth.agents is required.\n" +
 			"Logs go to stderr; stdout carries only the protocol. Clients that set a level with\n" +
-			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.",
+			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.\n" +
+			"--log-level (or MCP_LOG_LEVEL, else the config's mcp.log_level) sets, from the start, the level\n" +
+			"of stderr and of notifications to a client that has not set one. --tool-timeout (or\n" +
+			"MCP_TOOL_TIMEOUT) bounds every call served, as tools.timeout_seconds does.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", EnvVars: []string{"MCP_LOG_LEVEL"}, Usage: "log at `LEVEL` from the start: " + strings.Join(tools.LogLevels(), ", ") + " (default: the config's mcp.log_level; unset: warnings on stderr, notifications once the client asks)"},
+			&cli.IntFlag{Name: "tool-timeout", EnvVars: []string{"MCP_TOOL_TIMEOUT"}, Usage: "the time limit of the calls served, in `SECONDS`, instead of the config's tools.timeout_seconds (a tool's own tools.<tool>.timeout_seconds still wins)"},
+		},
 		Action: func(c *cli.Context) error {
+			level := c.String("log-level")
+			if level != "" && !slices.Contains(tools.LogLevels(), level) {
+				return usageError{err: fmt.Errorf("--log-level takes one of %s, not %q", strings.Join(tools.LogLevels(), ", "), level), help: c.Command.HelpName}
+			}
+			if c.Int("tool-timeout") < 0 {
+				return usageError{err: fmt.Errorf("--tool-timeout takes a number of seconds, not %d", c.Int("tool-timeout")), help: c.Command.HelpName}
+			}
 			o, st, err := e.origin(c) // the credential comes from the launch environment
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			if level == "" {
+				level = tools.MCPLogLevel(c.Context, st)
+			}
 			// fail loudly now rather than serve nothing while the client
 			// shows the server connected
 			if _, refusal := e.reg.CheckServer(c.Context, st, o); refusal != nil {
@@ -64,8 +82,10 @@ func (e *env) mcpCommand() *cli.Command {
 			// progress go to: the write fails, rather than SIGPIPE ending
 			// the server before running calls record how they ended
 			signal.Ignore(syscall.SIGPIPE)
-			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slogLevel(level)}))
 			s := newMCPServer(e.reg, st, o, logger)
+			s.level = level
+			s.timeout = time.Duration(c.Int("tool-timeout")) * time.Second
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			watched := make(chan struct{})
 			go func() {
@@ -76,7 +96,7 @@ func (e *env) mcpCommand() *cli.Command {
 			// (piped requests), but a call still running after
 			// mcpInputEndGrace has lost its client: it is cancelled
 			inputEnded := func() { time.AfterFunc(mcpInputEndGrace, s.close) }
-			err = s.srv.Run(ctx, &stdioTransport{in: e.stdin, out: e.stdout, inputEnded: inputEnded})
+			err = s.run(ctx, &stdioTransport{in: e.stdin, out: e.stdout, inputEnded: inputEnded})
 			s.close()
 			s.inflight.Wait() // calls still running were cancelled: let them record how they ended
 			stopWatch()
@@ -98,6 +118,12 @@ type mcpServer struct {
 	origin tools.Origin // the caller and its credentials, fixed at launch
 	logger *slog.Logger
 	srv    *mcp.Server
+	// level is the log level set at launch (--log-level, mcp.log_level):
+	// the session's until its client sets one; "" for none.
+	level string
+	// timeout is the launch's time limit for calls (--tool-timeout,
+	// MCP_TOOL_TIMEOUT); 0: the config's.
+	timeout time.Duration
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 	kick      chan struct{}      // a call may have changed the policy: look (see watch)
@@ -155,6 +181,45 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logge
 	return s
 }
 
+// run serves one session over t until it ends or ctx does, as
+// mcp.Server.Run does, with the session's log level set from the start
+// to the launch's (s.level): a client that never sends logging/setLevel
+// still gets notifications at that level.
+func (s *mcpServer) run(ctx context.Context, t mcp.Transport) error {
+	var opts *mcp.ServerSessionOptions
+	if s.level != "" {
+		//lint:ignore SA1019 logging is deprecated in MCP 2026-07-28; clients of earlier versions use it
+		opts = &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{LogLevel: mcp.LoggingLevel(s.level)}}
+	}
+	ss, err := s.srv.Connect(ctx, t, opts)
+	if err != nil {
+		return err
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-closed
+		return ctx.Err()
+	case err := <-closed:
+		return err
+	}
+}
+
+// slogLevel is an MCP log level as stderr's ("": warnings).
+func slogLevel(level string) slog.Level {
+	switch level {
+	case "debug":
+		return slog.LevelDebug
+	case "info", "notice":
+		return slog.LevelInfo
+	case "", "warning":
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}
+
 // call runs one tool through the registry, logs it to the client at the
 // level it asked for, and has watch look for a policy change it may have
 // made.
@@ -180,12 +245,16 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			}
 		})
 	}
+	if s.timeout > 0 {
+		ctx = tools.WithTimeout(ctx, s.timeout)
+	}
 	res := s.reg.CallAs(ctx, s.st, s.origin, name, req.Params.Arguments)
 	text, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
 	if res.OK {
+		s.logger.Info("call", "tool", name, "commit", res.Commit)
 		s.log(ctx, req.Session, "info", map[string]any{"event": "call", "tool": name, "commit": res.Commit})
 	} else {
 		level := "warning"
@@ -356,10 +425,12 @@ func envelopeSchema(t *tools.Tool, errSchema *jsonschema.Schema) *jsonschema.Sch
 		Type:     "object",
 		Required: []string{"ok"},
 		Properties: map[string]*jsonschema.Schema{
-			"ok":       {Type: "boolean", Description: "true when the call succeeded (data), false when it was refused (error)"},
-			"data":     t.OutputSchema(),
-			"error":    errSchema,
-			"warnings": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "what to know about how the call was recorded: a credential redacted from what it wrote, a call as an agent that did not prove who it is"},
+			"ok":        {Type: "boolean", Description: "true when the call succeeded (data), false when it was refused (error)"},
+			"data":      t.OutputSchema(),
+			"error":     errSchema,
+			"warnings":  {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "what to know about how the call was recorded: a credential redacted from what it wrote, a call as an agent that did not prove who it is"},
+			"notice":    {Type: "string", Description: "what to know besides the answer, e.g. that a read was answered without its audit record"},
+			"timestamp": {Type: "string", Format: "date-time", Description: "when the call answered, RFC 3339 in UTC"},
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}

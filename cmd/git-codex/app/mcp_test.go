@@ -106,9 +106,10 @@ func (s *syncBuffer) String() string {
 // envelope is a call's structured content, checked against its text
 // content and its isError flag.
 type envelope struct {
-	OK    bool            `json:"ok"`
-	Data  json.RawMessage `json:"data"`
-	Error *tools.Error    `json:"error"`
+	OK        bool            `json:"ok"`
+	Data      json.RawMessage `json:"data"`
+	Error     *tools.Error    `json:"error"`
+	Timestamp string          `json:"timestamp"`
 }
 
 func mcpCall(t *testing.T, cs *mcp.ClientSession, tool, args string) envelope {
@@ -352,9 +353,13 @@ func TestMCPRefusals(t *testing.T) {
 		t.Errorf("an unknown tool made %d commits, want its audit record", got)
 	}
 	cli := tools.Builtin().Call(context.Background(), mcpStore(t, dir), "alice", "no_such_tool", json.RawMessage(`{}`))
+	if env.Timestamp == "" || cli.Timestamp == "" {
+		t.Errorf("envelopes without a timestamp: MCP %q, call %q", env.Timestamp, cli.Timestamp)
+	}
+	cli.Timestamp = "" // the two answered at different times
 	want, _ := json.Marshal(cli)
 	got, _ := json.Marshal(tools.Result{OK: env.OK, Error: env.Error})
-	if string(got) != string(want) {
+	if string(got) != string(want) || env.Error.ToolName != "no_such_tool" || env.Error.InstanceID != "alice" {
 		t.Errorf("unknown tool over MCP: %s; through the registry (git codex call): %s", got, want)
 	}
 }

@@ -33,6 +33,9 @@ type syncReport struct {
 	// github.api_url, paths) that the sync brought into the state: they
 	// are never used (docs/SECURITY.md).
 	Ignored []tools.IgnoredSetting `json:"ignored"`
+	// Retries are the tries that failed because the remote did not
+	// answer, and were tried again (retry.*).
+	Retries []tools.RetryNote `json:"retries,omitempty"`
 }
 
 func remoteArg(c *cli.Context) (string, error) {
@@ -78,6 +81,11 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				fmt.Fprintf(progress, "syncing with %s...\n", remote)
 			}
 			res, err := tools.Sync(c.Context, st, caller, remote, push, progress)
+			if progress == nil { // (progress told them as they came)
+				for _, n := range res.Retries {
+					fmt.Fprintf(e.stderr, "git codex: note: %s did not answer (try %d of %d): %s; tried again after %dms\n", remote, n.Attempt, n.Of, n.Error, n.WaitMS)
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -90,6 +98,7 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				r.Dropped = []string{}
 			}
 			r.Ignored = res.Ignored
+			r.Retries = res.Retries
 			if r.Ignored == nil {
 				r.Ignored = []tools.IgnoredSetting{}
 			}
