@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -347,7 +348,7 @@ func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte
 	// lets it record how it ended; its messages print on stderr.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx = tools.WithProgress(ctx, func(_ int, msg string) { fmt.Fprintln(e.stderr, msg) })
+	ctx = tools.WithProgress(ctx, func(_ int, msg string) { fmt.Fprintln(e.stderr, progressLine(msg)) })
 	res := e.reg.CallAs(ctx, st, o, name, args)
 	if res.Notice != "" {
 		fmt.Fprintf(e.stderr, "git codex: note: %s\n", res.Notice)
@@ -356,4 +357,24 @@ func (e *env) call(ctx context.Context, c *cli.Context, name string, args []byte
 		fmt.Fprintf(e.stderr, "git codex: warning: %s\n", w)
 	}
 	return res
+}
+
+// progressLine is a call's progress message as a person reads it on
+// stderr: a retry (a JSON object of type "retry", as MCP clients get it)
+// becomes one plain line; anything else (a delegated turn's messages) is
+// printed as it came.
+func progressLine(msg string) string {
+	var r struct {
+		Type    string `json:"type"`
+		Tool    string `json:"tool"`
+		What    string `json:"what"`
+		Attempt int    `json:"attempt"`
+		Of      int    `json:"of"`
+		WaitMS  int64  `json:"wait_ms"`
+		Error   string `json:"error"`
+	}
+	if !strings.HasPrefix(msg, `{"`) || json.Unmarshal([]byte(msg), &r) != nil || r.Type != "retry" {
+		return msg
+	}
+	return fmt.Sprintf("git codex: %s: %s failed (try %d of %d), trying again in %dms: %s", r.Tool, r.What, r.Attempt, r.Of, r.WaitMS, r.Error)
 }
