@@ -43,7 +43,7 @@ type objectStore struct {
 	// tmpDir is where new packs are written before they are renamed into
 	// objects/pack ("<common dir>/codex/tmp"; see writeRename).
 	tmpDir string
-	shared sharedPerm // core.sharedRepository
+	shared sharedPerm   // core.sharedRepository
 	phase  func(string) // Store.phase: the stages of writing a pack
 	// zw and zr are reused: a new (de)compressor allocates tens of KB to
 	// 1 MB, more than the objects it handles here.
