@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,17 +241,27 @@ func BenchmarkWalk100of100k(b *testing.B) {
 // to Update returned, lock wait included). The store's maintenance runs
 // as in production: the geometric repacks it starts in the background
 // share the CPUs with the writers.
+//
+// With GITSTATE_BENCH_PHASES=1 it also logs where a write's time goes: for
+// each stage of the write path (Store.phase), the time from the stage
+// before, as percentiles over every write.
 func BenchmarkParallelProcesses(b *testing.B) {
 	const procs, writes = 16, 25
 	dir := newStateRepo(b)
+	env := []string{envWaitGo + "=1", envLatency + "=1"}
+	tracePhases := os.Getenv("GITSTATE_BENCH_PHASES") == "1"
+	if tracePhases {
+		env = append(env, envPhases+"=1")
+	}
 	var commits int
 	var elapsed time.Duration
 	var lats []time.Duration
+	var phases []string
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		ws := make([]*writerProc, procs)
 		for j := range ws {
-			ws[j] = startWriter(b, dir, fmt.Sprintf("i%dp%d", i, j), writes, envWaitGo+"=1", envLatency+"=1")
+			ws[j] = startWriter(b, dir, fmt.Sprintf("i%dp%d", i, j), writes, env...)
 		}
 		for _, w := range ws {
 			w.waitReady(b, time.Minute)
@@ -270,6 +281,7 @@ func BenchmarkParallelProcesses(b *testing.B) {
 		for _, w := range ws {
 			w.mu.Lock()
 			lats = append(lats, w.lats...)
+			phases = append(phases, w.phases...)
 			w.mu.Unlock()
 		}
 	}
@@ -285,4 +297,44 @@ func BenchmarkParallelProcesses(b *testing.B) {
 		b.ReportMetric(float64(lats[len(lats)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds())/1000, "p99-ms")
 	}
+	if tracePhases {
+		logPhases(b, phases)
+	}
+}
+
+// logPhases logs, for each stage of the writes' "ph" lines (in the order
+// they first appear), the mean and percentiles of the time it took to
+// reach it from the stage before, and its share of the writes' total time.
+func logPhases(b *testing.B, lines []string) {
+	var order []string
+	durs := map[string][]time.Duration{}
+	var total time.Duration
+	for _, l := range lines {
+		for _, f := range strings.Fields(l) {
+			name, ns, ok := strings.Cut(f, "=")
+			n, err := strconv.ParseInt(ns, 10, 64)
+			if !ok || err != nil {
+				continue
+			}
+			if _, seen := durs[name]; !seen {
+				order = append(order, name)
+			}
+			durs[name] = append(durs[name], time.Duration(n))
+			total += time.Duration(n)
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d writes; time to reach each stage from the one before:\n%-12s %8s %8s %8s %8s %6s\n", len(lines), "stage", "mean-ms", "p50-ms", "p90-ms", "p99-ms", "share")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for _, name := range order {
+		d := durs[name]
+		slices.Sort(d)
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		fmt.Fprintf(&out, "%-12s %8.3f %8.3f %8.3f %8.3f %5.1f%%\n", name, ms(sum/time.Duration(len(d))), ms(d[len(d)/2]), ms(d[len(d)*9/10]), ms(d[len(d)*99/100]), 100*float64(sum)/float64(total))
+	}
+	// b.Log would cut the table at ten lines
+	fmt.Fprint(os.Stderr, out.String())
 }

@@ -111,3 +111,7 @@ func (s *Store) CanonicalTree(tree string) (bool, error) {
 
 // RepackAt is repackAt.
 const RepackAt = repackAt
+
+// SetPhaseHook installs fn to be called as a write passes the stages of
+// its critical section (benchmarks measure where the time goes).
+func (s *Store) SetPhaseHook(fn func(phase string)) { s.phaseHook = fn }

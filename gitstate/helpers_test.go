@@ -40,6 +40,7 @@ const (
 	envNoLink      = "GITSTATE_TEST_NO_LINK"      // "1": hard links fail, as on filesystems without them
 	envCPUProfile  = "GITSTATE_TEST_CPUPROFILE"   // write a CPU profile of the writes to <value>.<name>
 	envLatency     = "GITSTATE_TEST_LATENCY"      // "1": print "lat <ns>" after each ack, the Update's duration
+	envPhases      = "GITSTATE_TEST_PHASES"       // "1": print "ph <stage>=<ns> ..." after each ack: time to reach each stage from the one before
 )
 
 // noHardLinks makes the store's hard links fail with EPERM, and counts the
@@ -114,9 +115,20 @@ func writerMain() int {
 	}
 	ctx := context.Background()
 	latency := os.Getenv(envLatency) == "1"
+	var phases strings.Builder
+	var last time.Time
+	if os.Getenv(envPhases) == "1" {
+		s.SetPhaseHook(func(ph string) {
+			now := time.Now()
+			fmt.Fprintf(&phases, " %s=%d", ph, now.Sub(last).Nanoseconds())
+			last = now
+		})
+	}
 	for i := 0; count == 0 || i < count; i++ {
 		p := writerPath(name, i)
+		phases.Reset()
 		start := time.Now()
+		last = start
 		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
 			tx.SetMeta(gitstate.Meta{Summary: "write " + p, Trailers: []gitstate.Trailer{
 				{Key: gitstate.TrailerTool, Value: "test_write"},
@@ -137,6 +149,9 @@ func writerMain() int {
 		if latency {
 			os.Stdout.WriteString("lat " + strconv.FormatInt(took.Nanoseconds(), 10) + "\n")
 		}
+		if phases.Len() > 0 {
+			os.Stdout.WriteString("ph" + phases.String() + "\n")
+		}
 	}
 	return 0
 }
@@ -153,6 +168,7 @@ type writerProc struct {
 	mu     sync.Mutex      // guards acks
 	acks   []string        // acknowledged paths, in order
 	lats   []time.Duration // with GITSTATE_TEST_LATENCY: each write's duration
+	phases []string        // with GITSTATE_TEST_PHASES: each write's "ph" line
 	errs   chan error      // Wait's result, after done
 }
 
@@ -199,6 +215,10 @@ func startWriter(t testing.TB, repo, name string, count int, env ...string) *wri
 					w.lats = append(w.lats, time.Duration(ns))
 					w.mu.Unlock()
 				}
+			case strings.HasPrefix(line, "ph "):
+				w.mu.Lock()
+				w.phases = append(w.phases, strings.TrimPrefix(line, "ph "))
+				w.mu.Unlock()
 			case strings.HasPrefix(line, "hang "):
 				w.hung <- strings.TrimPrefix(line, "hang ")
 			}

@@ -43,7 +43,8 @@ type objectStore struct {
 	// tmpDir is where new packs are written before they are renamed into
 	// objects/pack ("<common dir>/codex/tmp"; see writeRename).
 	tmpDir string
-	shared sharedPerm // core.sharedRepository
+	shared sharedPerm   // core.sharedRepository
+	phase  func(string) // Store.phase: the stages of writing a pack
 	// zw and zr are reused: a new (de)compressor allocates tens of KB to
 	// 1 MB, more than the objects it handles here.
 	zw *zlib.Writer
@@ -383,7 +384,7 @@ func (o *objectStore) write(b *objectBatch) error {
 	if o.zw == nil {
 		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	}
-	name, keep, err := writePack(o.zw, o.dir, o.tmpDir, b.objs, o.sync, o.shared)
+	name, keep, err := writePack(o.zw, o.dir, o.tmpDir, b.objs, o.sync, o.shared, o.phase)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func TestPackOfStoredAndCompressedObjects(t *testing.T) {
 		want[b.add(plumbing.BlobObject, data)] = data
 	}
 	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	name, _, err := writePack(zw, filepath.Join(dir, ".git", "objects"), "", b.objs, fsyncPolicy{pack: true, packMetadata: true}, 0)
+	name, _, err := writePack(zw, filepath.Join(dir, ".git", "objects"), "", b.objs, fsyncPolicy{pack: true, packMetadata: true}, 0, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

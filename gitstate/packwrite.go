@@ -184,17 +184,19 @@ func writeStored(b *bytes.Buffer, data []byte) {
 // moved, or the transaction failed. It returns the pack's name
 // ("pack-<checksum>") and the .keep's path. zw is reused for every object:
 // a new compressor allocates ~1 MB.
-func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy, shared sharedPerm) (name, keep string, err error) {
+func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy, shared sharedPerm, phase func(string)) (name, keep string, err error) {
 	pack, idx, sum, err := encodePack(zw, objs)
 	if err != nil {
 		return "", "", fmt.Errorf("gitstate: encode pack: %w", err)
 	}
+	phase("encoded")
 	dir := filepath.Join(objectsDir, "pack")
 	name = "pack-" + sum.String()
 	keep = filepath.Join(dir, name+".keep")
 	if err := writeKeep(dir, keep, shared); err != nil {
 		return "", "", fmt.Errorf("gitstate: write %s.keep: %w", name, err)
 	}
+	phase("keep")
 	for _, f := range []struct {
 		tmp, ext string
 		data     []byte
@@ -204,6 +206,7 @@ func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, syn
 			os.Remove(keep)
 			return "", "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
 		}
+		phase(f.ext)
 	}
 	return name, keep, nil
 }

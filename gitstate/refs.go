@@ -84,9 +84,11 @@ func (s *Store) swapRef(name string, old, new plumbing.Hash) error {
 		return err
 	}
 	defer s.writer.unstage()
+	s.phase("staged")
 	if err := s.acquireRefLock(lockPath); err != nil {
 		return err
 	}
+	s.phase("reflock")
 	held := true
 	defer func() {
 		if held {

@@ -121,8 +121,10 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 	if err := s.lockWriter(); err != nil {
 		return Commit{}, err
 	}
+	s.phase("locked")
 	c, tx, err := s.updateLocked(init, fn)
 	s.unlockWriter()
+	s.phase("unlocked")
 	if tx != nil {
 		// undo outside the lock: a worktree removal must not hold up
 		// every other writer.
@@ -135,6 +137,7 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 	if err == nil {
 		s.maintain(ctx, c.Clock)
 	}
+	s.phase("maintained")
 	return c, err
 }
 
@@ -163,7 +166,9 @@ func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error)
 		return Commit{}, nil, err
 	}
 	tx := &Tx{base: base, pending: map[string][]byte{}, clock: base.clock.Next(), now: s.now()}
+	s.phase("base")
 	err = fn(tx)
+	s.phase("fn")
 	// A read that found an object of the tip gone means the state has a
 	// hole: never commit on top of it, not even a refusal.
 	if base.missing != nil {
@@ -234,6 +239,7 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
+	s.phase("built")
 	if err := s.writeObjects(&objs); err != nil {
 		return Commit{}, err
 	}
@@ -243,6 +249,7 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if err := s.swapRef(RefState, tip, h); err != nil {
 		return Commit{}, err
 	}
+	s.phase("ref")
 	out := Commit{Hash: h.String(), Tree: root.String(), Clock: tx.clock, Time: tx.now}
 	if !tip.IsZero() {
 		out.Parent = tip.String()
