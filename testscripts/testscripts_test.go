@@ -90,6 +90,7 @@ func setup(e *testscript.Env) error {
 		e.Setenv(k, "http://127.0.0.1:9")
 	}
 	e.Values[githubKey{}] = &githubHolder{}
+	e.Values[modelAPIKey{}] = &modelAPIHolder{}
 	// git codex starts git's repack and maintenance in the background
 	// (gitstate's maintain): wait for them before the work directory is
 	// removed, so none writes into a directory being deleted

@@ -1,0 +1,126 @@
+package testscripts
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gitcodex/git-codex/tools/modelapi"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// modelAPICommands drive a stand-in of the agent CLIs' model APIs
+// (tools/modelapi) in the test process, for scripts that run the real
+// CLIs with only their model scripted:
+//
+//	modelapi start
+//	    starts it; $MODELAPI is its URL, and ANTHROPIC_BASE_URL and
+//	    GOOGLE_GEMINI_BASE_URL point at it (after agentcli, which points
+//	    them at a closed port). 127.0.0.1 is kept from the scripts' HTTP
+//	    proxy (NO_PROXY): the CLIs reach the stand-in directly.
+//
+//	modelapi script FILE
+//	    appends the replies in FILE (a JSON list of {"to", "text",
+//	    "tools": [{"name", "args"}], "status", "hang"}: modelapi.Reply) to
+//	    the script.
+//
+//	modelapi wait N
+//	    waits (90 s) until N replies of the script were taken.
+//
+//	modelapi requests
+//	    prints one line per request of an agent's turn: the API, the
+//	    index of the reply it took (-1: none) and the tools it offered.
+func modelAPICommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"modelapi": cmdModelAPI,
+	}
+}
+
+// modelAPIKey finds a script's modelAPIHolder among its values.
+type modelAPIKey struct{}
+
+// modelAPIHolder is the stand-in a script started, if any.
+type modelAPIHolder struct{ srv *modelapi.Server }
+
+// scriptedReply is a modelapi.Reply as a script file writes it.
+type scriptedReply struct {
+	To    string `json:"to"`
+	Text  string `json:"text"`
+	Tools []struct {
+		Name string         `json:"name"`
+		Args map[string]any `json:"args"`
+	} `json:"tools"`
+	Status int  `json:"status"`
+	Hang   bool `json:"hang"`
+}
+
+func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: modelapi start | script FILE | wait N | requests")
+	}
+	holder := ts.Value(modelAPIKey{}).(*modelAPIHolder)
+	if args[0] == "start" {
+		if holder.srv != nil {
+			ts.Fatalf("modelapi: already started")
+		}
+		srv, err := modelapi.New()
+		ts.Check(err)
+		holder.srv = srv
+		ts.Defer(srv.Close)
+		ts.Setenv("MODELAPI", srv.URL)
+		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+		ts.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
+		ts.Setenv("NO_PROXY", "127.0.0.1,localhost")
+		return
+	}
+	srv := holder.srv
+	if srv == nil {
+		ts.Fatalf("modelapi: run `modelapi start` first")
+	}
+	switch args[0] {
+	case "script":
+		if len(args) != 2 {
+			ts.Fatalf("usage: modelapi script FILE")
+		}
+		b, err := os.ReadFile(ts.MkAbs(args[1]))
+		ts.Check(err)
+		var list []scriptedReply
+		if err := json.Unmarshal(b, &list); err != nil {
+			ts.Fatalf("modelapi script: %s: %v", args[1], err)
+		}
+		for _, r := range list {
+			reply := modelapi.Reply{To: r.To, Text: r.Text, Status: r.Status, Hang: r.Hang}
+			for _, t := range r.Tools {
+				reply.ToolCalls = append(reply.ToolCalls, modelapi.ToolCall{Name: t.Name, Args: t.Args})
+			}
+			srv.Script(reply)
+		}
+	case "wait":
+		if len(args) != 2 {
+			ts.Fatalf("usage: modelapi wait N")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		for deadline := time.Now().Add(90 * time.Second); srv.Used() < n; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("modelapi wait: %d of %d replies taken; requests:\n%s", srv.Used(), n, turnLines(srv))
+			}
+		}
+	case "requests":
+		fmt.Fprint(ts.Stdout(), turnLines(srv))
+	default:
+		ts.Fatalf("modelapi: unknown subcommand %q", args[0])
+	}
+}
+
+// turnLines lists the requests of agents' turns, one a line.
+func turnLines(srv *modelapi.Server) string {
+	var b strings.Builder
+	for _, r := range srv.TurnRequests() {
+		fmt.Fprintf(&b, "%s reply %d tools %d\n", r.API, r.Reply, len(r.Tools))
+	}
+	return b.String()
+}
