@@ -27,8 +27,9 @@ import (
 //	    "tools": [{"name", "args"}], "status", "hang"}: modelapi.Reply) to
 //	    the script.
 //
-//	modelapi wait N
-//	    waits (90 s) until N replies of the script were taken.
+//	modelapi wait I
+//	    waits (90 s) until reply I (0-based, in the order scripted) was
+//	    taken.
 //
 //	modelapi requests
 //	    prints one line per request of an agent's turn: the API, the
@@ -59,7 +60,7 @@ type scriptedReply struct {
 
 func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: modelapi start | script FILE | wait N | requests")
+		ts.Fatalf("usage: modelapi start | script FILE | wait I | requests")
 	}
 	holder := ts.Value(modelAPIKey{}).(*modelAPIHolder)
 	if args[0] == "start" {
@@ -100,13 +101,13 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "wait":
 		if len(args) != 2 {
-			ts.Fatalf("usage: modelapi wait N")
+			ts.Fatalf("usage: modelapi wait I")
 		}
-		n, err := strconv.Atoi(args[1])
+		i, err := strconv.Atoi(args[1])
 		ts.Check(err)
-		for deadline := time.Now().Add(90 * time.Second); srv.Used() < n; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				ts.Fatalf("modelapi wait: %d of %d replies taken; requests:\n%s", srv.Used(), n, turnLines(srv))
+				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests:\n%s", i, srv.Used(), turnLines(srv))
 			}
 		}
 	case "requests":

@@ -220,7 +220,7 @@ func TestRealCodexTakesServerConfig(t *testing.T) {
 	}
 	json.Unmarshal(b, &s)
 	if s.Name != mcpServerName || !s.Enabled || s.Transport.Type != "stdio" || s.Transport.Command != "git-codex" ||
-		!slices.Equal(s.Transport.Args, []string{"mcp"}) || !slices.Equal(s.Transport.EnvVars, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}) {
+		!slices.Equal(s.Transport.Args, []string{"mcp"}) || !slices.Equal(s.Transport.EnvVars, []string{"CODEX_INSTANCE", "CODEX_TOKEN", "TMUX", "TMUX_TMPDIR"}) {
 		t.Fatalf("codex sees git codex's server as %s", b)
 	}
 	// Codex's limit on one tool call is past every wait of git codex's

@@ -61,7 +61,10 @@ const mcpServerName = "git-codex"
 //   - codex: `codex -c mcp_servers.git-codex.command="git-codex" ...
 //     "<prompt>"`. Codex hands MCP servers only an allow-list of
 //     environment variables: env_vars adds CODEX_INSTANCE and CODEX_TOKEN
-//     (set in the pane), so the token never appears on a command line;
+//     (set in the pane), so the token never appears on a command line,
+//     and TMUX and TMUX_TMPDIR, by which tmux finds the server the pane
+//     is on (without them the agent's request_review started its reviewer
+//     on another tmux server, with that server's environment);
 //     default_tools_approval_mode="approve" lets the agent call git
 //     codex's tools without a person's yes (each call is still checked by
 //     git codex's own permission policy); tool_timeout_sec lifts Codex's
@@ -85,7 +88,7 @@ func builtinLaunchers() map[string]Launcher {
 			return []string{"--mcp-config", cfg, "--allowedTools", "mcp__" + mcpServerName, "--"}
 		}},
 		"codex": {Name: "codex", Command: "codex", Prompt: "arg", Ready: ReadyMCP, wire: func(_, _ string) []string {
-			return append(codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}, "approve"),
+			return append(codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN", "TMUX", "TMUX_TMPDIR"}, "approve"),
 				"-c", "mcp_servers."+mcpServerName+".tool_timeout_sec="+strconv.Itoa(codexToolTimeout))
 		}},
 		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", Ready: ReadyMCP, promptFlag: "--prompt-interactive",

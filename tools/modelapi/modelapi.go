@@ -182,6 +182,13 @@ func (s *Server) TurnRequests() []Request {
 	return out
 }
 
+// Took reports whether reply i (0-based) of the script was taken.
+func (s *Server) Took(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return i >= 0 && i < len(s.taken) && s.taken[i]
+}
+
 // Used is how many replies of the script were taken.
 func (s *Server) Used() int {
 	s.mu.Lock()
