@@ -218,6 +218,17 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 			return Errorf(NudgeNotDelivered, "%s's pane shows %s, not the agent's input; nothing was typed. Attach (`git codex attach %s`) to answer it; %s",
 				a.ID, b.what, a.ID, strings.ReplaceAll(b.advice("the repository"), "<id>", a.ID)).With("agent_id", a.ID).With("screen", b.what)
 		}
+		// and only where the CLI's input line is (screens.go), which a
+		// redrawing screen may take a moment to show under the cursor
+		if known, _ := atInput(a.Launcher, "", ""); known {
+			if line, ok := waitInput(ctx, tm, a); !ok {
+				if s, err := tm.Capture(ctx, a.TmuxSession); err == nil {
+					screen = s
+				}
+				return Errorf(NudgeNotDelivered, "%s's pane is not at its agent's input (%s's is %s; the cursor is on %q); nothing was typed. Its pane shows: %s; attach (`git codex attach %s`) to see it",
+					a.ID, a.Launcher, inputLook(a.Launcher), strings.TrimSpace(line), lastLines(screen, 4), a.ID).With("agent_id", a.ID).With("screen", "not the input")
+			}
+		}
 	}
 	if err := tm.SendKeys(ctx, a.TmuxSession, text, false); err != nil {
 		return Errorf(NudgeNotDelivered, "typing into %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
@@ -233,6 +244,22 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 		return Errorf(NudgeNotDelivered, "the text is still on %s's input line after Enter: not submitted", a.ID).With("agent_id", a.ID)
 	}
 	return nil
+}
+
+// waitInput polls the pane until the cursor is on its CLI's input line
+// (atInput), or nudgeWait passes; it returns the cursor's last line.
+func waitInput(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
+	deadline := time.Now().Add(nudgeWait)
+	for {
+		above, line, err := tm.CursorLines(ctx, a.TmuxSession)
+		if _, ok := atInput(a.Launcher, above, line); err == nil && ok {
+			return line, true
+		}
+		if err != nil || time.Now().After(deadline) {
+			return line, false
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // lastWords is the tail of a nudge that fits on one screen line, which is
