@@ -76,8 +76,14 @@ func (e *env) doctorCommand() *cli.Command {
 				case "claude":
 					e.doctorClaude(root, report)
 				case "codex":
-					out, err := runCLI(c.Context, prog, root, []string{"login", "status"})
-					report(name, err == nil, "signed in", "sign in once: `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`); "+lastLine(out))
+					if p := e.codexProvider(); p != "" && p != "openai" {
+						// seen: Codex CLI asks for no sign-in when a
+						// provider of the config is the model's
+						report(name, true, "uses model provider "+p+" (config.toml model_provider): no sign-in asked", "")
+					} else {
+						out, err := runCLI(c.Context, prog, root, []string{"login", "status"})
+						report(name, err == nil, "signed in", "sign in once: `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`); "+lastLine(out))
+					}
 					report(name, e.codexTrusts(root), "trusts "+root+" (Codex CLI applies a worktree's trust to its repository root)",
 						"run `codex` in "+root+" once and choose \"Trust and continue\"")
 				case "gemini":
@@ -140,13 +146,37 @@ func (e *env) doctorClaude(root string, report func(string, bool, string, string
 		"run `claude` in "+root+" once and choose \"Yes, I trust this folder\"")
 }
 
-// codexTrusts reports whether Codex CLI's config trusts the project root.
-func (e *env) codexTrusts(root string) bool {
+// codexConfig is Codex CLI's config.toml ($CODEX_HOME, else ~/.codex).
+func (e *env) codexConfig() ([]byte, error) {
 	home := e.getenv("CODEX_HOME")
 	if home == "" {
 		home = e.homeFile(".codex")
 	}
-	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
+	return os.ReadFile(filepath.Join(home, "config.toml"))
+}
+
+// codexProvider is the model_provider Codex CLI's config names at its top
+// level (before any table), or "".
+func (e *env) codexProvider() string {
+	b, err := e.codexConfig()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			break
+		}
+		if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "model_provider" {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// codexTrusts reports whether Codex CLI's config trusts the project root.
+func (e *env) codexTrusts(root string) bool {
+	b, err := e.codexConfig()
 	if err != nil {
 		return false
 	}
