@@ -171,7 +171,7 @@ const nudgeWait = 3 * time.Second
 
 // Send types a nudge into an instance's pane and confirms it was taken.
 var Send = Define("instance_send", "instance.send",
-	"Type a message into an instance's tmux pane and press Enter; fails with NUDGE_NOT_DELIVERED unless the text is seen to leave the input line.",
+	"Type a message into an instance's tmux pane and press Enter; fails with NUDGE_NOT_DELIVERED, typing nothing, when the pane is not at the agent's input (a dialog, a menu, a panel; for claude, codex and gemini their input line as they draw it), and unless the text is seen to leave the input line.",
 	CLI{Path: "send", Args: []string{"id", "text"}},
 	func(ctx context.Context, c *Call, in SendIn) (*Sent, error) {
 		a, err := getInstance(c, in.ID)

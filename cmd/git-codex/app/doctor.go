@@ -20,8 +20,10 @@ import (
 // What git codex arranges itself, per spawn, because it is git codex's
 // own (docs/DELEGATION.md): the MCP config of its server and its tools'
 // approval (claude --allowedTools mcp__git-codex, codex
-// default_tools_approval_mode, gemini trust: true), and the trust of the
-// worktree it made for Gemini CLI (GEMINI_CLI_TRUST_WORKSPACE). What it
+// default_tools_approval_mode, gemini trust: true), for Codex CLI the
+// variables by which its server finds the pane's tmux server and a
+// tool-call timeout past git codex's own, and the trust of the worktree it
+// made for Gemini CLI (GEMINI_CLI_TRUST_WORKSPACE). What it
 // never writes: a CLI's sign-in or onboarding, the approval of an API key,
 // and the trust of the person's repository. Claude Code and Codex CLI
 // look a worktree's trust up under the main repository, so trusting
