@@ -153,6 +153,7 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.initCommand(),
 			e.demoCommand(),
 			e.demoAgentCommand(),
+			e.endSessionCommand(),
 			e.statusCommand(),
 			e.logCommand(),
 			e.showCommand(),
