@@ -166,8 +166,14 @@ type Sent struct {
 }
 
 // nudgeWait bounds how long send watches the pane for the text to be
-// taken.
-const nudgeWait = 3 * time.Second
+// taken: the wait ends as soon as it is, and on a loaded machine Gemini
+// CLI took more than 3 s to show a typed line (a feedback nudge then went
+// undelivered, its text left unsubmitted in the input).
+const nudgeWait = 10 * time.Second
+
+// inputWait bounds how long send waits for a pane to show its CLI's input
+// line before it refuses to type (a screen being redrawn).
+const inputWait = 5 * time.Second
 
 // Send types a nudge into an instance's pane and confirms it was taken.
 var Send = Define("instance_send", "instance.send",
@@ -247,9 +253,9 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 }
 
 // waitInput polls the pane until the cursor is on its CLI's input line
-// (atInput), or nudgeWait passes; it returns the cursor's last line.
+// (atInput), or inputWait passes; it returns the cursor's last line.
 func waitInput(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
-	deadline := time.Now().Add(nudgeWait)
+	deadline := time.Now().Add(inputWait)
 	for {
 		above, line, err := tm.CursorLines(ctx, a.TmuxSession)
 		if _, ok := atInput(a.Launcher, above, line); err == nil && ok {
