@@ -20,6 +20,9 @@ func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for name, fn := range agentCommands() {
 		cmds[name] = fn
 	}
+	for name, fn := range modelAPICommands() {
+		cmds[name] = fn
+	}
 	for name, fn := range tmuxCommands() {
 		cmds[name] = fn
 	}

@@ -20,7 +20,8 @@ import (
 // agents_claude.txtar), and checks that each is JSON with an "mcpServers"
 // object (a missing or bad file is an error and exit 1), shows
 // the initial prompt as the first user message, then reads one message
-// per line from the terminal: a line starting with "!" runs the rest in
+// per line from the terminal, at an input line like Claude Code's ("❯ "
+// under a rule): a line starting with "!" runs the rest in
 // the shell (Claude Code's bash mode) — which is how tests make the
 // "agent" commit code and call git codex tools — and "/exit" quits.
 // Anything else is answered with a fixed line.
@@ -75,8 +76,12 @@ func fakeClaude() int {
 		first, _, _ := strings.Cut(prompt, "\n")
 		fmt.Printf("> %s\n(fake) working on it\n", first)
 	}
+	// its input line, as Claude Code's looks (git codex types a nudge
+	// only there: tools' atInput)
+	prompt = "────────\n❯ "
+	fmt.Print(prompt)
 	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
+	for ; in.Scan(); fmt.Print(prompt) {
 		line := strings.TrimSpace(in.Text())
 		switch {
 		case line == "/exit":

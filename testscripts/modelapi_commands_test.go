@@ -2,27 +2,38 @@ package testscripts
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gitcodex/git-codex/tools/modelapi"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// modelAPICommands are the commands of the scripts whose real agent CLIs
-// talk to a scripted model:
+// modelAPICommands drive a stand-in of the agent CLIs' model APIs
+// (tools/modelapi) in the test process, for scripts that run the real
+// CLIs with only their model scripted:
 //
-//	modelapi start [REPLY...]
-//	    starts the stand-in model API (tools/modelapi) on loopback,
-//	    scripted with the replies, and points Claude Code at it
-//	    (ANTHROPIC_BASE_URL, and NO_PROXY=127.0.0.1 past the scripts'
-//	    closed proxy; start it before the first spawn, whose tmux server
-//	    keeps the environment it was started with). A reply is
-//	    JSON: {"text": "...", "tool_calls": [{"name": "mcp__git-codex__agent_get_status", "args": {}}]}.
-//	    The server stops when the script ends.
+//	modelapi start
+//	    starts it; $MODELAPI is its URL, and ANTHROPIC_BASE_URL and
+//	    GOOGLE_GEMINI_BASE_URL point at it (after agentcli, which points
+//	    them at a closed port). 127.0.0.1 is kept from the scripts' HTTP
+//	    proxy (NO_PROXY): the CLIs reach the stand-in directly.
 //
-//	modelapi used N
-//	    waits (90 s) until N replies of the script were taken.
+//	modelapi script FILE
+//	    appends the replies in FILE (a JSON list of {"to", "text",
+//	    "tools": [{"name", "args"}], "status", "hang"}: modelapi.Reply) to
+//	    the script.
+//
+//	modelapi wait I
+//	    waits (90 s) until reply I (0-based, in the order scripted) was
+//	    taken.
+//
+//	modelapi requests
+//	    prints one line per request of an agent's turn: the API, the
+//	    index of the reply it took (-1: none) and the tools it offered.
 func modelAPICommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"modelapi": cmdModelAPI,
@@ -35,62 +46,82 @@ type modelAPIKey struct{}
 // modelAPIHolder is the stand-in a script started, if any.
 type modelAPIHolder struct{ srv *modelapi.Server }
 
-// scriptedReply is a reply as a script writes it.
+// scriptedReply is a modelapi.Reply as a script file writes it.
 type scriptedReply struct {
-	Text      string `json:"text"`
-	ToolCalls []struct {
+	To    string `json:"to"`
+	Text  string `json:"text"`
+	Tools []struct {
 		Name string         `json:"name"`
 		Args map[string]any `json:"args"`
-	} `json:"tool_calls"`
+	} `json:"tools"`
+	Status int  `json:"status"`
+	Hang   bool `json:"hang"`
 }
 
 func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: modelapi start [REPLY...] | modelapi used N")
+		ts.Fatalf("usage: modelapi start | script FILE | wait I | requests")
 	}
 	holder := ts.Value(modelAPIKey{}).(*modelAPIHolder)
-	switch args[0] {
-	case "start":
+	if args[0] == "start" {
 		if holder.srv != nil {
 			ts.Fatalf("modelapi: already started")
 		}
-		var replies []modelapi.Reply
-		for _, a := range args[1:] {
-			var r scriptedReply
-			if err := json.Unmarshal([]byte(a), &r); err != nil {
-				ts.Fatalf("modelapi: reply %s: %v", a, err)
-			}
-			reply := modelapi.Reply{Text: r.Text}
-			for _, c := range r.ToolCalls {
-				if c.Args == nil {
-					c.Args = map[string]any{}
-				}
-				reply.ToolCalls = append(reply.ToolCalls, modelapi.ToolCall{Name: c.Name, Args: c.Args})
-			}
-			replies = append(replies, reply)
-		}
-		srv, err := modelapi.New(replies...)
+		srv, err := modelapi.New()
 		ts.Check(err)
 		holder.srv = srv
 		ts.Defer(srv.Close)
+		ts.Setenv("MODELAPI", srv.URL)
 		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
-		ts.Setenv("CLAUDE_CODE_MAX_RETRIES", "0")
-		// the scripts send every other host to a proxy that does not
-		// exist; the stand-in is reached directly
-		ts.Setenv("NO_PROXY", "127.0.0.1")
-		ts.Setenv("no_proxy", "127.0.0.1")
-	case "used":
-		if holder.srv == nil || len(args) != 2 {
-			ts.Fatalf("usage: modelapi used N (after modelapi start)")
+		ts.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
+		ts.Setenv("NO_PROXY", "127.0.0.1,localhost")
+		return
+	}
+	srv := holder.srv
+	if srv == nil {
+		ts.Fatalf("modelapi: run `modelapi start` first")
+	}
+	switch args[0] {
+	case "script":
+		if len(args) != 2 {
+			ts.Fatalf("usage: modelapi script FILE")
 		}
-		n, err := strconv.Atoi(args[1])
+		b, err := os.ReadFile(ts.MkAbs(args[1]))
 		ts.Check(err)
-		for deadline := time.Now().Add(90 * time.Second); holder.srv.Used() < n; time.Sleep(200 * time.Millisecond) {
+		var list []scriptedReply
+		if err := json.Unmarshal(b, &list); err != nil {
+			ts.Fatalf("modelapi script: %s: %v", args[1], err)
+		}
+		for _, r := range list {
+			reply := modelapi.Reply{To: r.To, Text: r.Text, Status: r.Status, Hang: r.Hang}
+			for _, t := range r.Tools {
+				reply.ToolCalls = append(reply.ToolCalls, modelapi.ToolCall{Name: t.Name, Args: t.Args})
+			}
+			srv.Script(reply)
+		}
+	case "wait":
+		if len(args) != 2 {
+			ts.Fatalf("usage: modelapi wait I")
+		}
+		i, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		for deadline := time.Now().Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				ts.Fatalf("modelapi: %d of the script's replies taken in 90 s; want %d (requests: %d)", holder.srv.Used(), n, len(holder.srv.Requests()))
+				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests:\n%s", i, srv.Used(), turnLines(srv))
 			}
 		}
+	case "requests":
+		fmt.Fprint(ts.Stdout(), turnLines(srv))
 	default:
-		ts.Fatalf("usage: modelapi start [REPLY...] | modelapi used N")
+		ts.Fatalf("modelapi: unknown subcommand %q", args[0])
 	}
+}
+
+// turnLines lists the requests of agents' turns, one a line.
+func turnLines(srv *modelapi.Server) string {
+	var b strings.Builder
+	for _, r := range srv.TurnRequests() {
+		fmt.Fprintf(&b, "%s reply %d tools %d\n", r.API, r.Reply, len(r.Tools))
+	}
+	return b.String()
 }

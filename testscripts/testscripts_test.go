@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/cmd/git-codex/app"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/tmux"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -66,6 +68,10 @@ func setup(e *testscript.Env) error {
 		kill := exec.Command("tmux", "kill-server")
 		kill.Env = append(os.Environ(), "TMUX_TMPDIR="+tmuxDir)
 		kill.Run()
+		// what ran in its panes and outlives the server's SIGHUP (Gemini
+		// CLI catches it) after a script that failed before its kill:
+		// every such process has the script's TMUX_TMPDIR
+		tmux.EndProcessesWithEnv("TMUX_TMPDIR="+tmuxDir, 2*time.Second)
 		os.RemoveAll(tmuxDir)
 	})
 	// $REPO is the source tree, for scripts that check what `make`

@@ -21,11 +21,13 @@ import (
 //	    for up to 10 seconds until its text matches REGEXP. With !, the
 //	    session must be gone or never match within a second.
 //
-//	noprocs TEXT
+//	noprocs [-wait SECONDS] TEXT
 //	    fails if a live process (other than the test's own) has TEXT in
 //	    its command line or its environment: what a command that must
 //	    leave nothing running (git codex demo) left behind. Processes in
-//	    a tmux pane have TMUX=<socket>,... in theirs.
+//	    a tmux pane have TMUX=<socket>,... in theirs. With -wait, such
+//	    processes may take that long to go (a session killed a moment
+//	    after a call, by a detached process).
 func tmuxCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"waitpane": cmdWaitPane,
@@ -34,14 +36,32 @@ func tmuxCommands() map[string]func(ts *testscript.TestScript, neg bool, args []
 }
 
 func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 || neg {
-		ts.Fatalf("usage: noprocs TEXT")
+	var wait time.Duration
+	if len(args) == 3 && args[0] == "-wait" {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		wait, args = time.Duration(n)*time.Second, args[2:]
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: noprocs [-wait SECONDS] TEXT")
+	}
+	if _, err := os.ReadDir("/proc"); err != nil {
 		ts.Logf("noprocs: no /proc (%v); nothing checked", err)
 		return
 	}
+	left := procsWith(args[0])
+	for deadline := time.Now().Add(wait); len(left) > 0 && time.Now().Before(deadline); left = procsWith(args[0]) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		ts.Fatalf("noprocs: processes left with %s:\n%s", args[0], strings.Join(left, "\n"))
+	}
+}
+
+// procsWith lists the live processes (other than this one) with text in
+// their command line or environment, as "pid command line".
+func procsWith(text string) []string {
+	entries, _ := os.ReadDir("/proc")
 	var left []string
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -54,16 +74,14 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		for _, f := range []string{"cmdline", "environ"} {
 			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
-			if err == nil && bytes.Contains(b, []byte(args[0])) {
+			if err == nil && bytes.Contains(b, []byte(text)) {
 				cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 				left = append(left, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
 				break
 			}
 		}
 	}
-	if len(left) > 0 {
-		ts.Fatalf("noprocs: processes left with %s:\n%s", args[0], strings.Join(left, "\n"))
-	}
+	return left
 }
 
 // zombie reports a process that has exited and waits to be reaped.

@@ -356,6 +356,34 @@ func (r Runner) CursorLine(ctx context.Context, name string) (string, error) {
 	return strings.TrimRight(out, "\n "), nil
 }
 
+// CursorLines returns the line of the session's pane the cursor is on and
+// the line above it ("" when the cursor is on the first): enough to tell
+// an input line drawn inside a box from text that merely looks like one.
+func (r Runner) CursorLines(ctx context.Context, name string) (above, line string, err error) {
+	const op = "capture-pane"
+	if err := CheckName(name); err != nil {
+		return "", "", opError(op, name, err)
+	}
+	y, err := r.run(ctx, "display-message", name, true, "display-message", "-p", "-t", paneTarget(name), "#{cursor_y}")
+	if err != nil {
+		return "", "", err
+	}
+	row, err := strconv.Atoi(strings.TrimSpace(y))
+	if err != nil {
+		return "", "", fmt.Errorf("tmux cursor_y %q: %w", strings.TrimSpace(y), err)
+	}
+	from := max(row-1, 0)
+	out, err := r.run(ctx, op, name, true, op, "-p", "-t", paneTarget(name), "-S", strconv.Itoa(from), "-E", strconv.Itoa(row))
+	if err != nil {
+		return "", "", err
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if row > 0 && len(lines) == 2 {
+		above = strings.TrimRight(lines[0], " ")
+	}
+	return above, strings.TrimRight(lines[len(lines)-1], " "), nil
+}
+
 // Kill kills the session and every process in it. Killing a session that
 // does not exist (or whose server is not running) returns an error that
 // matches ErrNoSession, so rollbacks and repeated cleanups can ignore it.

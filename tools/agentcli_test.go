@@ -189,7 +189,8 @@ func firstLine(t *testing.T, bin, dir string, env []string, args ...string) []by
 
 // Codex CLI takes the -c overrides of the spawn line (and of a delegated
 // turn's mcp_servers) as its config: `codex mcp list --json` shows git
-// codex's server with the names of the variables it passes on, and a
+// codex's server with the names of the variables it passes on and its
+// tool-call timeout (codexToolTimeout), and a
 // value Codex does not know (an approval mode) is refused, which is what
 // makes its silence about default_tools_approval_mode a check.
 func TestRealCodexTakesServerConfig(t *testing.T) {
@@ -223,11 +224,17 @@ func TestRealCodexTakesServerConfig(t *testing.T) {
 			Args          []string
 			EnvVars       []string `json:"env_vars"`
 		}
+		ToolTimeout *float64 `json:"tool_timeout_sec"`
 	}
 	json.Unmarshal(b, &s)
 	if s.Name != mcpServerName || !s.Enabled || s.Transport.Type != "stdio" || s.Transport.Command != "git-codex" ||
-		!slices.Equal(s.Transport.Args, []string{"mcp"}) || !slices.Equal(s.Transport.EnvVars, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}) {
+		!slices.Equal(s.Transport.Args, []string{"mcp"}) || !slices.Equal(s.Transport.EnvVars, []string{"CODEX_INSTANCE", "CODEX_TOKEN", "TMUX", "TMUX_TMPDIR"}) {
 		t.Fatalf("codex sees git codex's server as %s", b)
+	}
+	// Codex's limit on one tool call is past every wait of git codex's
+	// own (null: Codex's default, 60 s)
+	if s.ToolTimeout == nil || *s.ToolTimeout != codexToolTimeout || *s.ToolTimeout <= maxTimeoutSeconds {
+		t.Fatalf("codex's tool_timeout_sec for git codex's server: %s", b)
 	}
 
 	// a delegated turn's servers: env values with quotes and a name that

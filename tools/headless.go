@@ -394,11 +394,15 @@ func parseCodex(line []byte, ev *agentEvent) error {
 	return nil
 }
 
-// geminiArgs: `gemini --prompt= --output-format stream-json` (the prompt,
-// on standard input, is what -p appends to), --model, --approval-mode
-// (auto: default, allow: yolo, deny: plan), --resume <session_id>. Gemini
-// CLI has no turn-limit flag and reads MCP servers only from its
-// settings: both are refused.
+// geminiArgs: `gemini --skip-trust --prompt= --output-format stream-json`
+// (the prompt, on standard input, is what -p appends to), --model,
+// --approval-mode (auto: default, allow: yolo, deny: plan), --resume
+// <session_id>. --skip-trust trusts the working directory for this run
+// only: headless, Gemini CLI otherwise exits 55 in a folder a person never
+// trusted interactively, where claude -p and codex exec ask nothing (what
+// the agent may do there is the permission mode's business). Gemini CLI
+// has no turn-limit flag and reads MCP servers only from its settings:
+// both are refused.
 func geminiArgs(t turnSpec) ([]string, error) {
 	if t.MaxTurnsSet {
 		return nil, unsupported("max_turns", "gemini", "Gemini CLI has no turn-limit flag (model.maxSessionTurns is a setting)")
@@ -406,7 +410,7 @@ func geminiArgs(t turnSpec) ([]string, error) {
 	if len(t.MCPServers) > 0 {
 		return nil, unsupported("mcp_servers", "gemini", "Gemini CLI reads MCP servers from its settings files only")
 	}
-	args := []string{"--prompt=", "--output-format", "stream-json"}
+	args := []string{"--skip-trust", "--prompt=", "--output-format", "stream-json"}
 	if t.Model != "" {
 		args = append(args, "--model", t.Model)
 	}

@@ -30,9 +30,9 @@ func TestHeadlessArgs(t *testing.T) {
 			[]string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "-c", `mcp_servers.issues.command="issues-mcp"`, "-c", `mcp_servers.issues.args=["--db","x"]`, "resume", "th-1"}, ""},
 		{"codex", turnSpec{PermissionMode: "allow", MaxTurns: 5, MaxTurnsSet: true}, nil, "max_turns"},
 		{"gemini", turnSpec{Model: "flash", PermissionMode: "allow", MaxTurns: 30, Resume: "g-1"},
-			[]string{"--prompt=", "--output-format", "stream-json", "--model", "flash", "--approval-mode", "yolo", "--resume", "g-1"}, ""},
+			[]string{"--skip-trust", "--prompt=", "--output-format", "stream-json", "--model", "flash", "--approval-mode", "yolo", "--resume", "g-1"}, ""},
 		{"gemini", turnSpec{PermissionMode: "deny", MaxTurns: 30},
-			[]string{"--prompt=", "--output-format", "stream-json", "--approval-mode", "plan"}, ""},
+			[]string{"--skip-trust", "--prompt=", "--output-format", "stream-json", "--approval-mode", "plan"}, ""},
 		{"gemini", turnSpec{PermissionMode: "auto", MaxTurns: 3, MaxTurnsSet: true}, nil, "max_turns"},
 		{"gemini", turnSpec{PermissionMode: "auto", MaxTurns: 30, MCPServers: mcp}, nil, "mcp_servers"},
 	}

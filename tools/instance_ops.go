@@ -166,12 +166,18 @@ type Sent struct {
 }
 
 // nudgeWait bounds how long send watches the pane for the text to be
-// taken.
-const nudgeWait = 3 * time.Second
+// taken: the wait ends as soon as it is, and on a loaded machine Gemini
+// CLI took more than 3 s to show a typed line (a feedback nudge then went
+// undelivered, its text left unsubmitted in the input).
+const nudgeWait = 10 * time.Second
+
+// inputWait bounds how long send waits for a pane to show its CLI's input
+// line before it refuses to type (a screen being redrawn).
+const inputWait = 5 * time.Second
 
 // Send types a nudge into an instance's pane and confirms it was taken.
 var Send = Define("instance_send", "instance.send",
-	"Type a message into an instance's tmux pane and press Enter; fails with NUDGE_NOT_DELIVERED unless the text is seen to leave the input line.",
+	"Type a message into an instance's tmux pane and press Enter; fails with NUDGE_NOT_DELIVERED, typing nothing, when the pane is not at the agent's input (a dialog, a menu, a panel; for claude, codex and gemini their input line as they draw it), and unless the text is seen to leave the input line.",
 	CLI{Path: "send", Args: []string{"id", "text"}},
 	func(ctx context.Context, c *Call, in SendIn) (*Sent, error) {
 		a, err := getInstance(c, in.ID)
@@ -218,6 +224,17 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 			return Errorf(NudgeNotDelivered, "%s's pane shows %s, not the agent's input; nothing was typed. Attach (`git codex attach %s`) to answer it; %s",
 				a.ID, b.what, a.ID, strings.ReplaceAll(b.advice("the repository"), "<id>", a.ID)).With("agent_id", a.ID).With("screen", b.what)
 		}
+		// and only where the CLI's input line is (screens.go), which a
+		// redrawing screen may take a moment to show under the cursor
+		if known, _ := atInput(a.Launcher, "", ""); known {
+			if line, ok := waitInput(ctx, tm, a); !ok {
+				if s, err := tm.Capture(ctx, a.TmuxSession); err == nil {
+					screen = s
+				}
+				return Errorf(NudgeNotDelivered, "%s's pane is not at its agent's input (%s's is %s; the cursor is on %q); nothing was typed. Its pane shows: %s; attach (`git codex attach %s`) to see it",
+					a.ID, a.Launcher, inputLook(a.Launcher), strings.TrimSpace(line), lastLines(screen, 4), a.ID).With("agent_id", a.ID).With("screen", "not the input")
+			}
+		}
 	}
 	if err := tm.SendKeys(ctx, a.TmuxSession, text, false); err != nil {
 		return Errorf(NudgeNotDelivered, "typing into %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
@@ -233,6 +250,22 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 		return Errorf(NudgeNotDelivered, "the text is still on %s's input line after Enter: not submitted", a.ID).With("agent_id", a.ID)
 	}
 	return nil
+}
+
+// waitInput polls the pane until the cursor is on its CLI's input line
+// (atInput), or inputWait passes; it returns the cursor's last line.
+func waitInput(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
+	deadline := time.Now().Add(inputWait)
+	for {
+		above, line, err := tm.CursorLines(ctx, a.TmuxSession)
+		if _, ok := atInput(a.Launcher, above, line); err == nil && ok {
+			return line, true
+		}
+		if err != nil || time.Now().After(deadline) {
+			return line, false
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // lastWords is the tail of a nudge that fits on one screen line, which is

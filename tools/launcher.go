@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -60,10 +61,14 @@ const mcpServerName = "git-codex"
 //   - codex: `codex -c mcp_servers.git-codex.command="git-codex" ...
 //     "<prompt>"`. Codex hands MCP servers only an allow-list of
 //     environment variables: env_vars adds CODEX_INSTANCE and CODEX_TOKEN
-//     (set in the pane), so the token never appears on a command line;
+//     (set in the pane), so the token never appears on a command line,
+//     and TMUX and TMUX_TMPDIR, by which tmux finds the server the pane
+//     is on (without them the agent's request_review started its reviewer
+//     on another tmux server, with that server's environment);
 //     default_tools_approval_mode="approve" lets the agent call git
 //     codex's tools without a person's yes (each call is still checked by
-//     git codex's own permission policy).
+//     git codex's own permission policy); tool_timeout_sec lifts Codex's
+//     60 s limit on a tool call (codexToolTimeout).
 //   - gemini: `gemini --skip-trust --prompt-interactive="<prompt>"`, with
 //     git codex's server in the worktree's .gemini/settings.json (Gemini
 //     CLI reads a system settings file only if it and every directory
@@ -83,7 +88,8 @@ func builtinLaunchers() map[string]Launcher {
 			return []string{"--mcp-config", cfg, "--allowedTools", "mcp__" + mcpServerName, "--"}
 		}},
 		"codex": {Name: "codex", Command: "codex", Prompt: "arg", Ready: ReadyMCP, wire: func(_, _ string) []string {
-			return codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN"}, "approve")
+			return append(codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN", "TMUX", "TMUX_TMPDIR"}, "approve"),
+				"-c", "mcp_servers."+mcpServerName+".tool_timeout_sec="+strconv.Itoa(codexToolTimeout))
 		}},
 		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", Ready: ReadyMCP, promptFlag: "--prompt-interactive",
 			env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}, wire: func(string, string) []string {
@@ -91,6 +97,16 @@ func builtinLaunchers() map[string]Launcher {
 			}},
 	}
 }
+
+// codexToolTimeout is the tool_timeout_sec of git codex's server in a
+// spawned Codex CLI. Codex gives up on an MCP tool call after 60 s by
+// default, and git codex's tools may rightly take longer: request_review
+// waits for the reviewer it spawns to connect (instance.start_timeout, 60
+// s by default), agent_query for a delegated turn (timeout_seconds, up to
+// 7 days). git codex bounds each of its calls itself and answers with a
+// structured error at its limit, so Codex's limit is set past the longest
+// of them: it never cuts one short, leaving an effect without its record.
+const codexToolTimeout = maxTimeoutSeconds + 3600
 
 // codexServerArgs are the -c overrides that give Codex CLI one stdio MCP
 // server (its config.toml's [mcp_servers.<name>] table): command, args,

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -477,7 +475,7 @@ func needsWorkCount(tx *gitstate.Tx, coder string) (int, error) {
 // saved first, then its worktree and branch, and its session last. When
 // the call comes from inside that session (the reviewer's own MCP server),
 // the kill is left to a detached process a moment later, so the answer
-// gets out first.
+// gets out first (endsession.go).
 func removeReviewer(ctx context.Context, f *Followup, tm tmux.Runner, r Agent) string {
 	inside := os.Getenv("CODEX_INSTANCE") == r.ID
 	it := cleanInstance(ctx, f, tm, r, CleanupIn{}, !inside)
@@ -495,11 +493,9 @@ func removeReviewer(ctx context.Context, f *Followup, tm tmux.Runner, r Agent) s
 	}
 	session := it.Session
 	if inside {
-		args := append(append([]string{}, tm.Args()...), "kill-session", "-t", "="+r.TmuxSession)
-		cmd := exec.Command("sh", append([]string{"-c", `sleep 1; exec tmux "$@"`, "sh"}, args...)...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this process
-		if cmd.Start() == nil {
+		if cmd := endSessionLater(tm, r.TmuxSession); cmd.Start() == nil {
 			session = "killed in 1s"
+			go cmd.Wait() // reaped if this process outlives it
 		}
 	}
 	s := fmt.Sprintf("session %s, worktree %s, branch %s", session, it.Worktree, it.Branch)

@@ -105,3 +105,51 @@ func (b blockingScreen) advice(root string) string {
 	}
 	return b.todo
 }
+
+// The input line of each built-in CLI, as the pinned CLIs show it in a
+// pane (captured against tools/modelapi): where a typed message goes, both
+// while the agent is idle and while it works (all three take a message
+// typed during a turn and act on it after). send types only where the
+// cursor is on such a line: a screen that is neither a known dialog
+// (blockingScreens) nor the input, say a settings panel or a menu a newer
+// CLI added, gets nothing typed into it.
+//
+//   - claude: "❯ " right under the rule ("────") that tops its input box.
+//     The transcript shows the person's messages with the same "❯ ", and
+//     with a panel open (/config) the cursor was parked on such a line:
+//     the rule is what tells the input;
+//   - codex: its composer, "› Ask Codex to do anything" while empty (the
+//     transcript's messages also start with "›");
+//   - gemini: its input box, ">   Type your message or @path/to/file"
+//     while empty.
+//
+// Codex CLI and Gemini CLI are known at their empty input only: text left
+// there (a person's, half typed) would have the message glued to it.
+func atInput(cli, above, line string) (known, ok bool) {
+	t := strings.TrimSpace(line)
+	switch cli {
+	case "claude":
+		rest, found := strings.CutPrefix(t, "❯")
+		return true, found && !menuOption.MatchString(strings.TrimSpace(rest)) && isRule(above)
+	case "codex":
+		return true, strings.HasPrefix(t, "›") && strings.Contains(t, "Ask Codex to do anything")
+	case "gemini":
+		return true, strings.HasPrefix(t, ">") && strings.Contains(t, "Type your message")
+	}
+	return false, false
+}
+
+// inputLook says what a CLI's input line looks like, for messages.
+func inputLook(cli string) string {
+	return map[string]string{"claude": `"❯ " under its input box's rule`, "codex": `"› Ask Codex to do anything"`, "gemini": `">   Type your message or @path/to/file"`}[cli]
+}
+
+// menuOption is a numbered option of a selection list ("❯ 1. Yes").
+var menuOption = lazyRegexp(`^\d+\.\s`)
+
+// isRule reports whether a line is a horizontal rule of box-drawing
+// characters.
+func isRule(line string) bool {
+	t := strings.TrimSpace(line)
+	return len(t) >= 3*len("─") && strings.Trim(t, "─") == ""
+}

@@ -133,8 +133,7 @@ func TestRecordStreams(t *testing.T) {
 					}
 				case "gemini":
 					env = append(env, api.GeminiEnv()...)
-					env = append(env, "GEMINI_CLI_TRUST_WORKSPACE=true")
-					args = append([]string{"--prompt=", "--output-format", "stream-json", "--approval-mode", "default"}, c.args...)
+					args = append([]string{"--skip-trust", "--prompt=", "--output-format", "stream-json", "--approval-mode", "default"}, c.args...)
 					if c.resume {
 						args = append(args, "--resume", session)
 					}

@@ -14,7 +14,10 @@
 //
 // A test scripts the model: each request of an agent's turn (one that
 // offers tools) takes the next Reply; a reply is text, tool calls, an
-// error status or no answer at all. Side requests (Gemini CLI's model
+// error status or no answer at all. With several agents at one server
+// (a coder and the reviewer git codex spawns for it, both pointed here by
+// one launcher), a reply can be meant for one of them (Reply.To): each
+// request then takes the first reply left that is meant for it. Side requests (Gemini CLI's model
 // router, a request without tools) get a short answer and take nothing
 // from the script. Every request is kept for the test to read.
 //
@@ -28,6 +31,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +58,12 @@ type Reply struct {
 	Hang bool
 	// Delay waits this long before answering.
 	Delay time.Duration
+	// To, when set, keeps the reply for a request whose user messages
+	// (the words the agent was given: its prompt and what was typed into
+	// it, not tool results) contain it; a request takes the first reply
+	// left in the script that is for it. Agents run concurrently ask in
+	// no fixed order: this is what tells them apart.
+	To string
 }
 
 // ToolCall is a call of a tool by the model: its name as the CLI offers
@@ -109,7 +119,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	script   []Reply
-	next     int
+	taken    []bool // of script
+	used     int
 	requests []Request
 	done     chan struct{}
 	closing  sync.Once
@@ -171,11 +182,18 @@ func (s *Server) TurnRequests() []Request {
 	return out
 }
 
+// Took reports whether reply i (0-based) of the script was taken.
+func (s *Server) Took(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return i >= 0 && i < len(s.taken) && s.taken[i]
+}
+
 // Used is how many replies of the script were taken.
 func (s *Server) Used() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.next
+	return s.used
 }
 
 // ClaudeEnv is the environment that points Claude Code at the server.
@@ -240,12 +258,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req.Turn = len(req.Tools) > 0
 	var reply Reply
 	if req.Turn {
+		said := userText(req.API, body)
 		s.mu.Lock()
-		if s.next < len(s.script) {
-			reply, req.Reply = s.script[s.next], s.next
-			s.next++
-		} else {
-			reply = Reply{Status: 500, Error: "the stand-in's script has no reply left"}
+		for len(s.taken) < len(s.script) {
+			s.taken = append(s.taken, false)
+		}
+		for i, r := range s.script {
+			if !s.taken[i] && (r.To == "" || strings.Contains(said, r.To)) {
+				reply, req.Reply = r, i
+				s.taken[i] = true
+				s.used++
+				break
+			}
+		}
+		if req.Reply < 0 {
+			reply = Reply{Status: 500, Error: "the stand-in's script has no reply left for this request"}
 		}
 		s.mu.Unlock()
 	}
@@ -337,6 +364,62 @@ func toolNames(api string, body []byte) []string {
 		}
 	}
 	return names
+}
+
+// userText is the text of a request's user messages, in each API's
+// request shape: what the agent was told (its prompt, messages typed into
+// its pane, the CLI's own context notes), without tool results.
+func userText(api string, body []byte) string {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return ""
+	}
+	var b strings.Builder
+	add := func(v any) {
+		if s, ok := v.(string); ok {
+			b.WriteString(s)
+			b.WriteByte('\n')
+		}
+	}
+	// parts adds the text of a content given as a string or as a list of
+	// parts whose text is under key text (of types in kinds, any if none)
+	parts := func(content any, kinds ...string) {
+		if s, ok := content.(string); ok {
+			add(s)
+			return
+		}
+		list, _ := content.([]any)
+		for _, p := range list {
+			pm, _ := p.(map[string]any)
+			if t, _ := pm["type"].(string); pm != nil && (len(kinds) == 0 || slices.Contains(kinds, t)) {
+				add(pm["text"])
+			}
+		}
+	}
+	switch api {
+	case "anthropic":
+		msgs, _ := m["messages"].([]any)
+		for _, x := range msgs {
+			if msg, ok := x.(map[string]any); ok && msg["role"] == "user" {
+				parts(msg["content"], "text")
+			}
+		}
+	case "openai":
+		in, _ := m["input"].([]any)
+		for _, x := range in {
+			if it, ok := x.(map[string]any); ok && it["role"] == "user" {
+				parts(it["content"], "input_text")
+			}
+		}
+	case "gemini":
+		contents, _ := m["contents"].([]any)
+		for _, x := range contents {
+			if c, ok := x.(map[string]any); ok && c["role"] == "user" {
+				parts(c["parts"])
+			}
+		}
+	}
+	return b.String()
 }
 
 // geminiSideAnswer answers Gemini CLI's side requests: its model router

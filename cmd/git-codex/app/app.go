@@ -155,6 +155,7 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.initCommand(),
 			e.demoCommand(),
 			e.demoAgentCommand(),
+			e.endSessionCommand(),
 			e.statusCommand(),
 			e.logCommand(),
 			e.showCommand(),

@@ -20,8 +20,10 @@ import (
 // What git codex arranges itself, per spawn, because it is git codex's
 // own (docs/DELEGATION.md): the MCP config of its server and its tools'
 // approval (claude --allowedTools mcp__git-codex, codex
-// default_tools_approval_mode, gemini trust: true), and the trust of the
-// worktree it made for Gemini CLI (GEMINI_CLI_TRUST_WORKSPACE). What it
+// default_tools_approval_mode, gemini trust: true), for Codex CLI the
+// variables by which its server finds the pane's tmux server and a
+// tool-call timeout past git codex's own, and the trust of the worktree it
+// made for Gemini CLI (GEMINI_CLI_TRUST_WORKSPACE). What it
 // never writes: a CLI's sign-in or onboarding, the approval of an API key,
 // and the trust of the person's repository. Claude Code and Codex CLI
 // look a worktree's trust up under the main repository, so trusting
@@ -76,8 +78,14 @@ func (e *env) doctorCommand() *cli.Command {
 				case "claude":
 					e.doctorClaude(root, report)
 				case "codex":
-					out, err := runCLI(c.Context, prog, root, []string{"login", "status"})
-					report(name, err == nil, "signed in", "sign in once: `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`); "+lastLine(out))
+					if p := e.codexProvider(); p != "" && p != "openai" {
+						// seen: Codex CLI asks for no sign-in when a
+						// provider of the config is the model's
+						report(name, true, "uses model provider "+p+" (config.toml model_provider): no sign-in asked", "")
+					} else {
+						out, err := runCLI(c.Context, prog, root, []string{"login", "status"})
+						report(name, err == nil, "signed in", "sign in once: `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`); "+lastLine(out))
+					}
 					report(name, e.codexTrusts(root), "trusts "+root+" (Codex CLI applies a worktree's trust to its repository root)",
 						"run `codex` in "+root+" once and choose \"Trust and continue\"")
 				case "gemini":
@@ -140,13 +148,37 @@ func (e *env) doctorClaude(root string, report func(string, bool, string, string
 		"run `claude` in "+root+" once and choose \"Yes, I trust this folder\"")
 }
 
-// codexTrusts reports whether Codex CLI's config trusts the project root.
-func (e *env) codexTrusts(root string) bool {
+// codexConfig is Codex CLI's config.toml ($CODEX_HOME, else ~/.codex).
+func (e *env) codexConfig() ([]byte, error) {
 	home := e.getenv("CODEX_HOME")
 	if home == "" {
 		home = e.homeFile(".codex")
 	}
-	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
+	return os.ReadFile(filepath.Join(home, "config.toml"))
+}
+
+// codexProvider is the model_provider Codex CLI's config names at its top
+// level (before any table), or "".
+func (e *env) codexProvider() string {
+	b, err := e.codexConfig()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			break
+		}
+		if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "model_provider" {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// codexTrusts reports whether Codex CLI's config trusts the project root.
+func (e *env) codexTrusts(root string) bool {
+	b, err := e.codexConfig()
 	if err != nil {
 		return false
 	}

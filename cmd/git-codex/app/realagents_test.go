@@ -10,6 +10,7 @@ package app
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -181,15 +182,19 @@ func TestRealCodexDelegatedTurns(t *testing.T) {
 
 // Gemini CLI at GOOGLE_GEMINI_BASE_URL: the answer is the text after its
 // tool call (not the narration before it glued on), the tokens its
-// result's stats reported; in a folder it does not trust it exits 55
-// before any output, and its stderr is the reason the person reads.
+// result's stats reported. The folder was never trusted (no trust in the
+// settings, no GEMINI_CLI_TRUST_WORKSPACE): the turn's --skip-trust
+// trusts it for the run, where gemini alone exits 55 before any output
+// (the control, run by hand). A gemini that fails is AGENT_FAILED with its
+// stderr's reason, plain.
 func TestRealGeminiDelegatedTurns(t *testing.T) {
 	gemini := realCLI(t, "gemini")
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
 	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1}}`), 0o600)
 	api := modelapi.Start(t)
-	dir := delegateRepo(t, "gemini", gemini, append(api.GeminiEnv(), "HOME="+home, "GEMINI_CLI_TRUST_WORKSPACE=true")...)
+	t.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "")
+	dir := delegateRepo(t, "gemini", gemini, append(api.GeminiEnv(), "HOME="+home)...)
 
 	api.Script(
 		modelapi.Reply{Text: "Let me read the notes first.", ToolCalls: []modelapi.ToolCall{{Name: "read_file", Args: map[string]any{"file_path": "notes.txt"}}}, Usage: modelapi.Usage{Input: 1000, Output: 30}},
@@ -204,11 +209,20 @@ func TestRealGeminiDelegatedTurns(t *testing.T) {
 		t.Fatalf("tokens %s, want 2157\n%s", got, out)
 	}
 
-	// untrusted: no output at all, exit 55, the reason on stderr
-	untrusted := delegateRepo(t, "gemini", gemini, append(api.GeminiEnv(), "HOME="+home)...)
-	out, code = plain(t, untrusted, "delegate", "query", "--agent", "gemini", "anything")
-	if code == 0 || !strings.Contains(out, "AGENT_FAILED: gemini exited with exit status 55 before reporting a result") ||
-		!strings.Contains(out, "Gemini CLI is not running in a trusted directory") || strings.Contains(out, "\x1b[") {
-		t.Fatalf("untrusted folder: exit %d\n%s", code, out)
+	// the control: the same gemini in the same folder without the flag
+	cmd := exec.Command(gemini, "--prompt=", "--output-format", "stream-json")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader("anything")
+	cmd.Env = append(os.Environ(), append(api.GeminiEnv(), "HOME="+home, "GEMINI_CLI_TRUST_WORKSPACE=")...)
+	if b, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 55 || !strings.Contains(string(b), "not running in a trusted directory") {
+		t.Fatalf("gemini without --skip-trust in an untrusted folder: %v\n%s", err, b)
+	}
+
+	// a gemini signed in with an API key it is not given: no output at
+	// all, its reason from stderr
+	t.Setenv("GEMINI_API_KEY", "")
+	bad := delegateRepo(t, "gemini", gemini, "GOOGLE_GEMINI_BASE_URL="+api.URL, "HOME="+home)
+	out, code = plain(t, bad, "delegate", "query", "--agent", "gemini", "anything")
+	if code == 0 || !strings.Contains(out, "AGENT_FAILED: gemini exited with exit status") || !strings.Contains(out, "GEMINI_API_KEY") || strings.Contains(out, "\x1b[") {
+		t.Fatalf("gemini without its key: exit %d\n%s", code, out)
 	}
 }
