@@ -120,6 +120,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, caller string, logger
 	if err != nil {
 		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
 	}
+	errSchema = tools.PortableOutput(errSchema)
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
 	s := &mcpServer{reg: reg, st: st, caller: caller, origin: tools.Origin{ID: caller}, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
