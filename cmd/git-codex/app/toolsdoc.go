@@ -43,6 +43,11 @@ func toolsMarkdown(reg *tools.Registry) string {
 }
 
 func writeFields(b *strings.Builder, title string, s *jsonschema.Schema) {
+	for _, a := range s.AnyOf { // a result that may be null: its object's fields
+		if s.Properties == nil && a.Type == "object" {
+			s = a
+		}
+	}
 	if s == nil || len(s.Properties) == 0 {
 		fmt.Fprintf(b, "%s: none.\n\n", title)
 		return
@@ -71,6 +76,13 @@ func schemaType(s *jsonschema.Schema) string {
 	}
 	if t == "array" && s.Items != nil {
 		return "array of " + schemaType(s.Items)
+	}
+	if t == "" && len(s.AnyOf) > 0 { // a portable union (tools.PortableOutput)
+		var ts []string
+		for _, a := range s.AnyOf {
+			ts = append(ts, schemaType(a))
+		}
+		return strings.Join(ts, " \\| ")
 	}
 	if t == "" {
 		b, _ := json.Marshal(s)
