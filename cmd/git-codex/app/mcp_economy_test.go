@@ -71,7 +71,11 @@ func TestMCPToolListEconomy(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%-12s %2d of %2d tools listed, %5d bytes to the model (~%d tokens), %6d on the wire", typ, len(res.Tools), len(permitted), model, model/4, wire)
+		nameBytes := 0
+		for _, tool := range res.Tools {
+			nameBytes += len(tool.Name)
+		}
+		t.Logf("%-12s %2d of %2d tools listed, %5d bytes to the model (~%d tokens; names alone %d bytes), %6d on the wire", typ, len(res.Tools), len(permitted), model, model/4, nameBytes, wire)
 		if model/4 > toolListBudget[typ] {
 			t.Errorf("%s: tools/list costs the model ~%d tokens a turn (%d bytes), over the budget of %d", typ, model/4, model, toolListBudget[typ])
 		}

@@ -19,6 +19,7 @@ func toolsMarkdown(reg *tools.Registry) string {
 	b.WriteString("Every tool is reachable three ways with the same schema, permission check and audit commit:\n")
 	b.WriteString("over MCP (`git codex mcp`), as `git codex call <tool> '<json>'`, and as the CLI command listed.\n")
 	b.WriteString("Results are `{\"ok\":true,\"data\":...}` or `{\"ok\":false,\"error\":{\"code\",\"message\",\"details\"}}`.\n\n")
+	writeDeferred(&b, reg)
 	b.WriteString("| tool | permission | command |\n|---|---|---|\n")
 	for _, t := range reg.All() {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | `%s` |\n", t.Name, t.Name, t.Permission, infoOf(t).Command)
@@ -40,6 +41,29 @@ func toolsMarkdown(reg *tools.Registry) string {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", c.Code, c.Meaning)
 	}
 	return b.String()
+}
+
+// writeDeferred documents the way to the tools tools/list does not show
+// an agent type up front (tools.Deferred, mcp_more.go).
+func writeDeferred(b *strings.Builder, reg *tools.Registry) {
+	b.WriteString("Over MCP an agent is listed up front only the tools its type's work uses, so that the list costs its model\n")
+	b.WriteString("little in every turn (docs/PERFORMANCE.md). The others its policy permits stay one step away: `tool_call`\n")
+	b.WriteString("(`{\"name\", \"arguments\"}`) calls one, with the same permission check, audit commit (under the tool's own name)\n")
+	b.WriteString("and envelope as calling it directly, and its description names them all; `tool_find` (`{\"query\"}`) shows\n")
+	b.WriteString("their descriptions and input schemas, and records nothing. People are listed every tool. Not listed up front:\n\n")
+	b.WriteString("| agent type | tools |\n|---|---|\n")
+	for _, typ := range tools.AgentTypes() {
+		var names []string
+		for _, t := range reg.All() {
+			if tools.Deferred(typ, t.Name) {
+				names = append(names, "`"+t.Name+"`")
+			}
+		}
+		if len(names) > 0 {
+			fmt.Fprintf(b, "| %s | %s |\n", typ, strings.Join(names, ", "))
+		}
+	}
+	b.WriteString("\n")
 }
 
 func writeFields(b *strings.Builder, title string, s *jsonschema.Schema) {
