@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
@@ -238,5 +239,41 @@ func TestMCPToolCallAndFind(t *testing.T) {
 	}
 	if env := call("tool_find", `{"q":"x"}`); env.OK || env.Error.Code != tools.InvalidInput {
 		t.Errorf("tool_find with an unknown field: %+v, want INVALID_INPUT", env)
+	}
+}
+
+// TestMCPToolCallFollowsPolicy: tool_call's description names the deferred
+// tools the policy in force permits, and changes (list_changed) with it.
+func TestMCPToolCallFollowsPolicy(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, s, changed := listChanges(t, dir, "alice")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.watch(ctx, 20*time.Millisecond)
+	desc := func() string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			if tool.Name == "tool_call" {
+				return tool.Description
+			}
+		}
+		return ""
+	}
+	if d := desc(); !strings.Contains(d, "cycle_start") {
+		t.Fatalf("tool_call's description %q does not name cycle_start", d)
+	}
+	setPolicy(t, dir, "policy.worker.deny", "supervisor.*,orchestrator.*,epic.*,task.create,task.assign,cycle.*")
+	waitChange(t, changed, "a person denied workers cycle.*")
+	var d string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if d = desc(); !strings.Contains(d, "cycle_") {
+			break
+		}
+	}
+	if strings.Contains(d, "cycle_") || !strings.Contains(d, "handoff_write") {
+		t.Errorf("after workers were denied cycle.*, tool_call's description is %q", d)
 	}
 }
