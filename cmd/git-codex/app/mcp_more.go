@@ -25,7 +25,7 @@ const (
 	toolCall = "tool_call"
 )
 
-// ToolFindIn is tool_find's input.
+// toolFindIn is tool_find's input.
 type toolFindIn struct {
 	Query string `json:"query,omitempty"`
 }
