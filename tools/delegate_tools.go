@@ -36,15 +36,15 @@ var modelPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$`)
 
 // DelegateQueryIn is agent_query's (and agent_query_stream's) input.
 type DelegateQueryIn struct {
-	Prompt         string          `json:"prompt" jsonschema:"the job for the delegated agent" text:"multiline"`
-	Agent          string          `json:"agent,omitempty" jsonschema:"the agent CLI: claude (default), codex or gemini; agent.<name>.command says where its binary is"`
-	Model          string          `json:"model,omitempty" jsonschema:"the model, e.g. sonnet, opus, haiku; default: the CLI's own"`
-	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"maximum agent turns (default 30)"`
-	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"token budget of each turn (default 100000): claude's turn is stopped past it and its partial result returned; codex and gemini report usage only at a turn's end, so for them it is enforced between turns (the result says when a turn went over)"`
-	TimeoutSeconds int             `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit of each turn in seconds (default 1800): the turn is stopped past it and its partial result returned"`
-	WorkingDir     string          `json:"working_dir,omitempty" jsonschema:"where the agent runs (default: the caller's worktree)"`
-	PermissionMode string          `json:"permission_mode,omitempty" jsonschema:"auto (default), allow or deny; see docs/DELEGATION.md for each CLI's flags"`
-	MCPServers     []MCPServerSpec `json:"mcp_servers,omitempty" jsonschema:"MCP servers to attach to the agent for this query"`
+	Prompt         string          `json:"prompt" jsonschema:"the job" text:"multiline"`
+	Agent          string          `json:"agent,omitempty" jsonschema:"claude (default), codex or gemini"`
+	Model          string          `json:"model,omitempty" jsonschema:"e.g. sonnet, opus; default: the CLI's"`
+	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"default 30"`
+	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"per turn (default 100000); codex and gemini: checked between turns"`
+	TimeoutSeconds int             `json:"timeout_seconds,omitempty" jsonschema:"per turn (default 1800)"`
+	WorkingDir     string          `json:"working_dir,omitempty" jsonschema:"default: your worktree"`
+	PermissionMode string          `json:"permission_mode,omitempty" jsonschema:"auto (default), allow or deny"`
+	MCPServers     []MCPServerSpec `json:"mcp_servers,omitempty" jsonschema:"MCP servers for the agent"`
 }
 
 // DelegateResult is what a delegated turn returns (seed 002's output).
@@ -69,8 +69,7 @@ type DelegateResult struct {
 
 // AgentQuery runs a prompt on an agent CLI and waits for its result.
 var AgentQuery = Define("agent_query", "delegate.query",
-	"Delegate a prompt to an agent CLI (claude by default; codex, gemini) in headless mode and return its result, cost and turns (seed 002). "+
-		"The session is recorded in the state (RUNNING while it runs), so it can be continued, interrupted or aborted, from here or another process.",
+	"Delegate a prompt to an agent CLI (claude, codex, gemini) headless; returns its result, cost and turns. The session is recorded, to continue, interrupt or abort.",
 	CLI{Path: "delegate query", Args: []string{"prompt"}, Envelope: true},
 	func(ctx context.Context, c *Call, in DelegateQueryIn) (*DelegateResult, error) {
 		return startQuery(c, in, false)

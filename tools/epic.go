@@ -150,11 +150,11 @@ func validBranchName(b string) *Error {
 
 // EpicCreateIn is epic_create's input.
 type EpicCreateIn struct {
-	Title       string `json:"title" jsonschema:"one-line name of the epic"`
+	Title       string `json:"title"`
 	Description string `text:"multiline" json:"description" jsonschema:"what the epic delivers"`
-	Branch      string `json:"branch,omitempty" jsonschema:"the branch its tasks' pull requests merge into (default epic/<epic id>); made from --from if it does not exist"`
-	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"where the epic's own pull request goes (default: the repository's default branch)"`
-	From        string `json:"from,omitempty" jsonschema:"revision the epic's branch starts at (default HEAD)"`
+	Branch      string `json:"branch,omitempty" jsonschema:"default epic/<epic id>, made from from if missing"`
+	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"target of the epic's pull request (default: the default branch)"`
+	From        string `json:"from,omitempty" jsonschema:"revision (default HEAD)"`
 }
 
 // EpicCreated is what epic_create returns.
@@ -166,8 +166,7 @@ type EpicCreated struct {
 
 // EpicCreate starts an epic run by the caller.
 var EpicCreate = Define("epic_create", "epic.create",
-	"Create an epic that you run: a title, a description and a branch (epic/<id> by default, made from HEAD) that its tasks' pull requests merge into. "+
-		"Add tasks to it with task_create's epic_id; review them with epic_get_review_queue, epic_approve_pr and epic_request_changes; finish with epic_create_epic_pr.",
+	"Create an epic you run, with a branch its tasks' pull requests merge into. Add tasks with task_create's epic_id; review with epic_get_review_queue, epic_approve_pr, epic_request_changes; finish with epic_create_epic_pr.",
 	CLI{Path: "epic create", Args: []string{"title"}},
 	func(ctx context.Context, c *Call, in EpicCreateIn) (*EpicCreated, error) {
 		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {

@@ -92,11 +92,11 @@ type GitHubCall struct {
 // IssueRequest is one issue of create_issues, and once opened its number
 // and URL.
 type IssueRequest struct {
-	Title  string   `json:"title" jsonschema:"the issue's title"`
-	Body   string   `text:"multiline" json:"body" jsonschema:"the issue's text (markdown)"`
-	Labels []string `json:"labels,omitempty" jsonschema:"labels to put on it (they must exist in the repository)"`
-	Number int      `json:"number,omitempty" jsonschema:"the issue's number once opened"`
-	URL    string   `json:"url,omitempty" jsonschema:"the issue's page once opened"`
+	Title  string   `json:"title"`
+	Body   string   `text:"multiline" json:"body" jsonschema:"markdown"`
+	Labels []string `json:"labels,omitempty" jsonschema:"existing labels of the repository"`
+	Number int      `json:"number,omitempty" jsonschema:"once opened"`
+	URL    string   `json:"url,omitempty" jsonschema:"once opened"`
 }
 
 func getGitHubCall(tx *gitstate.Tx, id string) (GitHubCall, error) {

@@ -9,9 +9,9 @@ import (
 
 // CreatePullRequestIn is create_pull_request's input (seed 000).
 type CreatePullRequestIn struct {
-	Title       string `json:"title" jsonschema:"the pull request's title"`
-	Description string `text:"multiline" json:"description" jsonschema:"the pull request's body (markdown)"`
-	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"the branch to merge into (default: your task's epic branch, else the repository's default branch)"`
+	Title       string `json:"title"`
+	Description string `text:"multiline" json:"description" jsonschema:"markdown body"`
+	BaseBranch  string `json:"base_branch,omitempty" jsonschema:"default: your task's epic branch, else the default branch"`
 }
 
 // PullRequestCreated is what create_pull_request returns.
@@ -27,11 +27,8 @@ type PullRequestCreated struct {
 
 // CreatePullRequest opens a pull request from the caller's branch.
 var CreatePullRequest = Define("create_pull_request", "github.create_pull_request",
-	"Open a GitHub pull request from your branch into base_branch (default: your task's epic branch, else the repository's default branch); your branch (and an epic base) is pushed to origin first, never forced. "+
-		"It is recorded on your instance and on the task you hold, which goes to REVIEW; an open one from your branch is found, not opened again. "+
-		"REVIEW_FEEDBACK.md is removed from the branch first (the reviews stay in its history and notes); a branch with no commits its base lacks is refused. "+
-		"A reviewer approves the work it reviews this way: the pull request is its coder's (from the coder's branch, still at the reviewed commit), the reviewer is TERMINATED and the coder ACTIVE. "+
-		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it.",
+	"Open a GitHub pull request from your branch (pushed first, never forced; REVIEW_FEEDBACK.md removed); your task goes to REVIEW. An open one is found, not opened twice. "+
+		"A reviewer approves this way: the pull request is its coder's, the reviewer TERMINATED. GITHUB_UNAVAILABLE: kept, `git codex github retry` replays it.",
 	CLI{Path: "github pr", Args: []string{"title"}},
 	func(ctx context.Context, c *Call, in CreatePullRequestIn) (*PullRequestCreated, error) {
 		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
@@ -173,7 +170,7 @@ func currentBranch(ctx context.Context, dir string) string {
 
 // CreateIssuesIn is create_issues's input.
 type CreateIssuesIn struct {
-	Issues []IssueRequest `json:"issues" jsonschema:"the issues to open: title, body and optional labels each"`
+	Issues []IssueRequest `json:"issues"`
 }
 
 // IssuesCreated is what create_issues returns.
@@ -188,8 +185,7 @@ const maxIssues = 50
 
 // CreateIssues opens GitHub issues (planning agents).
 var CreateIssues = Define("create_issues", "github.create_issues",
-	"Open GitHub issues from planning work: a list of {title, body, labels}; returns their numbers and URLs. "+
-		"If GitHub cannot be reached the call is kept (GITHUB_UNAVAILABLE) and `git codex github retry` replays it without opening any issue twice.",
+	"Open GitHub issues (planning work); returns their numbers and URLs. GITHUB_UNAVAILABLE: kept, `git codex github retry` replays it, never opening one twice.",
 	CLI{Path: "github issues"},
 	func(ctx context.Context, c *Call, in CreateIssuesIn) (*IssuesCreated, error) {
 		if len(in.Issues) == 0 || len(in.Issues) > maxIssues {

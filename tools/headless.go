@@ -45,7 +45,7 @@ type MCPServerSpec struct {
 	Name    string            `json:"name"`
 	Command string            `json:"command"`
 	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty" jsonschema:"passed to the server's process only; never stored in the state"`
+	Env     map[string]string `json:"env,omitempty" jsonschema:"for its process only; never stored"`
 }
 
 // agentEvent is one output line of an agent CLI, in common terms.

@@ -111,13 +111,13 @@ func tmuxFor(c *Config, env Env) tmux.Runner {
 
 // SpawnIn is spawn's input.
 type SpawnIn struct {
-	Type   string `json:"type" jsonschema:"the instance's agent type: planning, coding, review, worker, supervisor or orchestrator"`
-	Prompt string `text:"multiline" json:"prompt" jsonschema:"the task: what the agent is to do"`
-	Agent  string `json:"agent,omitempty" jsonschema:"launcher: claude, codex, gemini or one set with agent.<name>.command (default agent.default)"`
-	From   string `json:"from,omitempty" jsonschema:"revision the instance's branch starts at (default HEAD)"`
-	Name   string `json:"name,omitempty" jsonschema:"the instance's id (default: made from its type, e.g. work-0k3fq-x7); it names its branch codex/<id> and tmux session codex-<id>, so it must be a ref name git accepts, with no dot (tmux refuses one in a session name)"`
+	Type   string `json:"type" jsonschema:"agent type: planning, coding, review, worker, supervisor or orchestrator"`
+	Prompt string `text:"multiline" json:"prompt" jsonschema:"what the agent is to do"`
+	Agent  string `json:"agent,omitempty" jsonschema:"claude, codex, gemini or another agent.<name>.command (default agent.default)"`
+	From   string `json:"from,omitempty" jsonschema:"revision (default HEAD)"`
+	Name   string `json:"name,omitempty" jsonschema:"instance id (default: from its type); names branch codex/<id>, so a ref name without dots"`
 	// StartTimeout bounds the wait for the agent to connect.
-	StartTimeout int `json:"start_timeout,omitempty" jsonschema:"seconds to wait for the agent to connect to git codex before it is recorded FAILED with what its pane shows (default instance.start_timeout)"`
+	StartTimeout int `json:"start_timeout,omitempty" jsonschema:"seconds to connect before FAILED (default instance.start_timeout)"`
 }
 
 // Spawned is what spawn returns.
@@ -135,8 +135,7 @@ type Spawned struct {
 
 // Spawn starts an agent instance in its own worktree and tmux session.
 var Spawn = Define("spawn", "instance.spawn",
-	"Start an agent instance: a branch and worktree of its own (from HEAD or --from) and a tmux session running the agent CLI with the task prompt, "+
-		"wired to git codex's MCP server as that instance. Returns the instance id, branch, worktree path and session name.",
+	"Spawn an agent instance: its own branch, worktree and tmux session running the agent CLI with the prompt, connected to git codex as that instance.",
 	CLI{Path: "spawn", Args: []string{"type", "prompt"}, Envelope: true},
 	func(ctx context.Context, c *Call, in SpawnIn) (*Spawned, error) {
 		return spawnInstance(ctx, c, in, nil)

@@ -100,11 +100,11 @@ func getLock(tx *gitstate.Tx, name string) (Lock, error) {
 // LockAcquireIn is lock_acquire's input: a named lock (name), or the lock
 // of a cycle (session_token, seed 001's lock.acquire); exactly one.
 type LockAcquireIn struct {
-	Name         string `json:"name,omitempty" jsonschema:"the lock's name: any text, e.g. db-migrations or src/api"`
-	Reason       string `json:"reason,omitempty" jsonschema:"what you are doing with it, shown to whoever finds it taken"`
-	TTLSeconds   int    `json:"ttl_seconds,omitempty" jsonschema:"let anyone take the lock after this many seconds (default: held until released)"`
-	SessionToken string `json:"session_token,omitempty" jsonschema:"instead of name: a cycle session's token, to get the lock token of its cycle (the session's role must be the active one)" text:"credential"`
-	Feature      string `json:"feature,omitempty" jsonschema:"with session_token: the feature whose cycle it is (needed only when several run)"`
+	Name         string `json:"name,omitempty" jsonschema:"any text, e.g. src/api"`
+	Reason       string `json:"reason,omitempty" jsonschema:"shown to whoever finds it taken"`
+	TTLSeconds   int    `json:"ttl_seconds,omitempty" jsonschema:"free after this many seconds (default: until released)"`
+	SessionToken string `json:"session_token,omitempty" jsonschema:"a cycle session's token, instead of name" text:"credential"`
+	Feature      string `json:"feature,omitempty" jsonschema:"the cycle's feature, when several run"`
 }
 
 // LockAcquired is what lock_acquire returns: the lock, and for a cycle's
@@ -119,7 +119,7 @@ type LockAcquired struct {
 
 // LockAcquire takes a named lock for the caller.
 var LockAcquire = Define("lock_acquire", "lock.acquire",
-	"Take a named lock before working on a shared resource. Fails with LOCK_DENIED if someone else holds it; taking a lock you hold again renews its reason and ttl. Release it with lock_release. With session_token instead of name: the lock token of the session's cycle (seed 001's lock.acquire), for the active role only.",
+	"Lock a shared resource by name before working on it: LOCK_DENIED if someone else holds it; yours again renews it. Release with lock_release. With session_token instead: the lock token of its cycle (active role only).",
 	CLI{Path: "lock acquire", Args: []string{"name"}},
 	func(ctx context.Context, c *Call, in LockAcquireIn) (LockAcquired, error) {
 		switch {

@@ -21,9 +21,9 @@ const maxPromptResults = 100
 
 // PromptSearchIn is prompt_search's input.
 type PromptSearchIn struct {
-	Query string `json:"query" jsonschema:"what you want to do, in plain words, e.g. group changes and commit"`
-	Agent string `json:"agent,omitempty" jsonschema:"whose registry: .agent/<agent>/registry.json (default climpt)"`
-	Limit int    `json:"limit,omitempty" jsonschema:"at most this many results (default 10, at most 100)"`
+	Query string `json:"query" jsonschema:"what you want to do, in plain words"`
+	Agent string `json:"agent,omitempty" jsonschema:"registry .agent/<agent>/ (default climpt)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"default 10"`
 }
 
 // PromptSearchResult is what prompt_search returns: the best matches,
@@ -36,7 +36,7 @@ type PromptSearchResult struct {
 
 // PromptSearch ranks the registry's commands against a request.
 var PromptSearch = Define("prompt_search", "prompt.search",
-	"Find prompt commands (instructions for a job) by meaning: TF-IDF cosine similarity of your words with each command's description and usage, scores 0-1 (0.8+ very high, 0.5-0.8 moderate, 0.2-0.5 low), highest first. Then prompt_describe the one you pick and prompt_execute it.",
+	"Search prompt commands (instructions for a job) by meaning, best first, score 0-1 (0.5+ good). Then prompt_describe and prompt_execute one.",
 	CLI{Path: "prompt search", Args: []string{"query"}},
 	func(ctx context.Context, c *Call, in PromptSearchIn) (PromptSearchResult, error) {
 		agent, err := promptAgent(in.Agent)

@@ -149,7 +149,7 @@ func Define[In, Out any](name, permission, description string, cli CLI, h func(c
 			if err != nil {
 				panic(fmt.Sprintf("tools: %s output schema: %v", name, err))
 			}
-			return out
+			return PortableOutput(out)
 		}),
 		run: func(ctx context.Context, c *Call, in any) (any, error) {
 			return h(ctx, c, *in.(*In))

@@ -110,8 +110,8 @@ var reviewSuggestions = []string{
 
 // RequestReviewIn is request_review's input.
 type RequestReviewIn struct {
-	ReviewerPrompt    string `json:"reviewer_prompt,omitempty" jsonschema:"a custom prompt for the reviewer (default: the generated review prompt)"`
-	CompletionMessage string `json:"completion_message,omitempty" jsonschema:"a summary of the work to review"`
+	ReviewerPrompt    string `json:"reviewer_prompt,omitempty" jsonschema:"default: the generated review prompt"`
+	CompletionMessage string `json:"completion_message,omitempty" jsonschema:"a summary of the work"`
 }
 
 // ReviewRequested is what request_review returns.
@@ -127,9 +127,8 @@ type ReviewRequested struct {
 
 // RequestReview spawns a reviewer for the calling coder's branch head.
 var RequestReview = Define("request_review", "review.request",
-	"Ask for a review of your branch's last commit (coding agents): a review agent is started in its own worktree forked from that commit. "+
-		"You are WAITING_REVIEW until its feedback arrives as a commit adding REVIEW_FEEDBACK.md to your branch. "+
-		"Refused with REVIEW_LIMIT_EXCEEDED after review.max_iterations reviews.",
+	"Request a review of your branch's last commit: a review agent starts on it; you are WAITING_REVIEW until REVIEW_FEEDBACK.md is committed to your branch. "+
+		"REVIEW_LIMIT_EXCEEDED after review.max_iterations.",
 	CLI{Path: "review request"},
 	func(ctx context.Context, c *Call, in RequestReviewIn) (*ReviewRequested, error) {
 		coder := c.Agent
@@ -302,10 +301,10 @@ func shortHash(h string) string {
 
 // SendFeedbackIn is send_feedback's input.
 type SendFeedbackIn struct {
-	Feedback        string   `json:"feedback" jsonschema:"the review: what is good, what must change and why"`
+	Feedback        string   `json:"feedback" jsonschema:"what is good, what must change and why"`
 	FeedbackType    string   `json:"feedback_type" jsonschema:"needs_work, suggestions, clarification or approved"`
 	Priority        string   `json:"priority,omitempty" jsonschema:"low, medium, high or critical"`
-	ActionableItems []string `json:"actionable_items,omitempty" jsonschema:"specific things to do"`
+	ActionableItems []string `json:"actionable_items,omitempty"`
 }
 
 // FeedbackSent is what send_feedback returns.
@@ -320,9 +319,8 @@ type FeedbackSent struct {
 
 // SendFeedback delivers a reviewer's verdict to the coder it reviews.
 var SendFeedback = Define("send_feedback", "review.send_feedback",
-	"Deliver your review (review agents, to the coder you review only): it is committed as REVIEW_FEEDBACK.md on the coder's branch "+
-		"(the coder's uncommitted work left as it was), kept in the state and as a git note on the reviewed commit (refs/notes/codex-reviews); "+
-		"the coder is ACTIVE again and told, and you are TERMINATED, your session, worktree and branch removed.",
+	"Send your review feedback to the coder you review: committed as REVIEW_FEEDBACK.md on its branch and noted on the reviewed commit; "+
+		"the coder is ACTIVE again, you are TERMINATED. (To approve, create_pull_request.)",
 	CLI{Path: "review feedback", Args: []string{"feedback_type"}},
 	func(ctx context.Context, c *Call, in SendFeedbackIn) (*FeedbackSent, error) {
 		r := c.Agent

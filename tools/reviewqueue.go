@@ -132,8 +132,8 @@ type Approved struct {
 
 // EpicApprovePR merges a task's pull request and completes the task.
 var EpicApprovePR = Define("epic_approve_pr", "epic.approve_pr",
-	"Approve a task in REVIEW: squash-merge its pull request into the epic's branch on GitHub, mark the task COMPLETED, and mail \"Rebase Required\" to every worker with a pull request still pending on the epic. "+
-		"If GitHub fails (GITHUB_UNAVAILABLE, GITHUB_REFUSED, TRANSIENT_ERROR) the task stays in REVIEW; approving again never merges twice.",
+	"Approve a task in REVIEW: squash-merge its pull request into the epic's branch, task COMPLETED, other pending workers mailed to rebase. "+
+		"If GitHub fails the task stays in REVIEW; approving again never merges twice.",
 	CLI{Path: "epic approve", Args: []string{"task_id"}},
 	func(ctx context.Context, c *Call, in TaskIDIn) (*Approved, error) {
 		t, e, err := reviewedTask(c, in.TaskID, "epic_approve_pr")

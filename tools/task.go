@@ -142,15 +142,14 @@ func grantTask(c *Call, t *Task, holder string) (changed bool, err error) {
 
 // TaskCreateIn is task_create's input.
 type TaskCreateIn struct {
-	Title       string `json:"title" jsonschema:"one-line summary of the work"`
+	Title       string `json:"title"`
 	Description string `text:"multiline" json:"description" jsonschema:"what to do and how to tell it is done"`
-	EpicID      string `json:"epic_id,omitempty" jsonschema:"the epic the task belongs to (one you run, unless you are a person or a supervisor)"`
+	EpicID      string `json:"epic_id,omitempty" jsonschema:"its epic (one you run, unless a supervisor)"`
 }
 
 // TaskCreate adds a task for someone to claim.
 var TaskCreate = Define("task_create", "task.create",
-	"Create a task: a unit of work one agent at a time holds, optionally in an epic (epic_id). It starts PENDING and unclaimed; an agent takes it with task_claim, or a supervisor gives it to one with task_assign. "+
-		"With task.spawn_worker on, a worker instance task-<id>-<slug> is spawned for it and holds it at once.",
+	"Create a task (a unit of work one agent holds), PENDING until task_claim or task_assign. With task.spawn_worker on, a worker is spawned to hold it.",
 	CLI{Path: "task create", Args: []string{"title"}},
 	func(ctx context.Context, c *Call, in TaskCreateIn) (Task, error) {
 		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
@@ -320,13 +319,13 @@ var TaskAssign = Define("task_assign", "task.assign",
 // TaskUpdateStatusIn is task_update_status's input.
 type TaskUpdateStatusIn struct {
 	ID    string `json:"id" jsonschema:"the task's id"`
-	State string `json:"state" jsonschema:"IN_PROGRESS, REVIEW, COMPLETED or CANCELLED (PENDING only through task_release)"`
+	State string `json:"state" jsonschema:"IN_PROGRESS, REVIEW, COMPLETED or CANCELLED"`
 }
 
 // TaskUpdateStatus moves a task along.
 var TaskUpdateStatus = Define("task_update_status", "task.update_status",
-	"Move a task to IN_PROGRESS, REVIEW, COMPLETED or CANCELLED. Its holder, its creator, people and supervisors may; COMPLETED and CANCELLED are final, and a task nobody holds can only be CANCELLED. "+
-		"Work is reviewed before it is COMPLETED: IN_PROGRESS goes to REVIEW first, and someone other than the holder completes it (unless task.allow_skip_review is on).",
+	"Set a task's status: IN_PROGRESS, REVIEW, COMPLETED or CANCELLED (final). Holder, creator, supervisors, people. "+
+		"REVIEW comes before COMPLETED, set by someone other than the holder (unless task.allow_skip_review).",
 	CLI{Path: "task status", Args: []string{"id", "state"}},
 	func(ctx context.Context, c *Call, in TaskUpdateStatusIn) (Task, error) {
 		if err := validTaskState("state", in.State); err != nil {

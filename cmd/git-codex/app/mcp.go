@@ -26,7 +26,8 @@ import (
 const mcpInstructions = "git codex coordinates AI coding agents inside this git repository. " +
 	"Every tool call is recorded as a commit on refs/codex/state. Results are envelopes: " +
 	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details","tool_name","instance_id"}}, with a timestamp; branch on error.code. ` +
-	"Only the tools your policy allows are listed; the list changes (notifications/tools/list_changed) when the policy does."
+	"Only the tools your policy allows are listed; the list changes (notifications/tools/list_changed) when the policy does. " +
+	"Tools your work rarely needs are not listed up front: tool_call names them and calls one, tool_find shows their schemas."
 
 // mcpPollInterval is how often a running server looks at the state's tip
 // for a policy change made by someone else (its own calls are checked as
@@ -138,6 +139,7 @@ type mcpServer struct {
 	looked bool       // refresh has read the state once
 	tip    string     // the state commit listed was computed at ("" before init)
 	listed map[string]bool
+	more   string // the deferred tools tool_call names, comma-separated ("": none, and neither it nor tool_find is listed)
 }
 
 // newMCPServer serves reg's tools and prompts to the caller whose origin
@@ -147,6 +149,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logge
 	if err != nil {
 		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
 	}
+	errSchema = tools.PortableOutput(errSchema)
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
 	s := &mcpServer{reg: reg, st: st, caller: o.ID, origin: o, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
@@ -224,7 +227,7 @@ func slogLevel(level string) slog.Level {
 // level it asked for, and has watch look for a policy change it may have
 // made.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	name := req.Params.Name
+	name, args := req.Params.Name, req.Params.Arguments
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	// a call outlives neither its client nor the server (a delegated turn
@@ -248,7 +251,20 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if s.timeout > 0 {
 		ctx = tools.WithTimeout(ctx, s.timeout)
 	}
-	res := s.reg.CallAs(ctx, s.st, s.origin, name, req.Params.Arguments)
+	var res tools.Result
+	handled := false
+	switch name { // the way to the tools not listed up front (mcp_more.go)
+	case toolFind:
+		res, handled = s.findTools(ctx, args), true
+	case toolCall:
+		var e *tools.Error
+		if name, args, e = unwrapCall(args); e != nil {
+			name, res, handled = toolCall, tools.Result{Error: e}, true
+		}
+	}
+	if !handled {
+		res = s.reg.CallAs(ctx, s.st, s.origin, name, args)
+	}
 	text, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
@@ -346,7 +362,7 @@ func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
 func (s *mcpServer) refresh(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var permitted []*tools.Tool
+	var permitted, deferred []*tools.Tool
 	tip := ""
 	err := s.st.View(ctx, func(sn *gitstate.Snapshot) error {
 		tip = sn.Commit()
@@ -354,7 +370,7 @@ func (s *mcpServer) refresh(ctx context.Context) {
 			return nil
 		}
 		var err error
-		permitted, err = s.reg.Permitted(sn, s.caller)
+		permitted, deferred, err = s.reg.Listing(sn, s.caller)
 		return err
 	})
 	switch {
@@ -395,6 +411,18 @@ func (s *mcpServer) refresh(ctx context.Context) {
 			s.listed[name] = true
 		}
 	}
+	var names []string
+	for _, t := range deferred {
+		names = append(names, t.Name)
+	}
+	switch more := strings.Join(names, ", "); {
+	case more == s.more:
+	case more == "":
+		s.srv.RemoveTools(toolCall, toolFind)
+	default:
+		add = append(add, s.moreTools(names)...) // replaces them when the names changed
+	}
+	s.more = strings.Join(names, ", ")
 	for _, t := range add {
 		s.srv.AddTool(t, s.call)
 	}
@@ -409,7 +437,7 @@ func (s *mcpServer) mcpTool(t *tools.Tool) *mcp.Tool {
 		Name:         t.Name,
 		Description:  t.Description,
 		InputSchema:  t.InputSchema(),
-		OutputSchema: envelopeSchema(t, s.errSchema),
+		OutputSchema: envelopeSchema(t.OutputSchema(), s.errSchema),
 		Annotations: &mcp.ToolAnnotations{
 			ReadOnlyHint:    h.ReadOnly,
 			DestructiveHint: &destructive,
@@ -420,13 +448,13 @@ func (s *mcpServer) mcpTool(t *tools.Tool) *mcp.Tool {
 
 // envelopeSchema describes a call's structuredContent: {ok, data} with the
 // tool's output as data, or {ok, error} for a refusal.
-func envelopeSchema(t *tools.Tool, errSchema *jsonschema.Schema) *jsonschema.Schema {
+func envelopeSchema(data, errSchema *jsonschema.Schema) *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:     "object",
 		Required: []string{"ok"},
 		Properties: map[string]*jsonschema.Schema{
 			"ok":        {Type: "boolean", Description: "true when the call succeeded (data), false when it was refused (error)"},
-			"data":      t.OutputSchema(),
+			"data":      data,
 			"error":     errSchema,
 			"warnings":  {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "what to know about how the call was recorded: a credential redacted from what it wrote, a call as an agent that did not prove who it is"},
 			"notice":    {Type: "string", Description: "what to know besides the answer, e.g. that a read was answered without its audit record"},

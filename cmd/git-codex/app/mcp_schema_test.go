@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -348,4 +349,102 @@ func TestMCPToolAnnotations(t *testing.T) {
 			t.Errorf("%s: annotations %+v, want %+v", tool.Name, got, w)
 		}
 	}
+}
+
+// TestMCPSchemasPortable holds every tool's published input and output
+// schema to the rules of the MCP Inspector's --strict portability check
+// (inspector 2.12.0, core/json/schemaLint.ts), which strict clients and
+// the TypeScript SDK's validators share: no type array (["null","object"]
+// is legal JSON Schema, but one-type dialects reject it), no schema that
+// constrains nothing ({}), no bare boolean where a schema is expected, no
+// $ref out of the document. mcp_inspector.txtar runs the inspector itself.
+func TestMCPSchemasPortable(t *testing.T) {
+	dir := mcpRepo(t)
+	cs, _ := mcpConnect(t, dir, mcpHuman) // a person: every tool
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tool := range res.Tools {
+		for kind, schema := range map[string]any{"inputSchema": tool.InputSchema, "outputSchema": tool.OutputSchema} {
+			var s any
+			remarshal(t, schema, &s)
+			for _, f := range schemaLint(s, kind, "") {
+				t.Errorf("%s: %s", tool.Name, f)
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		t.Logf("%d portability findings", n)
+	}
+}
+
+// schemaLint lists what the inspector's --strict check finds in schema s
+// (a decoded JSON value) at path; keyword is the one it sits under.
+func schemaLint(s any, path, keyword string) []string {
+	constraining := map[string]bool{}
+	for _, k := range strings.Fields(`type enum const multipleOf maximum exclusiveMaximum minimum exclusiveMinimum
+		maxLength minLength pattern format contentMediaType contentEncoding contentSchema maxItems minItems uniqueItems
+		maxContains minContains maxProperties minProperties required dependentRequired allOf anyOf oneOf not items
+		prefixItems contains additionalItems unevaluatedItems properties patternProperties additionalProperties
+		unevaluatedProperties propertyNames dependentSchemas dependencies $ref $dynamicRef $recursiveRef`) {
+		constraining[k] = true
+	}
+	boolOK := map[string]bool{"additionalProperties": true, "unevaluatedProperties": true, "additionalItems": true, "unevaluatedItems": true}
+	var out []string
+	var walk func(s any, path, keyword string)
+	walk = func(s any, path, keyword string) {
+		if b, ok := s.(bool); ok {
+			if !boolOK[keyword] {
+				out = append(out, fmt.Sprintf("%s: bare %v where a schema is expected", path, b))
+			}
+			return
+		}
+		m, ok := s.(map[string]any)
+		if !ok {
+			return
+		}
+		if ts, ok := m["type"].([]any); ok {
+			out = append(out, fmt.Sprintf("%s: type is an array %v", path, ts))
+		}
+		if ref, ok := m["$ref"].(string); ok && ref != "" && !strings.HasPrefix(ref, "#") {
+			out = append(out, fmt.Sprintf("%s: $ref %s leaves the document", path, ref))
+		}
+		constrains := false
+		for k := range m {
+			constrains = constrains || constraining[k]
+		}
+		_, hasIf := m["if"]
+		_, hasThen := m["then"]
+		_, hasElse := m["else"]
+		if !constrains && !(hasIf && (hasThen || hasElse)) && keyword != "not" {
+			out = append(out, fmt.Sprintf("%s: constrains nothing (accepts any value)", path))
+		}
+		for _, k := range []string{"properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"} {
+			if sub, ok := m[k].(map[string]any); ok {
+				for name, v := range sub {
+					walk(v, path+"."+k+"."+name, k)
+				}
+			}
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"} {
+			if sub, ok := m[k].([]any); ok {
+				for i, v := range sub {
+					walk(v, fmt.Sprintf("%s.%s[%d]", path, k, i), k)
+				}
+			}
+		}
+		for _, k := range []string{"items", "contains", "not", "propertyNames", "if", "then", "else", "additionalProperties",
+			"unevaluatedProperties", "additionalItems", "unevaluatedItems", "contentSchema"} {
+			if v, ok := m[k]; ok {
+				if _, isList := v.([]any); !isList {
+					walk(v, path+"."+k, k)
+				}
+			}
+		}
+	}
+	walk(s, path, keyword)
+	return out
 }

@@ -161,14 +161,22 @@ func lastTrailers(t *testing.T, dir string) string {
 		gitstate.RefState)
 }
 
-// workerTools are the tools the default policy lets a worker call.
+// workerTools are the tools tools/list shows a worker up front: of those
+// the default policy lets it call, the ones its work uses, and tool_call
+// and tool_find for the rest (workerDeferred; tools.Deferred).
 var workerTools = []string{
-	"agent_abort", "agent_continue", "agent_get_epic", "agent_get_status", "agent_get_task", "agent_interrupt", "agent_list_sessions", "agent_query", "agent_query_stream",
-	"agent_resume", "agent_rotate_token", "agent_set_model", "agent_set_permission_mode", "agent_set_status", "conflict_list", "create_pull_request",
-	"cycle_archive", "cycle_complete", "cycle_start", "cycle_status", "decision_list", "decision_show", "handoff_read", "handoff_write",
-	"lock_acquire", "lock_list", "lock_release", "log_decision",
-	"mail_list_inbox", "mail_read", "mail_reply", "mail_send", "prompt_describe", "prompt_execute", "prompt_reload", "prompt_search", "session_open",
-	"task_add_comment", "task_claim", "task_list", "task_release", "task_show", "task_update_status",
+	"agent_get_epic", "agent_get_status", "agent_get_task", "agent_set_status", "create_pull_request", "decision_list", "decision_show",
+	"lock_acquire", "lock_list", "lock_release", "log_decision", "mail_list_inbox", "mail_read", "mail_reply", "mail_send", "prompt_search",
+	"task_add_comment", "task_claim", "task_list", "task_release", "task_show", "task_update_status", "tool_call", "tool_find",
+}
+
+// workerDeferred are the other tools the default policy lets a worker
+// call, which tool_call names.
+var workerDeferred = []string{
+	"agent_abort", "agent_continue", "agent_interrupt", "agent_list_sessions", "agent_query", "agent_query_stream",
+	"agent_resume", "agent_rotate_token", "agent_set_model", "agent_set_permission_mode", "conflict_list",
+	"cycle_archive", "cycle_complete", "cycle_start", "cycle_status", "handoff_read", "handoff_write",
+	"prompt_describe", "prompt_execute", "prompt_reload", "session_open",
 }
 
 func TestMCPToolsList(t *testing.T) {
@@ -188,6 +196,11 @@ func TestMCPToolsList(t *testing.T) {
 	}
 	if got := toolNames(res.Tools); !reflect.DeepEqual(got, workerTools) {
 		t.Fatalf("alice's tools/list = %v, want the worker's %v", got, workerTools)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == "tool_call" && !strings.HasSuffix(tool.Description, ": "+strings.Join(workerDeferred, ", ")+".") {
+			t.Errorf("tool_call's description %q does not name the worker's other tools %v", tool.Description, workerDeferred)
+		}
 	}
 	human, _ := mcpConnect(t, dir, mcpHuman)
 	res, err = human.ListTools(context.Background(), nil)

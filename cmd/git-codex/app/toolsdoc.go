@@ -22,6 +22,7 @@ func toolsMarkdown(reg *tools.Registry) string {
 	b.WriteString("with the time they answered as `timestamp` (RFC 3339, UTC); `instance_id` is the calling agent's (absent for a person).\n")
 	b.WriteString("A call may take `tools.timeout_seconds` (3600; `tools.<tool>.timeout_seconds` for one tool) before it answers `TIMEOUT`;\n")
 	b.WriteString("transient failures (GitHub, the state's ref lock held by another program, a sync remote, a tmux session) are tried again (`retry.*`).\n\n")
+	writeDeferred(&b, reg)
 	b.WriteString("| tool | permission | command |\n|---|---|---|\n")
 	for _, t := range reg.All() {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | `%s` |\n", t.Name, t.Name, t.Permission, infoOf(t).Command)
@@ -45,7 +46,35 @@ func toolsMarkdown(reg *tools.Registry) string {
 	return b.String()
 }
 
+// writeDeferred documents the way to the tools tools/list does not show
+// an agent type up front (tools.Deferred, mcp_more.go).
+func writeDeferred(b *strings.Builder, reg *tools.Registry) {
+	b.WriteString("Over MCP an agent is listed up front only the tools its type's work uses, so that the list costs its model\n")
+	b.WriteString("little in every turn (docs/PERFORMANCE.md). The others its policy permits stay one step away: `tool_call`\n")
+	b.WriteString("(`{\"name\", \"arguments\"}`) calls one, with the same permission check, audit commit (under the tool's own name)\n")
+	b.WriteString("and envelope as calling it directly, and its description names them all; `tool_find` (`{\"query\"}`) shows\n")
+	b.WriteString("their descriptions and input schemas, and records nothing. People are listed every tool. Not listed up front:\n\n")
+	b.WriteString("| agent type | tools |\n|---|---|\n")
+	for _, typ := range tools.AgentTypes() {
+		var names []string
+		for _, t := range reg.All() {
+			if tools.Deferred(typ, t.Name) {
+				names = append(names, "`"+t.Name+"`")
+			}
+		}
+		if len(names) > 0 {
+			fmt.Fprintf(b, "| %s | %s |\n", typ, strings.Join(names, ", "))
+		}
+	}
+	b.WriteString("\n")
+}
+
 func writeFields(b *strings.Builder, title string, s *jsonschema.Schema) {
+	for _, a := range s.AnyOf { // a result that may be null: its object's fields
+		if s.Properties == nil && a.Type == "object" {
+			s = a
+		}
+	}
 	if s == nil || len(s.Properties) == 0 {
 		fmt.Fprintf(b, "%s: none.\n\n", title)
 		return
@@ -74,6 +103,13 @@ func schemaType(s *jsonschema.Schema) string {
 	}
 	if t == "array" && s.Items != nil {
 		return "array of " + schemaType(s.Items)
+	}
+	if t == "" && len(s.AnyOf) > 0 { // a portable union (tools.PortableOutput)
+		var ts []string
+		for _, a := range s.AnyOf {
+			ts = append(ts, schemaType(a))
+		}
+		return strings.Join(ts, " \\| ")
 	}
 	if t == "" {
 		b, _ := json.Marshal(s)
