@@ -38,18 +38,32 @@ type Event struct {
 // newest first by commit time and following every parent, so after a sync
 // the events of both sides appear. fn returns false to stop.
 func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) error {
-	h, err := s.resolve(ctx, rev)
-	if err != nil {
-		return err
-	}
-	start, err := s.readCommit(h)
-	if err != nil {
-		return err
-	}
+	return s.EventsOf(ctx, []string{rev}, fn)
+}
+
+// EventsOf is Events from several revisions at once, their histories
+// interleaved newest first: the state and the reads refs (ReadsRefs) for
+// a log that shows reads too.
+func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool) error {
 	// A queue ordered by commit time: the newest commit not yet shown
 	// comes next, each commit once (git log's default order).
-	q := &commitQueue{start}
-	seen := map[plumbing.Hash]bool{start.Hash: true}
+	q := &commitQueue{}
+	seen := map[plumbing.Hash]bool{}
+	for _, rev := range revs {
+		h, err := s.resolve(ctx, rev)
+		if err != nil {
+			return err
+		}
+		if seen[h] {
+			continue
+		}
+		start, err := s.readCommit(h)
+		if err != nil {
+			return err
+		}
+		seen[h] = true
+		heap.Push(q, start)
+	}
 	shallow := s.shallowCommits()
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
@@ -76,7 +90,7 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 			heap.Push(q, pc)
 		}
 		ev := eventOf(c)
-		ev.Changed = s.treeChanged(c)
+		ev.Changed = !ev.IsRead() && s.treeChanged(c)
 		if !fn(ev) {
 			return nil
 		}
@@ -131,7 +145,7 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 		ev.CutOff = true
 		return ev, nil
 	}
-	ev.Changed = s.treeChanged(c)
+	ev.Changed = !ev.IsRead() && s.treeChanged(c)
 	return ev, nil
 }
 
@@ -178,6 +192,10 @@ func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := []Change{}
+	if parseMessage(c.Message).Get(TrailerReadAt) != "" {
+		return out, nil // a read changed nothing; its parent is the previous read
+	}
 	var from plumbing.Hash
 	if len(c.ParentHashes) > 0 {
 		p, err := s.readCommit(c.ParentHashes[0])
@@ -186,7 +204,6 @@ func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 		}
 		from = p.TreeHash
 	}
-	out := []Change{}
 	if err := s.diffTrees(ctx, "", from, c.TreeHash, &out); err != nil {
 		return nil, fmt.Errorf("gitstate: diff %s: %w", h, err)
 	}

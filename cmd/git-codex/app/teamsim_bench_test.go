@@ -37,7 +37,8 @@ var simDesigns = []struct {
 	name         string
 	readsOnState bool
 }{
-	{"today", true},
+	{"today", true},  // every call a commit on refs/codex/state
+	{"reads", false}, // reads and refusals on each machine's reads refs
 }
 
 // BenchmarkTeamMonth is issue 27's simulation: twenty agents on three
@@ -110,6 +111,22 @@ func TestTeamSimulationHolds(t *testing.T) {
 			}
 			if recorded != s.calls {
 				t.Errorf("%d calls made, %d recorded on origin's state and the clones' reads refs", s.calls, recorded)
+			}
+			if d.readsOnState {
+				return
+			}
+			// the shared history carries what changed: no read, no
+			// refusal, and no reads ref reaches origin
+			if n := s.countCommits(s.origin, "refs/codex/reads/"); n != 0 {
+				t.Errorf("origin holds %d commits of reads refs", n)
+			}
+			shared := s.recordedCalls(s.origin, "refs/codex/state")
+			reads := s.byTool["mail_list_inbox"] + s.byTool["agent_get_status"] + s.byTool["task_list"]
+			if shared > s.calls-reads {
+				t.Errorf("origin's state records %d calls; %d of the %d made were reads", shared, reads, s.calls)
+			}
+			if shared == 0 {
+				t.Errorf("origin's state records no call")
 			}
 		})
 	}

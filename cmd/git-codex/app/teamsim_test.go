@@ -46,7 +46,7 @@ type simConfig struct {
 	// SyncEvery is how often each clone runs `git codex sync origin`.
 	SyncEvery time.Duration
 	// ReadsOnState selects the design before issue 27: every read and
-	// refusal is a commit on refs/codex/state (gitstate.Options).
+	// refusal is a commit on refs/codex/state (git config codex.reads=state).
 	ReadsOnState bool
 	// Measure says whether checkpoints measure the views (processes,
 	// clones, gc); a test that only checks the design holds leaves it off.
@@ -135,6 +135,9 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 		dir := filepath.Join(s.root, fmt.Sprintf("clone%d", i))
 		gitstatetest.Git(tb, s.root, "clone", "-q", s.origin, dir)
 		simConfigRepo(tb, dir)
+		if cfg.ReadsOnState {
+			gitstatetest.Git(tb, dir, "config", "codex.reads", "state")
+		}
 		st, err := gitstate.Open(dir, gitstate.Options{Now: s.clock})
 		if err != nil {
 			tb.Fatal(err)
