@@ -1,10 +1,12 @@
 package gitstate
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,9 +49,51 @@ const machineFile = "machine"
 // state (on a reads ref), not a commit of the state's history.
 func (e Event) IsRead() bool { return e.Get(TrailerReadAt) != "" }
 
-// ReadsRefs lists the reads refs this repository holds, sorted.
+// ReadsRefs lists the reads refs this repository holds, sorted: its own
+// (refs/codex/reads/<machine>/<day>) and those SyncReads fetched
+// (refs/codex/remotes/<remote>/reads/<machine>/<day>).
 func (s *Store) ReadsRefs() ([]string, error) {
-	return listRefNames(s.commonDir, ReadsPrefix)
+	own, err := listRefNames(s.commonDir, ReadsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	fetched, err := listRefNames(s.commonDir, remotesPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range fetched {
+		if rest := strings.TrimPrefix(r, remotesPrefix); strings.Contains(rest, "/reads/") {
+			own = append(own, r)
+		}
+	}
+	return own, nil
+}
+
+// SyncReads is what `git codex sync --reads` adds to a sync: it pushes
+// this machine's reads refs to remote (fast-forward only: a chain only
+// grows) and fetches every machine's from it into
+// refs/codex/remotes/<remote>/reads/, so that an audit on one machine
+// sees the reads of all that published theirs. A plain sync moves none
+// of them.
+func (s *Store) SyncReads(ctx context.Context, remote string, progress io.Writer) error {
+	if err := checkRemote(remote); err != nil {
+		return err
+	}
+	quiet := "--quiet"
+	if progress != nil {
+		quiet = "--progress"
+	}
+	if machine, err := s.Machine(); err == nil && machine != "" {
+		spec := ReadsPrefix + machine + "/*"
+		if err := s.gitTo(ctx, nil, progress, "push", quiet, "--no-verify", remote, spec+":"+spec); err != nil {
+			return fmt.Errorf("gitstate: push %s: %w", spec, err)
+		}
+	}
+	spec := "+" + ReadsPrefix + "*:" + remoteDir(remote) + "reads/*"
+	if err := s.gitTo(ctx, nil, progress, "fetch", quiet, "--no-write-fetch-head", remote, spec); err != nil {
+		return fmt.Errorf("gitstate: fetch %s: %w", ReadsPrefix, err)
+	}
+	return nil
 }
 
 // Machine is this repository's machine id, the directory of its reads
