@@ -264,7 +264,12 @@ func (s *teamSim) run(at func(elapsed time.Duration)) {
 		order[i] = i
 	}
 	base := s.elapsed()
+	began := time.Now()
+	progressTicks := int(6 * time.Hour / simTick)
 	for t := 1; t <= ticks; t++ {
+		if s.cfg.Measure && t%progressTicks == 0 { // a month runs for hours: say how far it is
+			fmt.Fprintf(os.Stderr, "  simulated %s: %d calls in %s\n", time.Duration(t)*simTick, s.calls, time.Since(began).Round(time.Second))
+		}
 		s.setNow(s.start.Add(base + time.Duration(t)*simTick))
 		if t%syncTicks == 0 {
 			for i := range s.clones {
