@@ -280,3 +280,25 @@ func (s *Store) diffTrees(ctx context.Context, dir string, from, to plumbing.Has
 	}
 	return nil
 }
+
+// StateAt is the newest state commit made at or before t (by committer
+// time, as Events orders them), found by `git rev-list`: a week of
+// history is tens of thousands of commits, which git walks in tens of
+// milliseconds and Events, reading each as an event, in seconds.
+func (s *Store) StateAt(ctx context.Context, t time.Time) (string, error) {
+	if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+		}
+		return "", err
+	}
+	var out strings.Builder
+	if err := s.git(ctx, &out, "rev-list", "-1", fmt.Sprintf("--before=%d", t.Unix()), RefState, "--"); err != nil {
+		return "", fmt.Errorf("gitstate: the state at %s: %w", t.Format(time.RFC3339), err)
+	}
+	h := strings.TrimSpace(out.String())
+	if h == "" {
+		return "", fmt.Errorf("gitstate: no state commit at or before %s: %w", t.Format(time.RFC3339), ErrNotFound)
+	}
+	return h, nil
+}
