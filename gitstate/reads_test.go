@@ -2,6 +2,7 @@ package gitstate_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,45 @@ func TestReadsOnStateWhenConfigured(t *testing.T) {
 	}
 	if refs, _ := s.ReadsRefs(); len(refs) != 0 {
 		t.Errorf("reads refs %v", refs)
+	}
+}
+
+// Readers and writers at once: every read lands on the reads chain and
+// every write on the state, none lost (the writer lock serialises both).
+func TestConcurrentReadsAndWrites(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openReadsLocal(t, nil)
+	const goroutines, each = 4, 20
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		go func(g int) {
+			for i := 0; i < each; i++ {
+				write := i%4 == 0
+				_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+					tx.SetMeta(meta("call"))
+					if write {
+						return tx.Put(fmt.Sprintf("mail/g%d/%d.json", g, i), rec{N: i})
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < goroutines; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := goroutines * each / 4
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); n != fmt.Sprint(writes+1) {
+		t.Errorf("state has %s commits, want %d", n, writes+1)
+	}
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", "--glob=refs/codex/reads/*/*"); n != fmt.Sprint(goroutines*each-writes) {
+		t.Errorf("reads refs hold %s commits, want %d", n, goroutines*each-writes)
 	}
 }
