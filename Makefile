@@ -21,7 +21,7 @@ TAGS    ?= urfave_cli_no_docs
 # pure-Go user lookup and DNS resolver serve). Tests build as usual.
 BUILDENV := CGO_ENABLED=0
 
-.PHONY: build install install-man test test-short bench bench-parallel lint fmt clean
+.PHONY: build install install-man test test-short bench bench-parallel bench-month lint fmt clean
 
 build:
 	$(BUILDENV) $(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-codex ./cmd/git-codex
@@ -57,6 +57,12 @@ bench:
 # write's time goes. Compare runs made at the same machine load.
 bench-parallel:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench BenchmarkParallelProcesses -benchtime 2x -count 5 ./gitstate
+
+# Issue 27's team simulation over a simulated month (GIT_CODEX_SIM_SPAN,
+# default 30d; hours of machine time, figures per simulated day on
+# stderr); `make bench` runs it for a simulated day.
+bench-month:
+	GIT_CODEX_SIM_SPAN=$${GIT_CODEX_SIM_SPAN:-30d} GIT_CODEX_BUILD_TAGS='$(TAGS)' GIT_CODEX_BUILD_ENV='$(BUILDENV)' $(GO) test -tags '$(TAGS)' -run '^$$' -bench 'TeamMonth' -benchtime 1x -timeout 0 ./cmd/git-codex/app
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi

@@ -38,18 +38,32 @@ type Event struct {
 // newest first by commit time and following every parent, so after a sync
 // the events of both sides appear. fn returns false to stop.
 func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) error {
-	h, err := s.resolve(ctx, rev)
-	if err != nil {
-		return err
-	}
-	start, err := s.readCommit(h)
-	if err != nil {
-		return err
-	}
+	return s.EventsOf(ctx, []string{rev}, fn)
+}
+
+// EventsOf is Events from several revisions at once, their histories
+// interleaved newest first: the state and the reads refs (ReadsRefs) for
+// a log that shows reads too.
+func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool) error {
 	// A queue ordered by commit time: the newest commit not yet shown
 	// comes next, each commit once (git log's default order).
-	q := &commitQueue{start}
-	seen := map[plumbing.Hash]bool{start.Hash: true}
+	q := &commitQueue{}
+	seen := map[plumbing.Hash]bool{}
+	for _, rev := range revs {
+		h, err := s.resolve(ctx, rev)
+		if err != nil {
+			return err
+		}
+		if seen[h] {
+			continue
+		}
+		start, err := s.readCommit(h)
+		if err != nil {
+			return err
+		}
+		seen[h] = true
+		heap.Push(q, start)
+	}
 	shallow := s.shallowCommits()
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
@@ -76,7 +90,7 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 			heap.Push(q, pc)
 		}
 		ev := eventOf(c)
-		ev.Changed = s.treeChanged(c)
+		ev.Changed = !ev.IsRead() && s.treeChanged(c)
 		if !fn(ev) {
 			return nil
 		}
@@ -131,7 +145,7 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 		ev.CutOff = true
 		return ev, nil
 	}
-	ev.Changed = s.treeChanged(c)
+	ev.Changed = !ev.IsRead() && s.treeChanged(c)
 	return ev, nil
 }
 
@@ -178,6 +192,10 @@ func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := []Change{}
+	if parseMessage(c.Message).Get(TrailerReadAt) != "" {
+		return out, nil // a read changed nothing; its parent is the previous read
+	}
 	var from plumbing.Hash
 	if len(c.ParentHashes) > 0 {
 		p, err := s.readCommit(c.ParentHashes[0])
@@ -186,7 +204,6 @@ func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 		}
 		from = p.TreeHash
 	}
-	out := []Change{}
 	if err := s.diffTrees(ctx, "", from, c.TreeHash, &out); err != nil {
 		return nil, fmt.Errorf("gitstate: diff %s: %w", h, err)
 	}
@@ -262,4 +279,26 @@ func (s *Store) diffTrees(ctx context.Context, dir string, from, to plumbing.Has
 		}
 	}
 	return nil
+}
+
+// StateAt is the newest state commit made at or before t (by committer
+// time, as Events orders them), found by `git rev-list`: a week of
+// history is tens of thousands of commits, which git walks in tens of
+// milliseconds and Events, reading each as an event, in seconds.
+func (s *Store) StateAt(ctx context.Context, t time.Time) (string, error) {
+	if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
+		}
+		return "", err
+	}
+	var out strings.Builder
+	if err := s.git(ctx, &out, "rev-list", "-1", fmt.Sprintf("--before=%d", t.Unix()), RefState, "--"); err != nil {
+		return "", fmt.Errorf("gitstate: the state at %s: %w", t.Format(time.RFC3339), err)
+	}
+	h := strings.TrimSpace(out.String())
+	if h == "" {
+		return "", fmt.Errorf("gitstate: no state commit at or before %s: %w", t.Format(time.RFC3339), ErrNotFound)
+	}
+	return h, nil
 }

@@ -33,7 +33,7 @@ const repackAt = 32
 // PackEvery commits `git maintenance run --auto`, which is what git's
 // porcelain runs after its own commits (git's thresholds decide whether
 // anything is done: loose objects others left, refs to pack, reflogs).
-func (s *Store) maintain(ctx context.Context, c Clock) {
+func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 	if s.opts.PackEvery < 0 {
 		return
 	}
@@ -60,7 +60,7 @@ func (s *Store) maintain(ctx context.Context, c Clock) {
 		}
 		s.startBackground("repack", true, args...)
 	}
-	if uint64(c)%uint64(s.opts.PackEvery) == 0 {
+	if counted && uint64(c)%uint64(s.opts.PackEvery) == 0 {
 		s.startBackground("maintenance", false, "maintenance", "run", "--auto", "--quiet")
 	}
 }

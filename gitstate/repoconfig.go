@@ -17,6 +17,10 @@ type repoConfig struct {
 	// shared is core.sharedRepository: the modes of what git codex
 	// creates in the git directory.
 	shared sharedPerm
+	// readsOnState is codex.reads=state: this machine commits reads and
+	// refusals on RefState, as every call was before issue 27, rather
+	// than on its reads ref (ReadsPrefix; codex.reads=local, the default).
+	readsOnState bool
 }
 
 // fsyncPolicy says which of the files a transaction writes are fsynced
@@ -112,6 +116,9 @@ func (s *Store) loadConfig() repoConfig {
 	}
 	if v, ok := ConfigValue(entries, "core", "", "sharedrepository"); ok {
 		cfg.shared, _ = parseSharedRepository(v)
+	}
+	if v, ok := ConfigValue(entries, "codex", "", "reads"); ok && strings.EqualFold(strings.TrimSpace(v), "state") {
+		cfg.readsOnState = true
 	}
 	return cfg
 }

@@ -18,6 +18,9 @@ type Commit struct {
 	Tree   string
 	Clock  Clock
 	Time   time.Time
+	// Ref is where the commit went: RefState, or for a call that changed
+	// nothing this machine's reads ref of the day (see ReadsPrefix).
+	Ref string
 	// UndoErrors are the failures of the transaction's abort hooks when it
 	// was discarded but still committed (its audit record): the caller
 	// reports them, e.g. in one more audit commit.
@@ -71,6 +74,12 @@ func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) 
 			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 		}
 		return tip, err
+	}
+	if strings.HasPrefix(rev, ReadsPrefix) {
+		// a log with reads names every reads ref: no git process each
+		if h, ok, err := readRef(s.commonDir, rev); err == nil && ok {
+			return h, nil
+		}
 	}
 	out, err := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "rev-parse", "--verify", "--quiet", rev+"^{commit}").Output()
 	if err != nil {
@@ -135,7 +144,9 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 		c.UndoErrors = undoErrs
 	}
 	if err == nil {
-		s.maintain(ctx, c.Clock)
+		// a read advances no clock: only state commits count towards
+		// git's periodic maintenance
+		s.maintain(ctx, c.Clock, c.Ref == RefState)
 	}
 	s.phase("maintained")
 	return c, err
@@ -220,6 +231,9 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
+	if s.recordsNothing(tx, tip, root) {
+		return s.commitRead(tx, tip, root, &objs)
+	}
 	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
 	author := committer
 	if a := tx.meta.Author; a.Name != "" {
@@ -250,7 +264,7 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 		return Commit{}, err
 	}
 	s.phase("ref")
-	out := Commit{Hash: h.String(), Tree: root.String(), Clock: tx.clock, Time: tx.now}
+	out := Commit{Hash: h.String(), Tree: root.String(), Clock: tx.clock, Time: tx.now, Ref: RefState}
 	if !tip.IsZero() {
 		out.Parent = tip.String()
 	}

@@ -48,7 +48,10 @@ func setup(e *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	gitconfig := "[user]\n\tname = Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n"
+	// codex.reads=state: the scripts written before issue 27 find every
+	// call's audit record on refs/codex/state; reads.txtar unsets it to
+	// test the default, reads and refusals on this machine's reads ref.
+	gitconfig := "[user]\n\tname = Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n[codex]\n\treads = state\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
 		return err
 	}

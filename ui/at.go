@@ -67,16 +67,5 @@ func parseTime(v string) (time.Time, bool) {
 
 // commitAt is the newest state commit made at or before t.
 func (s *Server) commitAt(r *http.Request, t time.Time) (string, error) {
-	found := ""
-	err := s.opts.Store.Events(r.Context(), "", func(ev gitstate.Event) bool {
-		if ev.Time.After(t) {
-			return true
-		}
-		found = ev.Commit
-		return false
-	})
-	if err == nil && found == "" {
-		err = gitstate.ErrNotFound
-	}
-	return found, err
+	return s.opts.Store.StateAt(r.Context(), t)
 }

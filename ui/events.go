@@ -73,7 +73,8 @@ type eventPage struct {
 // serveEvents answers GET /api/events: the audit log, newest first, paged
 // (limit, before=<commit> from the last page's next), filtered by tool,
 // actor, errors=1 (refusals only) and changes=1 (changes only), from
-// ?at= or the tip. History is read lazily: a page reads its own commits
+// ?at= or the tip; reads=1 (and errors=1) include the reads and refusals
+// recorded on the reads refs, interleaved by time. History is read lazily: a page reads its own commits
 // and no more.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -100,9 +101,32 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	tool, actor := q.Get("tool"), q.Get("actor")
 	errorsOnly, changesOnly := q.Get("errors") == "1", q.Get("changes") == "1"
+	revs := []string{start}
+	var until time.Time // with reads, a later page's newest time: its reads chains start at their tips
+	if q.Get("reads") == "1" || errorsOnly {
+		// reads and refusals are recorded off the state, on this
+		// machine's reads refs (gitstate.ReadsPrefix)
+		reads, err := s.opts.Store.ReadsRefs()
+		if err != nil {
+			storeError(w, r, err)
+			return
+		}
+		revs = append(revs, reads...)
+		if q.Get("before") != "" {
+			ev, err := s.opts.Store.Event(r.Context(), start)
+			if err != nil {
+				notFoundOr(w, r, err, "no such commit in the state's history")
+				return
+			}
+			until = ev.Time
+		}
+	}
 	page := eventPage{Events: []eventJSON{}}
 	scanned := 0
-	err := s.opts.Store.Events(r.Context(), start, func(ev gitstate.Event) bool {
+	err := s.opts.Store.EventsOf(r.Context(), revs, func(ev gitstate.Event) bool {
+		if !until.IsZero() && ev.Time.After(until) {
+			return true // shown on an earlier page
+		}
 		if len(page.Events) == limit || scanned == maxScanned {
 			page.Next = ev.Commit
 			return false

@@ -214,6 +214,7 @@ function logQuery(before) {
   if (actor) q.set("actor", actor);
   if (document.getElementById("f-errors").checked) q.set("errors", "1");
   if (document.getElementById("f-changes").checked) q.set("changes", "1");
+  if (document.getElementById("f-reads").checked) q.set("reads", "1");
   if (before) q.set("before", before);
   else if (at) q.set("at", at);
   return "/api/events?" + q.toString();

@@ -39,6 +39,9 @@ type logEntry struct {
 	// Redacted names the credentials git codex took out of what the call
 	// wrote (Codex-Redacted).
 	Redacted string `json:"redacted,omitempty"`
+	// ReadAt is the state commit a read or refusal recorded off the state
+	// saw (Codex-Read-At; --reads).
+	ReadAt string `json:"read_at,omitempty"`
 }
 
 // unauthenticated reports a call as an agent that did not prove who it is
@@ -95,6 +98,7 @@ func entryOf(ev gitstate.Event) logEntry {
 		Target:  ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
 		CutOff: ev.CutOff,
 		Auth:   ev.Get(gitstate.TrailerAuth), Redacted: ev.Get(gitstate.TrailerRedacted),
+		ReadAt: ev.Get(gitstate.TrailerReadAt),
 	}
 }
 
@@ -108,12 +112,16 @@ func (e *env) logCommand() *cli.Command {
 			"the commit's tree is its parent's) or, for a refusal, the error code (Codex-Error).\n" +
 			"ACTOR is marked (no token) or (bad token) for a call as an agent that did not prove who it is\n" +
 			"(believed under auth.agents=warn); SUMMARY ends with what git codex redacted from what the call wrote.\n" +
-			"The same trail is in plain `git log refs/codex/state`.",
+			"The same trail is in plain `git log refs/codex/state`.\n" +
+			"Reads and refusals change nothing, so this machine records them on its own reads refs\n" +
+			"(refs/codex/reads/<machine>/<day>, which sync does not push unless asked: docs/STATE.md); --reads\n" +
+			"shows them among the changes, and --errors, --error and --unauthenticated look there too.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tool", Usage: "only calls of this tool"},
 			&cli.StringFlag{Name: "actor", Usage: "only calls by this caller id"},
 			&cli.StringFlag{Name: "target", Usage: "only calls that created or changed this record `ID` (a mail, task, decision or agent id, a lock name, a config key)"},
 			&cli.BoolFlag{Name: "changes", Usage: "only calls that changed the state (no reads, no refusals)"},
+			&cli.BoolFlag{Name: "reads", Usage: "also show reads and refusals, recorded on the reads refs (refs/codex/reads/*) of this machine and of those synced with --reads"},
 			&cli.StringFlag{Name: "error", Usage: "only calls that failed with this code"},
 			&cli.BoolFlag{Name: "errors", Usage: "only calls that were refused or failed"},
 			&cli.BoolFlag{Name: "unauthenticated", Usage: "only calls as an agent that did not present its valid credential (Codex-Auth none or invalid: believed under auth.agents=warn)"},
@@ -136,7 +144,15 @@ func (e *env) logCommand() *cli.Command {
 			var entries []logEntry
 			var cutOff string
 			limit := c.Int("limit")
-			err = st.Events(c.Context, c.Args().First(), func(ev gitstate.Event) bool {
+			revs := []string{c.Args().First()}
+			if c.Bool("reads") || c.Bool("errors") || c.IsSet("error") || c.Bool("unauthenticated") {
+				reads, err := st.ReadsRefs()
+				if err != nil {
+					return tools.StoreError(err)
+				}
+				revs = append(revs, reads...)
+			}
+			err = st.EventsOf(c.Context, revs, func(ev gitstate.Event) bool {
 				if ev.CutOff {
 					cutOff = ev.Commit
 				}

@@ -18,7 +18,8 @@ type statusReport struct {
 	Ref    string         `json:"ref"`
 	Commit string         `json:"commit"`
 	Clock  gitstate.Clock `json:"clock"`
-	// LastEvent is the tip's call, whatever it was (a read too).
+	// LastEvent is the state tip's call: a change (or, where git config
+	// codex.reads=state, a read or refusal too).
 	LastEvent   string    `json:"last_event"`
 	LastEventAt time.Time `json:"last_event_at"`
 	// LastChange is the newest call that changed the state: what a person
@@ -103,23 +104,35 @@ func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
 const authWindow = 1000
 
 // lastEvents fills in the tip's event, the newest change, and the
-// unauthenticated calls among the newest authWindow.
+// unauthenticated calls among the newest authWindow: those of the
+// state's history and of this machine's reads refs, where reads and
+// refusals are recorded (an agent that only polls is counted too).
 func lastEvents(ctx context.Context, st *gitstate.Store, r *statusReport) error {
-	n, changed := 0, false
-	return st.Events(ctx, r.Commit, func(ev gitstate.Event) bool {
-		if n == 0 {
+	err := st.Events(ctx, r.Commit, func(ev gitstate.Event) bool {
+		if ev.Commit == r.Commit {
 			r.LastEvent, r.LastEventAt = ev.Summary, ev.Time
 		}
+		if kindOf(ev) == kindChange {
+			r.LastChange, r.LastChangeCommit, r.LastChangeAt = ev.Summary, ev.Commit, ev.Time
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	reads, err := st.ReadsRefs()
+	if err != nil {
+		return err
+	}
+	n := 0
+	return st.EventsOf(ctx, append([]string{r.Commit}, reads...), func(ev gitstate.Event) bool {
 		n++
 		r.UnauthenticatedWindow = n
 		if a := ev.Get(gitstate.TrailerAuth); a == "none" || a == "invalid" {
 			r.Unauthenticated++
 		}
-		if !changed && kindOf(ev) == kindChange {
-			r.LastChange, r.LastChangeCommit, r.LastChangeAt = ev.Summary, ev.Commit, ev.Time
-			changed = true
-		}
-		return !changed || n < authWindow
+		return n < authWindow
 	})
 }
 

@@ -59,10 +59,7 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			"review granted on both sides stays with the earlier claim and the loser is mailed), merges notes by\n" +
 			"union of lines" +
 			map[bool]string{true: ",\nand pushes; if the remote moved meanwhile it fetches and merges again.", false: ".\nNothing is pushed."}[push],
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
-			jsonFlag(),
-		},
+		Flags: syncFlags(push),
 		Action: func(c *cli.Context) error {
 			remote, err := remoteArg(c)
 			if err != nil {
@@ -88,6 +85,11 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if push && c.Bool("reads") {
+				if err := syncReads(c, st, remote, progress); err != nil {
+					return err
+				}
 			}
 			r := syncReport{Remote: remote, Found: res.Found, Merge: string(res.Merge.Status), Resolved: len(res.Merge.Report.Resolved),
 				Conflicts: res.Conflicts, Dropped: res.Merge.Report.Dropped, Published: res.Pushed, Pushed: res.Sent, Commit: res.Merge.Commit, Attempts: res.Attempts}
@@ -245,4 +247,23 @@ func knownRemote(c *cli.Context, st *gitstate.Store, remote string) error {
 	}
 	return tools.Errorf(tools.RemoteError, "no remote named %q (%s); add one with `git remote add %s <url>`, then `git codex remote add %s` so plain fetch and push carry the state",
 		remote, known, remote, remote).With("remote", remote)
+}
+
+// syncFlags are sync's and pull's flags; --reads publishes, so only sync
+// has it.
+func syncFlags(push bool) []cli.Flag {
+	flags := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"}}
+	if push {
+		flags = append(flags, &cli.BoolFlag{Name: "reads", Usage: "also push this machine's reads and refusals (refs/codex/reads/<machine>/*) and fetch every machine's, for an audit (`git codex log --reads`); a plain sync moves none"})
+	}
+	return append(flags, jsonFlag())
+}
+
+// syncReads moves the reads refs that a plain sync leaves alone: this
+// machine's to remote (with push) and every machine's from it.
+func syncReads(c *cli.Context, st *gitstate.Store, remote string, progress io.Writer) error {
+	if err := st.SyncReads(c.Context, remote, progress); err != nil {
+		return tools.Errorf(tools.RemoteError, "the state was synced, but not the reads: %v", err)
+	}
+	return nil
 }

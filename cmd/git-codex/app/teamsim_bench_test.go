@@ -1,0 +1,133 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+// simSpan reads a simulated span: a Go duration ("36h") or days ("7d",
+// "30d"); def when s is empty.
+func simSpan(tb testing.TB, s string, def time.Duration) time.Duration {
+	if s == "" {
+		return def
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil {
+			tb.Fatalf("GIT_CODEX_SIM_SPAN=%q: %v", s, err)
+		}
+		return time.Duration(n * float64(24*time.Hour))
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		tb.Fatalf("GIT_CODEX_SIM_SPAN=%q: %v", s, err)
+	}
+	return d
+}
+
+// simDesigns are the designs a benchmark compares in one run.
+var simDesigns = []struct {
+	name         string
+	readsOnState bool
+}{
+	{"today", true},  // every call a commit on refs/codex/state
+	{"reads", false}, // reads and refusals on each machine's reads refs
+}
+
+// BenchmarkTeamMonth is issue 27's simulation: twenty agents on three
+// clones, a simulated day by default; GIT_CODEX_SIM_SPAN sets the span
+// ("7d", "30d": a month, hours of machine time) and
+// GIT_CODEX_SIM_CHECKPOINT the interval between measured checkpoints
+// (default a day). Each design runs the same calls (same seed); the
+// figures go to stderr as a table, one row per checkpoint, and the last
+// checkpoint's as metrics.
+func BenchmarkTeamMonth(b *testing.B) {
+	span := simSpan(b, os.Getenv("GIT_CODEX_SIM_SPAN"), 24*time.Hour)
+	every := simSpan(b, os.Getenv("GIT_CODEX_SIM_CHECKPOINT"), 24*time.Hour)
+	var checkpoints []time.Duration
+	for c := every; c < span; c += every {
+		checkpoints = append(checkpoints, c)
+	}
+	bin := buildBinary(b)
+	for _, d := range simDesigns {
+		b.Run("design="+d.name, func(b *testing.B) {
+			cfg := simConfig{Span: span, Checkpoints: checkpoints, Workers: 16, Supervisors: 4, Clones: 3,
+				SyncEvery: time.Hour, ReadsOnState: d.readsOnState, Measure: true, Seed: 1}
+			s := newTeamSim(b, cfg)
+			laggard := filepath.Join(s.root, "laggard")
+			s.gitOut(s.root, "clone", "-q", s.origin, laggard)
+			simConfigRepo(b, laggard)
+			b.Cleanup(func() { gitstatetest.WaitForMaintenance(b, laggard) })
+			var last simFigures
+			fmt.Fprintf(os.Stderr, "design=%s\n%s\n", d.name, last.header())
+			empty := s.measure(bin, laggard, 0)
+			fmt.Fprintln(os.Stderr, empty.row())
+			began := time.Now()
+			s.run(func(elapsed time.Duration) {
+				last = s.measure(bin, laggard, elapsed)
+				fmt.Fprintln(os.Stderr, last.row())
+			})
+			fmt.Fprintf(os.Stderr, "design=%s: %d calls (%d refused), %d syncs in %s; calls by tool: %v\n",
+				d.name, s.calls, s.refused, s.syncs, time.Since(began).Round(time.Second), s.byTool)
+			b.ReportMetric(float64(last.FetchBytes)/(1<<20), "fetch-MB")
+			b.ReportMetric(ms(last.FirstSync), "first-sync-ms")
+			b.ReportMetric(ms(last.DaySync), "day-sync-ms")
+			b.ReportMetric(ms(last.Log), "log-ms")
+			b.ReportMetric(ms(last.Status), "status-ms")
+			b.ReportMetric(ms(last.Inbox), "inbox-ms")
+			b.ReportMetric(ms(last.Write)/ms(empty.Write), "write-vs-empty")
+			b.ReportMetric(ms(last.WebFirst), "web-ms")
+			b.ReportMetric(ms(last.WebAtWeek), "web-at-week-ms")
+			b.ReportMetric(ms(last.GC), "gc-ms")
+			b.ReportMetric(float64(last.StateCommits), "state-commits")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestTeamSimulationHolds is the simulation at CI size: the team works
+// half a simulated hour (~1,400 calls) on three clones, then every call
+// must be recorded exactly once in what the clones and origin hold.
+func TestTeamSimulationHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a simulated half hour: ~1,400 calls")
+	}
+	for _, d := range simDesigns {
+		t.Run("design="+d.name, func(t *testing.T) {
+			s := newTeamSim(t, simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
+				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2})
+			s.run(nil)
+			recorded := s.recordedCalls(s.origin, "refs/codex/state")
+			for _, c := range s.clones {
+				recorded += s.recordedCalls(c.dir, "refs/codex/reads/")
+			}
+			if recorded != s.calls {
+				t.Errorf("%d calls made, %d recorded on origin's state and the clones' reads refs", s.calls, recorded)
+			}
+			if d.readsOnState {
+				return
+			}
+			// the shared history carries what changed: no read, no
+			// refusal, and no reads ref reaches origin
+			if n := s.countCommits(s.origin, "refs/codex/reads/"); n != 0 {
+				t.Errorf("origin holds %d commits of reads refs", n)
+			}
+			shared := s.recordedCalls(s.origin, "refs/codex/state")
+			reads := s.byTool["mail_list_inbox"] + s.byTool["agent_get_status"] + s.byTool["task_list"]
+			if shared > s.calls-reads {
+				t.Errorf("origin's state records %d calls; %d of the %d made were reads", shared, reads, s.calls)
+			}
+			if shared == 0 {
+				t.Errorf("origin's state records no call")
+			}
+		})
+	}
+}

@@ -1,0 +1,182 @@
+package gitstate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Reads and refusals (issue 27). Every call is a git transaction, but a
+// call that changes nothing — a read, a refusal — does not need to travel
+// to every clone: agents poll, and twenty agents polling every 30 s made
+// ~58,000 commits a day on refs/codex/state, almost all of them saying
+// "alice read her inbox". So a transaction whose tree is its base's (no
+// writes, no merge, no side commit) is committed on this machine's reads
+// ref instead:
+//
+//	refs/codex/reads/<machine>/<yyyy-mm-dd>
+//
+// one chain per machine (a random id kept in <git dir>/codex/machine) and
+// UTC day, so a day's reads can be fetched, folded or dropped on their
+// own. The commit's tree is the state's tree at the tip it read (so `git
+// show`, `?at=` and `git codex show` see exactly what the caller saw), its
+// parent is the previous read of that chain, and its message is the call's
+// audit record plus Codex-Read-At: the state commit it read. Sync never
+// moves these refs unless asked; `git codex log --reads` and the page's
+// reads toggle show them beside the state's history. A machine whose git
+// config says codex.reads=state commits them on the state as before.
+const (
+	// ReadsPrefix holds the reads refs of this machine and, after a sync
+	// that asked for them, of others.
+	ReadsPrefix = "refs/codex/reads/"
+	// TrailerReadAt is the state commit a read saw; only reads carry it.
+	TrailerReadAt = "Codex-Read-At"
+)
+
+// machineFile holds this repository's machine id, under <git dir>/codex.
+const machineFile = "machine"
+
+// IsRead reports whether an event is a read or refusal recorded off the
+// state (on a reads ref), not a commit of the state's history.
+func (e Event) IsRead() bool { return e.Get(TrailerReadAt) != "" }
+
+// ReadsRefs lists the reads refs this repository holds, sorted: its own
+// (refs/codex/reads/<machine>/<day>) and those SyncReads fetched
+// (refs/codex/remotes/<remote>/reads/<machine>/<day>).
+func (s *Store) ReadsRefs() ([]string, error) {
+	own, err := listRefNames(s.commonDir, ReadsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	fetched, err := listRefNames(s.commonDir, remotesPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range fetched {
+		if rest := strings.TrimPrefix(r, remotesPrefix); strings.Contains(rest, "/reads/") {
+			own = append(own, r)
+		}
+	}
+	return own, nil
+}
+
+// SyncReads is what `git codex sync --reads` adds to a sync: it pushes
+// this machine's reads refs to remote (fast-forward only: a chain only
+// grows) and fetches every machine's from it into
+// refs/codex/remotes/<remote>/reads/, so that an audit on one machine
+// sees the reads of all that published theirs. A plain sync moves none
+// of them.
+func (s *Store) SyncReads(ctx context.Context, remote string, progress io.Writer) error {
+	if err := checkRemote(remote); err != nil {
+		return err
+	}
+	quiet := "--quiet"
+	if progress != nil {
+		quiet = "--progress"
+	}
+	if machine, err := s.Machine(); err == nil && machine != "" {
+		spec := ReadsPrefix + machine + "/*"
+		if err := s.gitTo(ctx, nil, progress, "push", quiet, "--no-verify", remote, spec+":"+spec); err != nil {
+			return fmt.Errorf("gitstate: push %s: %w", spec, err)
+		}
+	}
+	spec := "+" + ReadsPrefix + "*:" + remoteDir(remote) + "reads/*"
+	if err := s.gitTo(ctx, nil, progress, "fetch", quiet, "--no-write-fetch-head", remote, spec); err != nil {
+		return fmt.Errorf("gitstate: fetch %s: %w", ReadsPrefix, err)
+	}
+	return nil
+}
+
+// Machine is this repository's machine id, the directory of its reads
+// refs; it is made (random) by the first read committed here.
+func (s *Store) Machine() (string, error) {
+	b, err := os.ReadFile(filepath.Join(s.commonDir, "codex", machineFile))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// machineLocked returns the machine id, making it if there is none. The
+// caller holds the writer lock, so no other writer makes one meanwhile.
+func (s *Store) machineLocked() (string, error) {
+	id, err := s.Machine()
+	if err == nil && id != "" {
+		return id, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("gitstate: read machine id: %w", err)
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	id = hex.EncodeToString(b[:])
+	path := filepath.Join(s.commonDir, "codex", machineFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("gitstate: write machine id: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("gitstate: write machine id: %w", err)
+	}
+	return id, nil
+}
+
+// recordsNothing reports whether a transaction's commit would change
+// nothing in the state's history but add its audit record: its tree is
+// its base's, it merges nothing and writes no side ref.
+func (s *Store) recordsNothing(tx *Tx, tip, root plumbing.Hash) bool {
+	return !s.config().readsOnState && !tip.IsZero() && root == tx.base.root && len(tx.merged) == 0 && len(tx.side) == 0
+}
+
+// commitRead writes a transaction that changed nothing on this machine's
+// reads ref of the day. objs holds what tx.build wrote (nothing new: the
+// tree is the tip's). The caller holds the writer lock.
+func (s *Store) commitRead(tx *Tx, tip, root plumbing.Hash, objs *objectBatch) (Commit, error) {
+	machine, err := s.machineLocked()
+	if err != nil {
+		return Commit{}, err
+	}
+	ref := ReadsPrefix + machine + "/" + tx.now.UTC().Format("2006-01-02")
+	prev, _, err := readRef(s.commonDir, ref)
+	if err != nil {
+		return Commit{}, err
+	}
+	meta := *tx.meta
+	meta.Trailers = append(append([]Trailer(nil), meta.Trailers...), Trailer{Key: TrailerReadAt, Value: tip.String()})
+	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+	author := committer
+	if a := meta.Author; a.Name != "" {
+		author = gitSignature{Name: a.Name, Email: a.Email, When: tx.now}
+	}
+	// a read happens at the state's time: it advances no clock
+	c := &gitCommit{Author: author, Committer: committer, Message: meta.message(tx.base.clock), TreeHash: root}
+	if !prev.IsZero() {
+		c.ParentHashes = []plumbing.Hash{prev}
+	}
+	h, err := objs.encode(plumbing.CommitObject, c)
+	if err != nil {
+		return Commit{}, err
+	}
+	if err := s.writeObjects(objs); err != nil {
+		return Commit{}, err
+	}
+	if err := s.swapRef(ref, prev, h); err != nil {
+		return Commit{}, fmt.Errorf("gitstate: write %s: %w", ref, err)
+	}
+	out := Commit{Hash: h.String(), Tree: root.String(), Clock: tx.base.clock, Time: tx.now, Ref: ref}
+	if !prev.IsZero() {
+		out.Parent = prev.String()
+	}
+	return out, nil
+}

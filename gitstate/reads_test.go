@@ -1,0 +1,210 @@
+package gitstate_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+// openReadsLocal is openInit in a repository with the default outside
+// tests: reads and refusals on the machine's reads ref.
+func openReadsLocal(t *testing.T, now func() time.Time) (*gitstate.Store, string) {
+	t.Helper()
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.ReadsLocal(t, dir)
+	s, err := gitstate.Open(dir, gitstate.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Init(context.Background(), func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("init"))
+		return tx.Put("config/version.json", rec{N: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+// A transaction that changes nothing (a read; a refusal, whose writes were
+// discarded) is committed on refs/codex/reads/<machine>/<day>, with the
+// state's tree and the state commit it read; the state does not move. A
+// transaction that writes goes to the state.
+func TestReadsGoToTheMachinesReadsRef(t *testing.T) {
+	ctx := context.Background()
+	day := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	now := day
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	tree := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}")
+
+	read, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		var r rec
+		if err := tx.Get("config/version.json", &r); err != nil {
+			return err
+		}
+		tx.SetMeta(meta("look"))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine, err := s.Machine()
+	if err != nil || machine == "" {
+		t.Fatalf("machine id %q: %v", machine, err)
+	}
+	want := gitstate.ReadsPrefix + machine + "/2026-03-04"
+	if read.Ref != want {
+		t.Fatalf("read went to %q, want %q", read.Ref, want)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState); got != tip {
+		t.Errorf("the state moved for a read: %s -> %s", tip, got)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", want); got != read.Hash {
+		t.Errorf("%s = %s, want the read's commit %s", want, got, read.Hash)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", read.Hash+"^{tree}"); got != tree {
+		t.Errorf("the read's tree %s is not the state's %s", got, tree)
+	}
+	msg := gitstatetest.Git(t, dir, "log", "-1", "--format=%B", read.Hash)
+	if !strings.Contains(msg, "Codex-Tool: look") || !strings.Contains(msg, gitstate.TrailerReadAt+": "+tip) {
+		t.Errorf("read's message lacks its record or the state it read:\n%s", msg)
+	}
+
+	// a refusal: writes discarded, the audit record kept, on the same chain
+	refusal, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		if err := tx.Put("mail/x/1.json", rec{N: 2}); err != nil {
+			return err
+		}
+		tx.Discard()
+		m := meta("send")
+		m.Trailers = append(m.Trailers, gitstate.Trailer{Key: gitstate.TrailerError, Value: "PERMISSION_DENIED"})
+		tx.SetMeta(m)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refusal.Ref != want || refusal.Parent != read.Hash {
+		t.Errorf("refusal at %s with parent %s, want %s after %s", refusal.Ref, refusal.Parent, want, read.Hash)
+	}
+
+	// a write goes to the state, whose history holds no read
+	write, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("put"))
+		return tx.Put("mail/x/2.json", rec{N: 3})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if write.Ref != gitstate.RefState || write.Parent != tip {
+		t.Errorf("write at %s with parent %s, want %s after %s", write.Ref, write.Parent, gitstate.RefState, tip)
+	}
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); n != "2" {
+		t.Errorf("the state has %s commits, want 2 (init, put)", n)
+	}
+
+	// the next day starts a chain of its own
+	now = day.Add(24 * time.Hour)
+	next, err := s.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("look")); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Ref != gitstate.ReadsPrefix+machine+"/2026-03-05" || next.Parent != "" {
+		t.Errorf("next day's read at %s with parent %q", next.Ref, next.Parent)
+	}
+	refs, err := s.ReadsRefs()
+	if err != nil || len(refs) != 2 {
+		t.Errorf("reads refs %v: %v", refs, err)
+	}
+
+	// Events of the state and the reads refs together: newest first, reads
+	// marked as such and changing nothing
+	var kinds []string
+	err = s.EventsOf(ctx, append([]string{""}, refs...), func(ev gitstate.Event) bool {
+		k := ev.Get(gitstate.TrailerTool)
+		if ev.IsRead() {
+			k += ":read"
+		}
+		if ev.Changed {
+			k += ":changed"
+		}
+		kinds = append(kinds, k)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(kinds, " "), "look:read put:changed send:read look:read init:changed"; got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if ch, err := s.Changes(ctx, refusal.Hash); err != nil || len(ch) != 0 {
+		t.Errorf("a read's changes: %v %v", ch, err)
+	}
+	if out, err := gitstatetest.GitErr(dir, "fsck", "--strict"); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+}
+
+// codex.reads=state keeps the design before issue 27: every call is a
+// commit on the state.
+func TestReadsOnStateWhenConfigured(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openInit(t) // NewRepo sets codex.reads=state
+	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	c, err := s.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("look")); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Ref != gitstate.RefState || c.Parent != tip {
+		t.Errorf("read at %s after %s, want %s after %s", c.Ref, c.Parent, gitstate.RefState, tip)
+	}
+	if refs, _ := s.ReadsRefs(); len(refs) != 0 {
+		t.Errorf("reads refs %v", refs)
+	}
+}
+
+// Readers and writers at once: every read lands on the reads chain and
+// every write on the state, none lost (the writer lock serialises both).
+func TestConcurrentReadsAndWrites(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openReadsLocal(t, nil)
+	const goroutines, each = 4, 20
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		go func(g int) {
+			for i := 0; i < each; i++ {
+				write := i%4 == 0
+				_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+					tx.SetMeta(meta("call"))
+					if write {
+						return tx.Put(fmt.Sprintf("mail/g%d/%d.json", g, i), rec{N: i})
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < goroutines; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := goroutines * each / 4
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); n != fmt.Sprint(writes+1) {
+		t.Errorf("state has %s commits, want %d", n, writes+1)
+	}
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", "--glob=refs/codex/reads/*/*"); n != fmt.Sprint(goroutines*each-writes) {
+		t.Errorf("reads refs hold %s commits, want %d", n, goroutines*each-writes)
+	}
+}
