@@ -115,3 +115,6 @@ const RepackAt = repackAt
 // SetPhaseHook installs fn to be called as a write passes the stages of
 // its critical section (benchmarks measure where the time goes).
 func (s *Store) SetPhaseHook(fn func(phase string)) { s.phaseHook = fn }
+
+// MaintenanceEnv is maintenanceEnv.
+func MaintenanceEnv(env []string) []string { return maintenanceEnv(env) }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -132,6 +133,7 @@ func (s *Store) startBackground(name string, gcLock bool, args ...string) {
 	cmd := exec.Command("sh", append([]string{"-c", backgroundScript, "sh", s.commonDir, host, mode}, args...)...)
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Env = maintenanceEnv(os.Environ())
 	if err := cmd.Start(); err != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return
@@ -146,4 +148,21 @@ func (s *Store) startBackground(name string, gcLock bool, args ...string) {
 func (s *Store) config() repoConfig {
 	s.cfgOnce.Do(func() { s.cfg = s.loadConfig() })
 	return s.cfg
+}
+
+// maintenanceEnv is the environment of git's background maintenance: the
+// writer's, without the identity and credential of the agent whose call
+// started it (CODEX_*). The repack is git's work for the repository, not
+// the agent's: it must not carry the agent's token for its whole run, nor
+// be taken for one of the agent's processes (ending an agent ends the
+// processes whose environment names it; a repack cut short only leaves
+// its temporary files for git to clean).
+func maintenanceEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CODEX_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -323,5 +324,14 @@ func waitForRepackLock(t *testing.T, common string) {
 			t.Fatal("the background repack still runs after a minute")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// git's background maintenance does not carry the calling agent's identity
+// or token.
+func TestMaintenanceEnvDropsTheAgents(t *testing.T) {
+	got := gitstate.MaintenanceEnv([]string{"PATH=/bin", "CODEX_INSTANCE=w1", "CODEX_TOKEN=ctok_x", "GIT_DIR=/r/.git", "HOME=/h"})
+	if want := []string{"PATH=/bin", "GIT_DIR=/r/.git", "HOME=/h"}; !slices.Equal(got, want) {
+		t.Fatalf("maintenanceEnv = %v, want %v", got, want)
 	}
 }

@@ -68,7 +68,10 @@ const mcpServerName = "git-codex"
 //     default_tools_approval_mode="approve" lets the agent call git
 //     codex's tools without a person's yes (each call is still checked by
 //     git codex's own permission policy); tool_timeout_sec lifts Codex's
-//     60 s limit on a tool call (codexToolTimeout).
+//     60 s limit on a tool call (codexToolTimeout); --disable
+//     shell_snapshot stops Codex writing its whole shell environment,
+//     CODEX_TOKEN included, to ~/.codex/shell_snapshots/<thread>.sh
+//     (mode 0644; a feature on by default at the pinned version).
 //   - gemini: `gemini --skip-trust --prompt-interactive="<prompt>"`, with
 //     git codex's server in the worktree's .gemini/settings.json (Gemini
 //     CLI reads a system settings file only if it and every directory
@@ -89,7 +92,8 @@ func builtinLaunchers() map[string]Launcher {
 		}},
 		"codex": {Name: "codex", Command: "codex", Prompt: "arg", Ready: ReadyMCP, wire: func(_, _ string) []string {
 			return append(codexServerArgs(mcpServerName, "git-codex", []string{"mcp"}, nil, []string{"CODEX_INSTANCE", "CODEX_TOKEN", "TMUX", "TMUX_TMPDIR"}, "approve"),
-				"-c", "mcp_servers."+mcpServerName+".tool_timeout_sec="+strconv.Itoa(codexToolTimeout))
+				"-c", "mcp_servers."+mcpServerName+".tool_timeout_sec="+strconv.Itoa(codexToolTimeout),
+				"--disable", "shell_snapshot")
 		}},
 		"gemini": {Name: "gemini", Command: "gemini", Prompt: "arg", Ready: ReadyMCP, promptFlag: "--prompt-interactive",
 			env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}, wire: func(string, string) []string {
