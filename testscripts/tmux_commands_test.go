@@ -22,9 +22,12 @@ import (
 //	    session must be gone or never match within a second.
 //
 //	noprocs [-wait SECONDS] TEXT
-//	    fails if a live process (other than the test's own) has TEXT in
-//	    its command line or its environment: what a command that must
-//	    leave nothing running (git codex demo) left behind. Processes in
+//	    fails if a live process of this script (other than the test's
+//	    own) has TEXT in its command line or its environment: what a
+//	    command that must leave nothing running (git codex demo) left
+//	    behind. A process is the script's when its environment has the
+//	    script's HOME, so scripts running side by side, with instances of
+//	    the same name, never see each other's. Processes in
 //	    a tmux pane have TMUX=<socket>,... in theirs. With -wait, such
 //	    processes may take that long to go (a session killed a moment
 //	    after a call, by a detached process).
@@ -49,8 +52,9 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Logf("noprocs: no /proc (%v); nothing checked", err)
 		return
 	}
-	left := procsWith(args[0])
-	for deadline := time.Now().Add(wait); len(left) > 0 && time.Now().Before(deadline); left = procsWith(args[0]) {
+	home := "HOME=" + ts.Getenv("HOME") + "\x00"
+	left := procsWith(args[0], home)
+	for deadline := time.Now().Add(wait); len(left) > 0 && time.Now().Before(deadline); left = procsWith(args[0], home) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if len(left) > 0 {
@@ -58,9 +62,10 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// procsWith lists the live processes (other than this one) with text in
-// their command line or environment, as "pid command line".
-func procsWith(text string) []string {
+// procsWith lists the live processes (other than this one) whose
+// environment holds mine ("HOME=<dir>\x00") and which have text in their
+// command line or environment, as "pid command line".
+func procsWith(text, mine string) []string {
 	entries, _ := os.ReadDir("/proc")
 	var left []string
 	for _, e := range entries {
@@ -71,6 +76,9 @@ func procsWith(text string) []string {
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil || zombie(stat) {
 			continue
+		}
+		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err != nil || !bytes.Contains(env, []byte(mine)) {
+			continue // another script's, or another user's
 		}
 		for _, f := range []string{"cmdline", "environ"} {
 			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
