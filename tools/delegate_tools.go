@@ -39,8 +39,8 @@ type DelegateQueryIn struct {
 	Prompt         string          `json:"prompt" jsonschema:"the job" text:"multiline"`
 	Agent          string          `json:"agent,omitempty" jsonschema:"claude (default), codex or gemini"`
 	Model          string          `json:"model,omitempty" jsonschema:"e.g. sonnet, opus; default: the CLI's"`
-	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"default 30"`
-	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"per turn (default 100000); codex and gemini: checked between turns"`
+	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"most agent turns (default 30)"`
+	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"tokens per turn; codex and gemini: checked between turns (default 100000)"`
 	TimeoutSeconds int             `json:"timeout_seconds,omitempty" jsonschema:"per turn (default 1800)"`
 	WorkingDir     string          `json:"working_dir,omitempty" jsonschema:"default: your worktree"`
 	PermissionMode string          `json:"permission_mode,omitempty" jsonschema:"auto (default), allow or deny"`

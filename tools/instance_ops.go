@@ -224,6 +224,13 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 			return Errorf(NudgeNotDelivered, "%s's pane shows %s, not the agent's input; nothing was typed. Attach (`git codex attach %s`) to answer it; %s",
 				a.ID, b.what, a.ID, strings.ReplaceAll(b.advice("the repository"), "<id>", a.ID)).With("agent_id", a.ID).With("screen", b.what)
 		}
+		// not while it works on a turn: wait for the turn to end
+		if busyAt(a.Launcher, screen) {
+			if screen, ok := waitIdle(ctx, tm, a); !ok {
+				return Errorf(NudgeNotDelivered, "%s is working on a turn (its pane shows %q) and did not finish within %s; nothing was typed. Send it again when it is at its input. Its pane shows: %s",
+					a.ID, busyMark(a.Launcher), busyWait, lastLines(screen, 4)).With("agent_id", a.ID).With("screen", "busy")
+			}
+		}
 		// and only where the CLI's input line is (screens.go), which a
 		// redrawing screen may take a moment to show under the cursor
 		if known, _ := atInput(a.Launcher, "", ""); known {
@@ -250,6 +257,33 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 		return Errorf(NudgeNotDelivered, "the text is still on %s's input line after Enter: not submitted", a.ID).With("agent_id", a.ID)
 	}
 	return nil
+}
+
+// busyWait is how long a nudge waits for an agent busy on a turn to
+// finish it before it gives up, typing nothing.
+const busyWait = 30 * time.Second
+
+// waitIdle polls the pane until it no longer shows its CLI busy on a
+// turn (busyAt), or busyWait passes; it returns the last screen.
+func waitIdle(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
+	deadline := time.Now().Add(busyWait)
+	for {
+		screen, err := tm.Capture(ctx, a.TmuxSession)
+		if err != nil {
+			return "", false
+		}
+		if !busyAt(a.Launcher, screen) {
+			return screen, true
+		}
+		if time.Now().After(deadline) {
+			return screen, false
+		}
+		select {
+		case <-ctx.Done():
+			return screen, false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // waitInput polls the pane until the cursor is on its CLI's input line

@@ -153,3 +153,41 @@ func isRule(line string) bool {
 	t := strings.TrimSpace(line)
 	return len(t) >= 3*len("─") && strings.Trim(t, "─") == ""
 }
+
+// busyMark is what launcher's CLI shows near the bottom of its screen
+// while it works on a turn, as the pinned versions draw it: Claude Code's
+// status line "esc to interrupt", Gemini CLI's "(esc to cancel, <n>s)"
+// (its Responding state). Both keep drawing their input line meanwhile, and
+// Gemini leaves text typed then on that line after Enter, so a nudge
+// waits for the turn to end. "" for a CLI whose busy screen is not known
+// here.
+func busyMark(launcher string) string {
+	switch launcher {
+	case "claude":
+		return "esc to interrupt"
+	case "gemini":
+		return "(esc to cancel, "
+	}
+	return ""
+}
+
+// busyAt reports whether screen, launcher's pane, shows it working on a
+// turn: its busy mark on one of the last lines.
+func busyAt(launcher, screen string) bool {
+	mark := busyMark(launcher)
+	if mark == "" {
+		return false
+	}
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	for _, l := range lines[max(0, len(lines)-busyLines):] {
+		if strings.Contains(l, mark) {
+			return true
+		}
+	}
+	return false
+}
+
+// busyLines is how many of a screen's last lines busyAt looks at: the
+// status line sits just above the input box (a few lines high), not in the
+// transcript above, which may quote the words.
+const busyLines = 10
