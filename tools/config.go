@@ -102,6 +102,7 @@ var allConfigKeys = sync.OnceValue(func() []configKey {
 			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
 	}
 	keys = append(keys, taskKeys()...)
+	keys = append(keys, wakeKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })
