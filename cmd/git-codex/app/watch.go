@@ -126,11 +126,11 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 	poll := min(opts.Interval, 500*time.Millisecond)
 	first := time.Now()
 	for {
+		// --once ends after the first pass that starts once --settle
+		// has passed: arrivals seen by an earlier pass have settled by then
+		settled := time.Since(first) >= opts.Settle
 		w.pass(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if opts.Once && time.Since(first) >= opts.Settle {
+		if ctx.Err() != nil || (opts.Once && settled) {
 			return nil
 		}
 		select {
