@@ -26,7 +26,7 @@ func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for name, fn := range tmuxCommands() {
 		cmds[name] = fn
 	}
-	for name, fn := range modelAPICommands() {
+	for name, fn := range watchCommands() {
 		cmds[name] = fn
 	}
 	return cmds

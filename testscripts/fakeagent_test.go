@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,9 +88,17 @@ func fakeClaude() int {
 		case line == "/exit":
 			return 0
 		case strings.HasPrefix(line, "!"):
+			// while the command runs the bottom line says so, as Claude
+			// Code's spinner does ("esc to interrupt"), and goes away
+			// when it ends: what a watcher reads as "busy, not at its
+			// input". The command's output follows it.
+			fmt.Print("✻ Working… (esc to interrupt)")
+			var out bytes.Buffer
 			cmd := exec.Command("sh", "-c", strings.TrimPrefix(line, "!"))
-			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Run()
+			fmt.Print("\r\033[2K")
+			os.Stdout.Write(out.Bytes())
 			fmt.Printf("(fake) bash exited: %v\n", err)
 		case line != "":
 			fmt.Printf("(fake) noted: %s\n", line)

@@ -198,6 +198,9 @@ func findDead(ctx context.Context, st Repo, tm tmux.Runner, live []Agent, now ti
 	for _, a := range live {
 		s, found := byName[a.TmuxSession]
 		switch {
+		case !found && !WorktreeHere(a.Worktree, st.GitDir()):
+			// another clone's instance (two clones on one machine, after
+			// a sync): its session is not this repository's to judge
 		case !found || s.PaneDead:
 			dead = append(dead, a)
 			why[a.ID] = deathOf(ctx, st, tm, a, s, found)

@@ -106,6 +106,7 @@ var allConfigKeys = sync.OnceValue(func() []configKey {
 	keys = append(keys, timeoutKeys()...)
 	keys = append(keys, retryKeys()...)
 	keys = append(keys, mcpKeys()...)
+	keys = append(keys, wakeKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })

@@ -225,10 +225,10 @@ func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
 				a.ID, b.what, a.ID, strings.ReplaceAll(b.advice("the repository"), "<id>", a.ID)).With("agent_id", a.ID).With("screen", b.what)
 		}
 		// not while it works on a turn: wait for the turn to end
-		if busyAt(a.Launcher, screen) {
+		if mark, busy := busyAt(screen); busy {
 			if screen, ok := waitIdle(ctx, tm, a); !ok {
 				return Errorf(NudgeNotDelivered, "%s is working on a turn (its pane shows %q) and did not finish within %s; nothing was typed. Send it again when it is at its input. Its pane shows: %s",
-					a.ID, busyMark(a.Launcher), busyWait, lastLines(screen, 4)).With("agent_id", a.ID).With("screen", "busy")
+					a.ID, mark, busyWait, lastLines(screen, 4)).With("agent_id", a.ID).With("screen", "busy")
 			}
 		}
 		// and only where the CLI's input line is (screens.go), which a
@@ -272,7 +272,7 @@ func waitIdle(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		if !busyAt(a.Launcher, screen) {
+		if _, busy := busyAt(screen); !busy {
 			return screen, true
 		}
 		if time.Now().After(deadline) {

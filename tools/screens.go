@@ -154,40 +154,32 @@ func isRule(line string) bool {
 	return len(t) >= 3*len("─") && strings.Trim(t, "─") == ""
 }
 
-// busyMark is what launcher's CLI shows near the bottom of its screen
-// while it works on a turn, as the pinned versions draw it: Claude Code's
-// status line "esc to interrupt", Gemini CLI's "(esc to cancel, <n>s)"
-// (its Responding state). Both keep drawing their input line meanwhile, and
-// Gemini leaves text typed then on that line after Enter, so a nudge
-// waits for the turn to end. "" for a CLI whose busy screen is not known
-// here.
-func busyMark(launcher string) string {
-	switch launcher {
-	case "claude":
-		return "esc to interrupt"
-	case "gemini":
-		return "(esc to cancel, "
-	}
-	return ""
+// busyMarks are what the agent CLIs show while they work (a turn runs, a
+// tool call is under way), near the bottom of their screen, as the pinned
+// versions draw them: typed keys would queue behind the turn, or stay on
+// the input line after Enter (Gemini CLI). Matched in lower case.
+var busyMarks = []string{
+	"esc to interrupt", // Claude Code ("esc to interrupt"), Codex CLI ("Esc to interrupt")
+	"esc to cancel",    // Gemini CLI ("(esc to cancel, 3s)", its Responding state)
 }
 
-// busyAt reports whether screen, launcher's pane, shows it working on a
-// turn: its busy mark on one of the last lines.
-func busyAt(launcher, screen string) bool {
-	mark := busyMark(launcher)
-	if mark == "" {
-		return false
-	}
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	for _, l := range lines[max(0, len(lines)-busyLines):] {
-		if strings.Contains(l, mark) {
-			return true
+// busyAt finds a busy mark in the last lines of a screen that hold text
+// (the status line sits just above the input box, not in the transcript
+// above it, which may quote the words).
+func busyAt(screen string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(screen, " \n"), "\n")
+	n := 0
+	for i := len(lines) - 1; i >= 0 && n < 8; i-- {
+		l := strings.ToLower(lines[i])
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n++
+		for _, m := range busyMarks {
+			if strings.Contains(l, m) {
+				return m, true
+			}
 		}
 	}
-	return false
+	return "", false
 }
-
-// busyLines is how many of a screen's last lines busyAt looks at: the
-// status line sits just above the input box (a few lines high), not in the
-// transcript above, which may quote the words.
-const busyLines = 10

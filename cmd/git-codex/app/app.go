@@ -165,6 +165,7 @@ func (e *env) buildApp(lazy *lazyTree) *cli.App {
 			e.syncCommand("sync", "fetch, merge and push the state with a remote (default origin)", true),
 			e.syncCommand("pull", "fetch and merge a remote's state, without pushing", false),
 			e.pushCommand(),
+			e.watchCommand(),
 			e.remoteCommand(),
 			e.attachCommand(),
 			e.setupCommand(),

@@ -1,0 +1,286 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/urfave/cli/v2"
+)
+
+// watchOptions are `git codex watch`'s flags.
+type watchOptions struct {
+	Remotes  []string
+	Interval time.Duration
+	Settle   time.Duration
+	Once     bool
+	NoSync   bool
+}
+
+// watchCommand is the one watcher of a machine (docs/WATCH.md): it keeps
+// the state in step with the remotes, wakes instances when something
+// arrives for them, reaps dead ones and replays GitHub calls that are due.
+// Everything it knows is in the state, so it can be killed at any point
+// and two of them can run side by side.
+func (e *env) watchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "watch",
+		Usage: "keep this machine in step: sync, wake instances on mail and feedback, reap, retry GitHub (foreground)",
+		Description: "Runs until interrupted, printing one line per event. Each pass: syncs with the remotes (on a local\n" +
+			"change, and every --interval, backing off while a remote fails), types one folded nudge into the pane\n" +
+			"of each live instance that has unread mail or new review feedback (only when it waits at its input;\n" +
+			"at most wake.max_per_minute), runs wake.human_command for mail to the humans if set, reaps instances\n" +
+			"whose session died and reviews past review.timeout_hours, and replays GitHub calls that are due.\n" +
+			"Deliveries are claimed and recorded in the state (wake/<recipient>.json): killing the watcher loses\n" +
+			"nothing, and two watchers never type the same nudge. See docs/WATCH.md for systemd and launchd units.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "remote", Usage: "sync with this `REMOTE` (repeatable; default origin, if there is one)"},
+			&cli.DurationFlag{Name: "interval", Value: 30 * time.Second, Usage: "how often to fetch from the remotes when nothing changed here"},
+			&cli.DurationFlag{Name: "settle", Value: 2 * time.Second, Usage: "how long arrivals must stop coming before the nudge (a burst is one nudge)"},
+			&cli.BoolFlag{Name: "once", Usage: "one pass (after --settle), then exit: for cron and tests"},
+			&cli.BoolFlag{Name: "no-sync", Usage: "never fetch or push"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError{err: fmt.Errorf("watch takes no arguments")}
+			}
+			opts := watchOptions{Remotes: c.StringSlice("remote"), Interval: c.Duration("interval"), Settle: c.Duration("settle"), Once: c.Bool("once"), NoSync: c.Bool("no-sync")}
+			if opts.Interval <= 0 || opts.Settle < 0 {
+				return usageError{err: fmt.Errorf("--interval must be positive and --settle not negative")}
+			}
+			o, st, err := e.origin(c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if ok, err := st.Initialized(c.Context); err != nil || !ok {
+				return tools.StoreError(err)
+			}
+			if !opts.NoSync && len(opts.Remotes) == 0 {
+				if remotes, err := st.Remotes(c.Context); err == nil && contains(remotes, "origin") {
+					opts.Remotes = []string{"origin"}
+				}
+			}
+			for _, r := range opts.Remotes {
+				if err := knownRemote(c, st, r); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return e.runWatch(ctx, st, o, opts)
+		},
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// watcher is one run of `git codex watch`.
+type watcher struct {
+	e      *env
+	st     *gitstate.Store
+	origin tools.Origin
+	opts   watchOptions
+	waker  *tools.Waker
+
+	nextSync   map[string]time.Time
+	backoff    map[string]time.Duration
+	lastSynced string // the local tip after the last sync: a change since is pushed
+	lastChange time.Time
+	nextReap   time.Time
+	nextGitHub time.Time
+	reported   map[string]string // the last line per subject, not repeated
+}
+
+func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, opts watchOptions) error {
+	host, _ := os.Hostname()
+	caller := tools.Caller{ID: o.ID}
+	if tools.IsHuman(o.ID) {
+		caller.Type = tools.TypeHuman
+	}
+	w := &watcher{e: e, st: st, origin: o, opts: opts,
+		nextSync: map[string]time.Time{}, backoff: map[string]time.Duration{}, reported: map[string]string{}}
+	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
+		Report: func(ev tools.WakeEvent) {
+			line := fmt.Sprintf("wake %s: %s (%d arrival(s): %s)", ev.Recipient, ev.Outcome, len(ev.Items), strings.Join(ev.Items, " "))
+			if ev.Why != "" {
+				line += ": " + ev.Why
+			}
+			w.say(line)
+		}}
+	w.say(fmt.Sprintf("watching as %s (remotes: %s; every %s)", w.waker.Holder, orNone(opts.Remotes), opts.Interval))
+	poll := min(opts.Interval, 500*time.Millisecond)
+	first := time.Now()
+	for {
+		// --once ends after the first pass that starts once --settle
+		// has passed: arrivals seen by an earlier pass have settled by then
+		settled := time.Since(first) >= opts.Settle
+		w.pass(ctx)
+		if ctx.Err() != nil || (opts.Once && settled) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+// say prints one event line.
+func (w *watcher) say(line string) {
+	fmt.Fprintf(w.e.stdout, "%s %s\n", time.Now().Format("15:04:05"), line)
+}
+
+// sayOnce prints a line unless it is what subject said last.
+func (w *watcher) sayOnce(subject, line string) {
+	if w.reported[subject] == line {
+		return
+	}
+	w.reported[subject] = line
+	w.say(line)
+}
+
+// pass is one round: sync, wake, reap, GitHub.
+func (w *watcher) pass(ctx context.Context) {
+	w.sync(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if _, err := w.waker.Pass(ctx); err != nil && ctx.Err() == nil {
+		w.sayOnce("wake", "wake: "+err.Error())
+	}
+	now := time.Now()
+	if now.After(w.nextReap) {
+		w.nextReap = now.Add(2 * time.Second)
+		w.reap(ctx)
+	}
+	if now.After(w.nextGitHub) {
+		w.nextGitHub = now.Add(10 * time.Second)
+		w.github(ctx)
+	}
+}
+
+func (w *watcher) tip(ctx context.Context) string {
+	var tip string
+	w.st.View(ctx, func(sn *gitstate.Snapshot) error { tip = sn.Commit(); return nil })
+	return tip
+}
+
+// sync syncs with each remote that is due: every --interval, or (at most
+// every second) when the local state changed since the last sync; a
+// remote that fails waits twice as long each time, up to 10 intervals.
+func (w *watcher) sync(ctx context.Context) {
+	if w.opts.NoSync || len(w.opts.Remotes) == 0 {
+		return
+	}
+	now := time.Now()
+	changed := w.tip(ctx) != w.lastSynced && now.Sub(w.lastChange) >= time.Second
+	synced := false
+	for _, r := range w.opts.Remotes {
+		if !changed && now.Before(w.nextSync[r]) {
+			continue
+		}
+		synced = true
+		res, err := tools.Sync(ctx, w.st, w.origin.ID, r, true, nil)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			b := w.backoff[r]
+			b = min(max(2*b, w.opts.Interval), 10*w.opts.Interval)
+			w.backoff[r], w.nextSync[r] = b, time.Now().Add(b)
+			w.sayOnce("sync "+r, fmt.Sprintf("sync %s failed (next try in %s): %v", r, b.Round(time.Second), err))
+			continue
+		}
+		w.backoff[r], w.nextSync[r] = 0, time.Now().Add(w.opts.Interval)
+		delete(w.reported, "sync "+r)
+		if res.Merge.Status != gitstate.MergeUpToDate || res.Sent {
+			rep := syncReport{Remote: r, Merge: string(res.Merge.Status), Resolved: len(res.Merge.Report.Resolved), Conflicts: res.Conflicts, Dropped: res.Merge.Report.Dropped, Pushed: res.Sent}
+			w.say("sync " + syncMessage(rep, true))
+		}
+	}
+	if synced {
+		w.lastSynced, w.lastChange = w.tip(ctx), now
+	}
+}
+
+// reap calls reap when an instance of this machine died or a review ran
+// past its time.
+func (w *watcher) reap(ctx context.Context) {
+	var due []string
+	err := w.st.View(ctx, func(sn *gitstate.Snapshot) error {
+		var err error
+		due, err = tools.ReapDue(ctx, sn, w.e.reg.Env(), w.st.GitDir(), time.Now())
+		return err
+	})
+	if err != nil || len(due) == 0 {
+		return
+	}
+	res := w.e.reg.CallAs(ctx, w.st, w.origin, "instance_reap", []byte("{}"))
+	if res.Error != nil {
+		w.sayOnce("reap", fmt.Sprintf("reap failed: %s: %s", res.Error.Code, res.Error.Message))
+		return
+	}
+	var out tools.CleanedUp
+	b, _ := json.Marshal(res.Data)
+	json.Unmarshal(b, &out)
+	for _, id := range out.Failed {
+		w.say(fmt.Sprintf("reap %s: FAILED: %s", id, out.Why[id]))
+	}
+	for _, id := range out.TimedOut {
+		w.say(fmt.Sprintf("reap %s: TERMINATED: review timed out (review.timeout_hours)", id))
+	}
+	for _, it := range out.Items {
+		w.say(fmt.Sprintf("cleanup %s", it.ID))
+	}
+}
+
+// github replays the PENDING GitHub calls when one is due.
+func (w *watcher) github(ctx context.Context) {
+	n := 0
+	err := w.st.View(ctx, func(sn *gitstate.Snapshot) error {
+		var err error
+		n, err = tools.GitHubDue(sn, time.Now())
+		return err
+	})
+	if err != nil || n == 0 {
+		return
+	}
+	res := w.e.reg.CallAs(ctx, w.st, w.origin, "github_retry", []byte("{}"))
+	if res.Error != nil {
+		w.say(fmt.Sprintf("github retry: %s: %s", res.Error.Code, res.Error.Message))
+		return
+	}
+	var out tools.GitHubRetried
+	b, _ := json.Marshal(res.Data)
+	json.Unmarshal(b, &out)
+	for _, g := range out.Calls {
+		line := fmt.Sprintf("github %s %s: %s", g.ID, g.Op, g.State)
+		if g.LastError != "" && g.State != tools.GitHubDone {
+			line += ": " + g.LastError
+		}
+		w.say(line)
+	}
+}
