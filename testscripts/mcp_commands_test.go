@@ -555,10 +555,14 @@ var (
 )
 
 // npmSettings are the npm variables that make npx in a script use the test
-// user's npm cache and config rather than the script's empty HOME.
+// user's npm cache and config rather than the script's empty HOME, and the
+// cache without asking the registry.
 func npmSettings() map[string]string {
 	npmOnce.Do(func() {
-		npmEnv = map[string]string{}
+		// the scripts send HTTP to a closed proxy: npm would retry the
+		// registry through it, with back-off, ~75 s a call, to revalidate
+		// a package inspectorAvailable already put in the cache
+		npmEnv = map[string]string{"npm_config_prefer_offline": "true", "npm_config_update_notifier": "false", "npm_config_audit": "false", "npm_config_fund": "false"}
 		if v := os.Getenv("npm_config_cache"); v != "" {
 			npmEnv["npm_config_cache"] = v
 		} else if out, err := exec.Command("npm", "config", "get", "cache").Output(); err == nil {
