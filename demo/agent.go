@@ -210,12 +210,27 @@ func (a *agent) code(ctx context.Context) error {
 	if err := a.requestReview(ctx, "greet.sh greets the person named on its command line"); err != nil {
 		return err
 	}
-	for a.lines.Scan() {
-		line := strings.TrimSpace(a.lines.Text())
-		if line == "" {
-			continue
+	// act on feedback when told (a nudge) or when it is already there:
+	// the reviewer may deliver it while request_review is still running
+	// here, and an agent that finds it then reads it, nudged or not
+	handled := ""
+	for {
+		id := a.feedbackID(ctx)
+		if id == "" || id == handled {
+			if !a.lines.Scan() {
+				return nil
+			}
+			line := strings.TrimSpace(a.lines.Text())
+			if line == "" {
+				continue
+			}
+			fmt.Fprintf(a.Stdout, "> %s\n", line)
+			if id = a.feedbackID(ctx); id == "" || id == handled {
+				fmt.Fprintln(a.Stdout, "(no new feedback to act on)")
+				continue
+			}
 		}
-		fmt.Fprintf(a.Stdout, "> %s\n", line)
+		handled = id
 		verdict, text, err := a.feedback()
 		if err != nil {
 			fmt.Fprintf(a.Stdout, "(no feedback to act on: %v)\n", err)
@@ -246,7 +261,6 @@ func (a *agent) code(ctx context.Context) error {
 			return a.call(ctx, "agent_set_status", map[string]any{"status": "COMPLETED", "reason": fmt.Sprintf("pull request #%d opened", pr.Number)}, nil)
 		}
 	}
-	return nil
 }
 
 // commit writes greet.sh and commits it on the instance's branch.
@@ -278,6 +292,16 @@ func (a *agent) requestReview(ctx context.Context, summary string) error {
 	}
 	fmt.Fprintf(a.Stdout, "Review %d requested from %s; waiting for its feedback.\n", r.Iteration, r.Reviewer)
 	return nil
+}
+
+// feedbackID names the REVIEW_FEEDBACK.md committed at the branch's head
+// (its blob), "" before any: each review's feedback is a new one.
+func (a *agent) feedbackID(ctx context.Context) string {
+	id, err := a.git(ctx, "rev-parse", "-q", "--verify", "HEAD:REVIEW_FEEDBACK.md")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(id)
 }
 
 // feedback reads the verdict and the text of REVIEW_FEEDBACK.md, as the

@@ -438,7 +438,13 @@ func deliverFeedback(ctx context.Context, f *Followup, fb Feedback, reviewer, co
 	if err != nil {
 		return err
 	}
-	out.CleanupStatus = removeReviewer(ctx, f, tm, reviewer)
+	var endReviewer func()
+	out.CleanupStatus, endReviewer = removeReviewer(ctx, f, tm, reviewer)
+	// the reviewer's own session ends only once the coder has been told:
+	// when the reviewer calls this from that session, ending it ends this
+	// very process, which under load cut the nudge short between its text
+	// and its Enter (the coder then never read it)
+	defer endReviewer()
 	if out.CoderStatus == StatusAbandoned {
 		killSession(ctx, tm, coder.TmuxSession)
 		return nil
@@ -473,8 +479,9 @@ func needsWorkCount(tx *gitstate.Tx, coder string) (int, error) {
 // saved first, then its worktree and branch, and its session last. When
 // the call comes from inside that session (the reviewer's own MCP server),
 // the kill is left to a detached process a moment later, so the answer
-// gets out first (endsession.go).
-func removeReviewer(ctx context.Context, f *Followup, tm tmux.Runner, r Agent) string {
+// gets out first (endsession.go): end starts it, and the caller calls end
+// once nothing else is left to do in this process (a no-op otherwise).
+func removeReviewer(ctx context.Context, f *Followup, tm tmux.Runner, r Agent) (status string, end func()) {
 	inside := os.Getenv("CODEX_INSTANCE") == r.ID
 	it := cleanInstance(ctx, f, tm, r, CleanupIn{}, !inside)
 	if it.Error == "" {
@@ -490,10 +497,13 @@ func removeReviewer(ctx context.Context, f *Followup, tm tmux.Runner, r Agent) s
 		})
 	}
 	session := it.Session
+	end = func() {}
 	if inside {
-		if cmd := endSessionLater(tm, r.TmuxSession); cmd.Start() == nil {
-			session = "killed in 1s"
-			go cmd.Wait() // reaped if this process outlives it
+		session = "killed in 1s"
+		end = func() {
+			if cmd := endSessionLater(tm, r.TmuxSession); cmd.Start() == nil {
+				go cmd.Wait() // reaped if this process outlives it
+			}
 		}
 	}
 	s := fmt.Sprintf("session %s, worktree %s, branch %s", session, it.Worktree, it.Branch)
@@ -503,7 +513,7 @@ func removeReviewer(ctx context.Context, f *Followup, tm tmux.Runner, r Agent) s
 	if it.Error != "" {
 		s += ": " + it.Error
 	}
-	return s
+	return s, end
 }
 
 // feedbackMarkdown is REVIEW_FEEDBACK.md.

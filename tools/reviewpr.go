@@ -82,7 +82,8 @@ func (a *reviewApproval) end(c *Call, in CreatePullRequestIn) error {
 func (a *reviewApproval) finish(ctx context.Context, f *Followup, g GitHubCall, err error) {
 	_ = f.Store.AddNote(ctx, gitstate.RefReviewNotes, a.rel.ReviewedCommit, feedbackMarkdown(a.feedback))
 	tm := a.tm
-	removeReviewer(ctx, f, tm, a.reviewer)
+	_, end := removeReviewer(ctx, f, tm, a.reviewer)
+	end()
 	msg := fmt.Sprintf("%s approved your work (%.12s) and asked GitHub for its pull request", a.reviewer.ID, a.rel.ReviewedCommit)
 	switch {
 	case err == nil && g.PR != nil:
