@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -253,7 +254,7 @@ func readAlternates(dir string, depth int) []string {
 		if line[0] == '"' {
 			// a path git quoted (it holds a newline, a quote or a
 			// byte git escapes), as unquote_c_style reads it
-			u, ok := unquoteC(line)
+			u, ok := gitcli.UnquoteC(line)
 			if !ok {
 				continue // git ignores it too, with an error
 			}
@@ -266,57 +267,6 @@ func readAlternates(dir string, depth int) []string {
 		out = append(out, readAlternates(line, depth+1)...)
 	}
 	return out
-}
-
-// unquoteC reads a string git quoted in C style ("a\tb\"c\303\251"):
-// the escapes \a \b \f \n \r \t \v \\ \" and three octal digits. ok
-// is false when q is not one such string and nothing else.
-func unquoteC(q string) (string, bool) {
-	if len(q) < 2 || q[0] != '"' {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 1; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '"':
-			return b.String(), i == len(q)-1
-		case c != '\\':
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(q) {
-			return "", false
-		}
-		switch c = q[i]; c {
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case '\\', '"':
-			b.WriteByte(c)
-		case '0', '1', '2', '3':
-			if i+2 >= len(q) || q[i+1] < '0' || q[i+1] > '7' || q[i+2] < '0' || q[i+2] > '7' {
-				return "", false
-			}
-			b.WriteByte((c-'0')<<6 | (q[i+1]-'0')<<3 | (q[i+2] - '0'))
-			i += 2
-		default:
-			return "", false
-		}
-	}
-	return "", false
 }
 
 func (o *objectStore) close() {

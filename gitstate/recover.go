@@ -222,3 +222,9 @@ func (s *Store) Restore(ctx context.Context, rev string, meta Meta) (Commit, err
 	}
 	return Commit{Hash: nh.String(), Parent: h.String(), Tree: from.TreeHash.String(), Clock: clock, Time: now}, nil
 }
+
+// firstLine is a commit message's summary line.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 )
 
 // RefState is the ref whose tip commit holds the whole current state.
@@ -227,15 +228,11 @@ func readGitFile(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gitstate: read %s: %w", path, err)
 	}
-	line := strings.TrimSpace(string(b))
-	target, ok := strings.CutPrefix(line, "gitdir: ")
+	target, ok := gitcli.ParseGitFile(path, b)
 	if !ok {
 		return "", fmt.Errorf("gitstate: %s is not a gitdir file: %w", path, ErrNotRepository)
 	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(path), target)
-	}
-	return filepath.Clean(target), nil
+	return target, nil
 }
 
 func isBareGitDir(d string) bool {

@@ -195,7 +195,7 @@ func fsckErrors(err error) string {
 	var ge *gitError
 	msg := err.Error()
 	if errors.As(err, &ge) {
-		msg = ge.stderr
+		msg = ge.Stderr
 	}
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
