@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // RefState is the ref whose tip commit holds the whole current state.
@@ -56,7 +58,7 @@ type Store struct {
 
 	txMu    sync.Mutex // serialises this process's writers (flock is per file, not per goroutine)
 	objMu   sync.Mutex // guards objects: go-git storage is not goroutine-safe
-	objects *objectStore
+	objects *gitrepo.Repo
 	writer  *writerLock
 	// swept is set once this Store has removed the .keep files of dead
 	// writers (see objectStore.sweepKeeps); guarded by the writer lock.
@@ -115,10 +117,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		workDir:   work,
 		commonDir: common,
 		opts:      opts,
-		objects:   &objectStore{dir: filepath.Join(common, "objects"), tmpDir: filepath.Join(common, "codex", "tmp")},
+		objects:   gitrepo.Open(common, filepath.Join(common, "codex", "tmp")),
 		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
 	}
-	s.objects.phase = s.phase
+	s.objects.SetPhase(s.phase)
 	return s, nil
 }
 
@@ -133,9 +135,9 @@ func (s *Store) lockWriter() error {
 		return err
 	}
 	s.objMu.Lock()
-	s.objects.sync, s.objects.shared = cfg.fsync, cfg.shared
+	s.objects.Configure(gitrepo.Fsync(cfg.fsync.pack, cfg.fsync.packMetadata), gitrepo.SharedPerm(cfg.shared))
 	if !s.swept {
-		s.objects.sweepKeeps()
+		s.objects.SweepKeeps()
 		s.swept = true
 	}
 	s.objMu.Unlock()
@@ -148,7 +150,7 @@ func (s *Store) lockWriter() error {
 // collect.
 func (s *Store) unlockWriter() {
 	s.objMu.Lock()
-	s.objects.releaseKeeps()
+	s.objects.ReleaseKeeps()
 	s.objMu.Unlock()
 	s.phase("released")
 	s.writer.unlock()
@@ -158,7 +160,7 @@ func (s *Store) unlockWriter() {
 // Close releases the writer lock's file descriptor.
 func (s *Store) Close() error {
 	s.objMu.Lock()
-	s.objects.close()
+	s.objects.Close()
 	s.objMu.Unlock()
 	return s.writer.close()
 }
@@ -178,7 +180,7 @@ func (s *Store) now() time.Time {
 
 // Initialized reports whether the state ref exists.
 func (s *Store) Initialized(ctx context.Context) (bool, error) {
-	_, ok, err := readRef(s.commonDir, RefState)
+	_, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	return ok, err
 }
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate"
-	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 )
 
 // TestReadFileAtAndCreateBranch: a regular file as committed on a branch

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 )
 
 // TestWorktreeLifecycle: a worktree on a new branch; the work in it (an
