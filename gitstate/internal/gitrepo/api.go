@@ -16,10 +16,10 @@ var ErrObjectMissing = errors.New("object missing from the repository")
 // against it.
 type Storage interface {
 	// Read returns the content of h, which must be an object of type t.
-	// A missing object (or one of another type) is
-	// plumbing.ErrObjectNotFound.
+	// A missing object, or one of another type, is ErrObjectMissing.
 	Read(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error)
-	// Has fails unless h is in the object database.
+	// Has fails unless h is in the object database (ErrObjectMissing
+	// when it is not).
 	Has(h plumbing.Hash) error
 	// Write stores the batch's objects, as one pack.
 	Write(b *Batch) error
@@ -40,7 +40,8 @@ var _ Storage = (*Repo)(nil)
 // dir is commonDir. New packs are staged in tmpDir before they are renamed
 // into objects/pack. Nothing is read until it is asked for.
 func Open(commonDir, tmpDir string) *Repo {
-	return &Repo{Objects: &Objects{dir: filepath.Join(commonDir, "objects"), tmpDir: tmpDir}, dir: commonDir}
+	o := &Objects{dir: filepath.Join(commonDir, "objects"), tmpDir: tmpDir, phase: func(string) {}}
+	return &Repo{Objects: o, dir: commonDir}
 }
 
 // ReadRef reads the ref name of the repository (see the function ReadRef).

@@ -68,7 +68,7 @@ func (o *Objects) read(t plumbing.ObjectType, h plumbing.Hash) (packed, error) {
 	return v, nil
 }
 
-// has reports whether h is in the repository (retrying after a repack as
+// Has reports whether h is in the repository (retrying after a repack as
 // read does): ErrObjectMissing if not.
 func (o *Objects) Has(h plumbing.Hash) error {
 	_, err := o.find(h)
@@ -317,7 +317,7 @@ type encoder interface {
 	encode() ([]byte, error)
 }
 
-// encode serialises a tree or commit into b and returns its hash.
+// Encode serialises a tree or commit into b and returns its hash.
 func (b *objectBatch) Encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, error) {
 	data, err := v.encode()
 	if err != nil {
@@ -326,7 +326,7 @@ func (b *objectBatch) Encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, e
 	return b.add(t, data), nil
 }
 
-// write stores the batch as one pack; an empty batch writes nothing.
+// Write stores the batch as one pack; an empty batch writes nothing.
 func (o *Objects) Write(b *objectBatch) error {
 	if len(b.objs) == 0 {
 		return nil
@@ -343,7 +343,7 @@ func (o *Objects) Write(b *objectBatch) error {
 	return nil
 }
 
-// releaseKeeps removes the .keep files of the packs written under the
+// ReleaseKeeps removes the .keep files of the packs written under the
 // writer lock: from now on git's repack may roll those packs up like any
 // other (their objects are reachable from the ref, or garbage).
 func (o *Objects) ReleaseKeeps() {
@@ -353,7 +353,7 @@ func (o *Objects) ReleaseKeeps() {
 	o.keeps = o.keeps[:0]
 }
 
-// sweepKeeps removes the .keep files git codex wrote that a writer killed
+// SweepKeeps removes the .keep files git codex wrote that a writer killed
 // between writing a pack and releasing its keep left behind, and such a
 // writer's temporary files. The caller holds the writer lock, and every
 // writer releases its keeps and renames its temporary files before it
@@ -384,7 +384,7 @@ func (o *Objects) SweepKeeps() {
 	}
 }
 
-// localPacks counts the packs in the repository's own object directory.
+// LocalPacks counts the packs in the repository's own object directory.
 func (o *Objects) LocalPacks() int {
 	n := 0
 	for _, p := range o.packs {
@@ -395,7 +395,7 @@ func (o *Objects) LocalPacks() int {
 	return n
 }
 
-// raw returns an object's content as stored, undecoded; an object of
+// Read returns an object's content as stored, undecoded; an object of
 // another type is not found.
 func (o *Objects) Read(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 	v, err := o.read(t, h)
@@ -411,7 +411,7 @@ func (o *Objects) anyType(h plumbing.Hash) (packed, error) {
 	return v, nil
 }
 
-// size returns an object's size. (The store reads objects whole, so a huge
+// Size returns an object's size. (The store reads objects whole, so a huge
 // blob is loaded once to be refused; it is never kept or written.)
 func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 	v, err := o.anyType(h)
