@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Archived cycles travel with sync as refs of their own: each is written
@@ -40,7 +42,7 @@ func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv adve
 			}
 			continue
 		}
-		if _, ok, err := readRef(s.commonDir, trackingRef(remote, ref)); err != nil {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, trackingRef(remote, ref)); err != nil {
 			return nil, err
 		} else if !ok {
 			out = append(out, ref)
@@ -63,7 +65,7 @@ func (s *Store) adoptArchives(ctx context.Context, remote string) error {
 			continue
 		}
 		local := ArchivePrefix + strings.TrimPrefix(f[0], prefix)
-		if _, ok, err := readRef(s.commonDir, local); err != nil {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, local); err != nil {
 			return err
 		} else if ok {
 			continue

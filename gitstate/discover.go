@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // RefusedError is git's refusal of a repository, in git's words: it is
@@ -150,7 +152,7 @@ func plainFormat(common string) bool {
 	if err != nil {
 		return false
 	}
-	cfg, err := ParseConfig(b)
+	cfg, err := gitrepo.ParseConfig(b)
 	if err != nil {
 		return false
 	}

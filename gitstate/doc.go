@@ -14,6 +14,9 @@
 // old state or the new one. go-git's own reference writer is not used for
 // refs/codex/*: it rewrites ref files in place (see shared/notes).
 //
-// Only this package imports go-git. Domain code (package tools) sees
+// Git's objects, refs and config files are read and written by
+// internal/gitrepo, the store's own object database; the code repository's
+// porcelain (worktrees, branches, notes, pushes) is package repo. Only
+// gitstate and gitrepo import go-git. Domain code (package tools) sees
 // transactions, paths and JSON, never hashes or storers.
 package gitstate

@@ -1,6 +1,10 @@
 package gitstate
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
 
 // Sentinel errors. Callers test them with errors.Is; the wrapped message names
 // the path or ref involved.
@@ -38,5 +42,5 @@ var (
 	// object store (pruned by `git gc --prune=now` beside a writer, or lost
 	// on a disk). Transactions that meet one refuse to commit: see
 	// UnreadableError.
-	ErrObjectMissing = errors.New("object missing from the repository")
+	ErrObjectMissing = gitrepo.ErrObjectMissing
 )

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Exports of unexported functions for the tests in package gitstate_test.
@@ -37,11 +39,11 @@ func (s *Store) WriteTree(files map[string]string) (string, error) {
 	for p, c := range files {
 		changes[p] = []byte(c)
 	}
-	sn := &Snapshot{s: s, trees: map[plumbing.Hash]*gitTree{}}
-	var out objectBatch
+	sn := &Snapshot{s: s, trees: map[plumbing.Hash]*gitrepo.Tree{}}
+	var out gitrepo.Batch
 	h, _, err := buildTree(sn, &out, "", plumbing.ZeroHash, changes)
 	if err == nil && h.IsZero() {
-		h, err = out.encode(plumbing.TreeObject, &gitTree{})
+		h, err = out.Encode(plumbing.TreeObject, &gitrepo.Tree{})
 	}
 	if err == nil {
 		err = s.writeObjects(&out)
@@ -51,7 +53,7 @@ func (s *Store) WriteTree(files map[string]string) (string, error) {
 
 // TreeFiles reads a state tree back as path -> content.
 func (s *Store) TreeFiles(tree string) (map[string]string, error) {
-	sn := &Snapshot{s: s, root: plumbing.NewHash(tree), trees: map[plumbing.Hash]*gitTree{}}
+	sn := &Snapshot{s: s, root: plumbing.NewHash(tree), trees: map[plumbing.Hash]*gitrepo.Tree{}}
 	out := map[string]string{}
 	err := sn.Walk("", func(p string, b []byte) error {
 		out[p] = string(b)
@@ -86,8 +88,8 @@ func (s *Store) WriteRawObject(typ string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b := &objectBatch{}
-	h := b.add(t, data)
+	b := &gitrepo.Batch{}
+	h := b.Add(t, data)
 	return h.String(), s.writeObjects(b)
 }
 
@@ -104,8 +106,8 @@ func (s *Store) CanonicalTree(tree string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b := &objectBatch{}
-	h, err := b.encode(plumbing.TreeObject, &gitTree{Entries: t.Entries})
+	b := &gitrepo.Batch{}
+	h, err := b.Encode(plumbing.TreeObject, &gitrepo.Tree{Entries: t.Entries})
 	return h == plumbing.NewHash(tree), err
 }
 

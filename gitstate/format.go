@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // checkFormat refuses a repository whose objects or refs this build cannot
@@ -23,7 +25,7 @@ func checkFormat(commonDir string) error {
 	if err != nil {
 		return fmt.Errorf("gitstate: read %s/config: %w", commonDir, err)
 	}
-	cfg, err := ParseConfig(b)
+	cfg, err := gitrepo.ParseConfig(b)
 	if err != nil {
 		return fmt.Errorf("gitstate: parse %s/config: %w", commonDir, err)
 	}

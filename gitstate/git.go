@@ -1,13 +1,11 @@
 package gitstate
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 )
 
 // git runs the git CLI on the repository, for what go-git cannot do
@@ -19,38 +17,15 @@ func (s *Store) git(ctx context.Context, stdout io.Writer, args ...string) error
 
 // gitTo is git with its stderr also copied to progress (if not nil).
 func (s *Store) gitTo(ctx context.Context, stdout, progress io.Writer, args ...string) error {
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", s.commonDir}, args...)...)
-	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	// git codex reads git's messages (push refusals, ref lock failures):
-	// they must be git's own, not a translation.
-	cmd.Env = gitEnv()
-	if progress != nil {
-		cmd.Stderr = io.MultiWriter(&stderr, progress)
-	}
-	cmd.Dir = s.gitCwd()
-	if err := cmd.Run(); err != nil {
-		return &gitError{args: args, stderr: strings.TrimSpace(stderr.String()), err: err}
-	}
-	return nil
+	return gitcli.Run(ctx, s.gitCwd(), s.commonDir, stdout, progress, args...)
 }
 
 // gitError is a failed git command with what it said.
-type gitError struct {
-	args   []string
-	stderr string
-	err    error
-}
+type gitError = gitcli.Error
 
-func (e *gitError) Error() string {
-	msg := fmt.Sprintf("git %s: %v", strings.Join(e.args, " "), e.err)
-	if e.stderr != "" {
-		msg += ": " + e.stderr
-	}
-	return msg
-}
-
-func (e *gitError) Unwrap() error { return e.err }
+// gitEnv is the environment of the git commands the store runs: git's
+// own messages, untranslated, since the store reads some of them.
+func gitEnv() []string { return gitcli.Env() }
 
 // gitCwd is where git commands run: the work tree the store was opened
 // in, or the git directory once that work tree is gone (a reviewer's

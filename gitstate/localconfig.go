@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // ReadConfigFiles reads the variables of git's config files for the
@@ -49,7 +51,7 @@ func ReadConfigFiles(gitDir string, getenv func(string) string) (entries []Confi
 		if err != nil {
 			return nil, false
 		}
-		parsed, err := ParseConfig(b)
+		parsed, err := gitrepo.ParseConfig(b)
 		if err != nil {
 			return nil, false
 		}

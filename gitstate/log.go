@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Event is one state commit read back as an audit record.
@@ -69,7 +71,7 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c := heap.Pop(q).(*gitCommit)
+		c := heap.Pop(q).(*gitrepo.Commit)
 		if shallow[c.Hash] {
 			ev := eventOf(c)
 			ev.CutOff = true // what it changed is not known here
@@ -115,14 +117,14 @@ func (s *Store) shallowCommits() map[plumbing.Hash]bool {
 }
 
 // commitQueue is a heap of commits, newest committer time first.
-type commitQueue []*gitCommit
+type commitQueue []*gitrepo.Commit
 
 func (q commitQueue) Len() int { return len(q) }
 func (q commitQueue) Less(i, j int) bool {
 	return q[i].Committer.When.After(q[j].Committer.When)
 }
 func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*gitCommit)) }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*gitrepo.Commit)) }
 func (q *commitQueue) Pop() any {
 	old := *q
 	c := old[len(old)-1]
@@ -151,7 +153,7 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 
 // treeChanged reports whether c's tree differs from its first parent's. A
 // parent that cannot be read (a shallow clone) counts as a change.
-func (s *Store) treeChanged(c *gitCommit) bool {
+func (s *Store) treeChanged(c *gitrepo.Commit) bool {
 	if len(c.ParentHashes) == 0 {
 		return true
 	}
@@ -162,7 +164,7 @@ func (s *Store) treeChanged(c *gitCommit) bool {
 	return p.TreeHash != c.TreeHash
 }
 
-func eventOf(c *gitCommit) Event {
+func eventOf(c *gitrepo.Commit) Event {
 	e := Event{
 		Commit: c.Hash.String(),
 		Time:   c.Committer.When,
@@ -220,8 +222,8 @@ func (s *Store) diffTrees(ctx context.Context, dir string, from, to plumbing.Has
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries := func(h plumbing.Hash) (map[string]gitTreeEntry, error) {
-		m := map[string]gitTreeEntry{}
+	entries := func(h plumbing.Hash) (map[string]gitrepo.TreeEntry, error) {
+		m := map[string]gitrepo.TreeEntry{}
 		if h.IsZero() {
 			return m, nil
 		}
@@ -286,7 +288,7 @@ func (s *Store) diffTrees(ctx context.Context, dir string, from, to plumbing.Has
 // history is tens of thousands of commits, which git walks in tens of
 // milliseconds and Events, reading each as an event, in seconds.
 func (s *Store) StateAt(ctx context.Context, t time.Time) (string, error) {
-	if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
+	if _, ok, err := gitrepo.ReadRef(s.commonDir, RefState); err != nil || !ok {
 		if err == nil {
 			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 		}

@@ -43,12 +43,11 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 		return
 	}
 	s.objMu.Lock()
-	n := s.objects.localPacks()
+	n := s.objects.LocalPacks()
 	if n >= repackAt {
 		// the list may still hold packs a repack deleted meanwhile
-		s.objects.scanned = false
-		if s.objects.scan() == nil {
-			n = s.objects.localPacks()
+		if s.objects.Rescan() == nil {
+			n = s.objects.LocalPacks()
 		}
 	}
 	s.objMu.Unlock()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Resolver decides a record that both sides of a merge changed, each in its
@@ -56,13 +58,13 @@ type Sides struct {
 // and the other still has stays (mergeKept): those subtrees are merged name
 // by name even when only one side changed them.
 func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver, layout *Layout) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve, layout: layout, out: &objectBatch{}}
+	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
 	}
 	if root.absent() {
-		h, err := m.write(&gitTree{})
+		h, err := m.write(&gitrepo.Tree{})
 		if err != nil {
 			return plumbing.ZeroHash, MergeReport{}, err
 		}
@@ -92,17 +94,17 @@ type merger struct {
 	resolve Resolver
 	layout  *Layout // nil: no directory is kept
 	report  MergeReport
-	out     *objectBatch // the objects the merge writes, stored as one pack at the end
+	out     *gitrepo.Batch // the objects the merge writes, stored as one pack at the end
 }
 
 // write encodes a new object into the merge's output.
-func (m *merger) write(t *gitTree) (plumbing.Hash, error) {
-	return m.out.encode(plumbing.TreeObject, t)
+func (m *merger) write(t *gitrepo.Tree) (plumbing.Hash, error) {
+	return m.out.Encode(plumbing.TreeObject, t)
 }
 
 // writeBlob adds a record's content to the merge's output.
 func (m *merger) writeBlob(data []byte) (plumbing.Hash, error) {
-	return m.out.add(plumbing.BlobObject, data), nil
+	return m.out.Add(plumbing.BlobObject, data), nil
 }
 
 // merge returns the merged node for path.
@@ -182,7 +184,7 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 			names[n] = true
 		}
 	}
-	tree := &gitTree{}
+	tree := &gitrepo.Tree{}
 	for name := range names {
 		child := name
 		if path != "" {
@@ -199,7 +201,7 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 		if r.dir {
 			mode = filemode.Dir
 		}
-		tree.Entries = append(tree.Entries, gitTreeEntry{Name: name, Mode: mode, Hash: r.hash})
+		tree.Entries = append(tree.Entries, gitrepo.TreeEntry{Name: name, Mode: mode, Hash: r.hash})
 	}
 	if len(tree.Entries) == 0 {
 		return node{}, nil
@@ -214,13 +216,13 @@ func (m *merger) mergeDirs(path string, b, o, t node) (node, error) {
 			return side.n, nil
 		}
 	}
-	sortTreeEntries(tree.Entries)
+	gitrepo.SortTreeEntries(tree.Entries)
 	h, err := m.write(tree)
 	return node{hash: h, dir: true}, err
 }
 
 // sameEntries reports whether a merged tree's entries are exactly es.
-func sameEntries(entries []gitTreeEntry, es map[string]node) bool {
+func sameEntries(entries []gitrepo.TreeEntry, es map[string]node) bool {
 	if len(entries) != len(es) {
 		return false
 	}
@@ -356,7 +358,7 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	var ok bool
 	var err error
 	if strings.HasPrefix(rev, "refs/codex/") {
-		theirs, ok, err = readRef(s.commonDir, rev)
+		theirs, ok, err = gitrepo.ReadRef(s.commonDir, rev)
 	}
 	if err == nil && !ok {
 		theirs, err = s.resolve(ctx, rev)
@@ -373,7 +375,7 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 		return MergeResult{}, err
 	}
 	defer s.unlockWriter()
-	ours, ok, err := readRef(s.commonDir, RefState)
+	ours, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	if err != nil {
 		return MergeResult{}, err
 	}
@@ -458,7 +460,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	if err := s.validateChange(trees[1], root, validate); err != nil {
 		return Commit{}, report, err
 	}
-	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*gitTree{}}
+	merged := &Snapshot{s: s, commit: ours, root: root, clock: clock, trees: map[plumbing.Hash]*gitrepo.Tree{}}
 	tx := &Tx{base: merged, pending: map[string][]byte{}, clock: clock.Next(), now: s.now(), merged: []plumbing.Hash{theirs}}
 	if err := finish(tx, report); err != nil {
 		tx.abort()

@@ -23,13 +23,7 @@ func lazyTestWrite(t *testing.T, s *Store, path string) {
 func openedPacks(s *Store) (opened, known int) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	for _, p := range s.objects.packs {
-		known++
-		if p.idx != nil {
-			opened++
-		}
-	}
-	return opened, known
+	return s.objects.PackCounts()
 }
 
 // TestPacksOpenedOnDemand: a store that finds the packs another writer made

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Unwritable reports an error that says the repository cannot be written
@@ -26,7 +28,7 @@ var ErrWouldWrite = errors.New("the call changes the state")
 // too, because every call commits its audit record). If fn wrote anything
 // it returns ErrWouldWrite and the abort hooks run.
 func (s *Store) Unrecorded(ctx context.Context, fn func(*Tx) error) error {
-	tip, ok, err := readRef(s.commonDir, RefState)
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Reads and refusals (issue 27). Every call is a git transaction, but a
@@ -53,11 +55,11 @@ func (e Event) IsRead() bool { return e.Get(TrailerReadAt) != "" }
 // (refs/codex/reads/<machine>/<day>) and those SyncReads fetched
 // (refs/codex/remotes/<remote>/reads/<machine>/<day>).
 func (s *Store) ReadsRefs() ([]string, error) {
-	own, err := listRefNames(s.commonDir, ReadsPrefix)
+	own, err := gitrepo.ListRefs(s.commonDir, ReadsPrefix)
 	if err != nil {
 		return nil, err
 	}
-	fetched, err := listRefNames(s.commonDir, remotesPrefix)
+	fetched, err := gitrepo.ListRefs(s.commonDir, remotesPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -142,29 +144,29 @@ func (s *Store) recordsNothing(tx *Tx, tip, root plumbing.Hash) bool {
 // commitRead writes a transaction that changed nothing on this machine's
 // reads ref of the day. objs holds what tx.build wrote (nothing new: the
 // tree is the tip's). The caller holds the writer lock.
-func (s *Store) commitRead(tx *Tx, tip, root plumbing.Hash, objs *objectBatch) (Commit, error) {
+func (s *Store) commitRead(tx *Tx, tip, root plumbing.Hash, objs *gitrepo.Batch) (Commit, error) {
 	machine, err := s.machineLocked()
 	if err != nil {
 		return Commit{}, err
 	}
 	ref := ReadsPrefix + machine + "/" + tx.now.UTC().Format("2006-01-02")
-	prev, _, err := readRef(s.commonDir, ref)
+	prev, _, err := gitrepo.ReadRef(s.commonDir, ref)
 	if err != nil {
 		return Commit{}, err
 	}
 	meta := *tx.meta
 	meta.Trailers = append(append([]Trailer(nil), meta.Trailers...), Trailer{Key: TrailerReadAt, Value: tip.String()})
-	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+	committer := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
 	author := committer
 	if a := meta.Author; a.Name != "" {
-		author = gitSignature{Name: a.Name, Email: a.Email, When: tx.now}
+		author = gitrepo.Signature{Name: a.Name, Email: a.Email, When: tx.now}
 	}
 	// a read happens at the state's time: it advances no clock
-	c := &gitCommit{Author: author, Committer: committer, Message: meta.message(tx.base.clock), TreeHash: root}
+	c := &gitrepo.Commit{Author: author, Committer: committer, Message: meta.message(tx.base.clock), TreeHash: root}
 	if !prev.IsZero() {
 		c.ParentHashes = []plumbing.Hash{prev}
 	}
-	h, err := objs.encode(plumbing.CommitObject, c)
+	h, err := objs.Encode(plumbing.CommitObject, c)
 	if err != nil {
 		return Commit{}, err
 	}

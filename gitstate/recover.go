@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // UnreadableError is why a transaction refused to build on the tip: an
@@ -103,7 +105,7 @@ func (s *Store) wholeState(root plumbing.Hash) error {
 func (s *Store) hasObject(h plumbing.Hash) error {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.has(h)
+	return s.objects.Has(h)
 }
 
 // LostState is a state commit no ref names any more, found by FindLostState.
@@ -122,7 +124,7 @@ type LostState struct {
 // too slow for a first init in a big repository. ok is false when nothing
 // was found.
 func (s *Store) FindLostState(ctx context.Context) (LostState, bool, error) {
-	if _, ok, err := readRef(s.commonDir, RefState); err != nil || ok {
+	if _, ok, err := gitrepo.ReadRef(s.commonDir, RefState); err != nil || ok {
 		return LostState{}, false, err
 	}
 	if _, err := os.Stat(filepath.Join(s.commonDir, "codex")); err != nil {
@@ -187,7 +189,7 @@ func (s *Store) Restore(ctx context.Context, rev string, meta Meta) (Commit, err
 	if err := s.wholeState(from.TreeHash); err != nil {
 		return Commit{}, fmt.Errorf("gitstate: the state at %s does not read whole either: %w", short(h.String()), err)
 	}
-	tip, ok, err := readRef(s.commonDir, RefState)
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -203,14 +205,14 @@ func (s *Store) Restore(ctx context.Context, rev string, meta Meta) (Commit, err
 	}
 	clock = clock.Next()
 	now := s.now()
-	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
+	committer := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
 	author := committer
 	if a := meta.Author; a.Name != "" {
-		author = gitSignature{Name: a.Name, Email: a.Email, When: now}
+		author = gitrepo.Signature{Name: a.Name, Email: a.Email, When: now}
 	}
-	c := &gitCommit{Author: author, Committer: committer, Message: meta.message(clock), TreeHash: from.TreeHash, ParentHashes: []plumbing.Hash{h}}
-	batch := &objectBatch{}
-	nh, err := batch.encode(plumbing.CommitObject, c)
+	c := &gitrepo.Commit{Author: author, Committer: committer, Message: meta.message(clock), TreeHash: from.TreeHash, ParentHashes: []plumbing.Hash{h}}
+	batch := &gitrepo.Batch{}
+	nh, err := batch.Encode(plumbing.CommitObject, c)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -221,4 +223,10 @@ func (s *Store) Restore(ctx context.Context, rev string, meta Meta) (Commit, err
 		return Commit{}, err
 	}
 	return Commit{Hash: nh.String(), Parent: h.String(), Tree: from.TreeHash.String(), Clock: clock, Time: now}, nil
+}
+
+// firstLine is a commit message's summary line.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // RemoteState is a remote's state as last fetched (refs/codex/remotes/<r>/state),
@@ -36,13 +38,13 @@ func (s *Store) RemoteStates(ctx context.Context) ([]RemoteState, error) {
 	if err != nil {
 		return nil, err
 	}
-	local, haveLocal, err := readRef(s.commonDir, RefState)
+	local, haveLocal, err := gitrepo.ReadRef(s.commonDir, RefState)
 	if err != nil {
 		return nil, err
 	}
 	var out []RemoteState
 	for _, r := range names {
-		h, ok, err := readRef(s.commonDir, RemoteStateRef(r))
+		h, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(r))
 		if err != nil || !ok {
 			continue // gone meanwhile, or not a ref git codex wrote
 		}

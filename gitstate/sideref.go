@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // sideRef is a commit a transaction writes at a ref other than RefState
@@ -63,24 +65,24 @@ func (s *Store) writeSideRefs(tx *Tx) error {
 		if err != nil {
 			return err
 		}
-		var objs objectBatch
+		var objs gitrepo.Batch
 		root, _, err := buildTree(empty, &objs, "", plumbing.ZeroHash, sr.files)
 		if err != nil {
 			return err
 		}
-		committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+		committer := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
 		author := committer
 		if a := sr.meta.Author; a.Name != "" {
-			author = gitSignature{Name: a.Name, Email: a.Email, When: tx.now}
+			author = gitrepo.Signature{Name: a.Name, Email: a.Email, When: tx.now}
 		}
-		h, err := objs.encode(plumbing.CommitObject, &gitCommit{Author: author, Committer: committer, Message: sr.meta.message(tx.clock), TreeHash: root})
+		h, err := objs.Encode(plumbing.CommitObject, &gitrepo.Commit{Author: author, Committer: committer, Message: sr.meta.message(tx.clock), TreeHash: root})
 		if err != nil {
 			return err
 		}
 		if err := s.writeObjects(&objs); err != nil {
 			return err
 		}
-		cur, _, err := readRef(s.commonDir, sr.ref)
+		cur, _, err := gitrepo.ReadRef(s.commonDir, sr.ref)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Snapshot is a read-only view of the state at one commit. Reads are tree
@@ -23,7 +25,7 @@ type Snapshot struct {
 	root   plumbing.Hash // zero for the empty tree
 	clock  Clock
 	when   time.Time
-	trees  map[plumbing.Hash]*gitTree
+	trees  map[plumbing.Hash]*gitrepo.Tree
 	// missing is the first read that found an object of this state gone
 	// (ErrObjectMissing); a transaction over it refuses to commit.
 	missing error
@@ -131,8 +133,8 @@ func (sn *Snapshot) walkPaths(dir string) ([]pathHash, error) {
 		return nil, err
 	}
 	var out []pathHash
-	var walk func(prefix string, t *gitTree) error
-	walk = func(prefix string, t *gitTree) error {
+	var walk func(prefix string, t *gitrepo.Tree) error
+	walk = func(prefix string, t *gitrepo.Tree) error {
 		for _, e := range t.Entries {
 			p := e.Name
 			if prefix != "" {
@@ -155,7 +157,7 @@ func (sn *Snapshot) walkPaths(dir string) ([]pathHash, error) {
 	return out, walk(strings.Trim(dir, "/"), t)
 }
 
-func (sn *Snapshot) dirTree(dir string) (*gitTree, error) {
+func (sn *Snapshot) dirTree(dir string) (*gitrepo.Tree, error) {
 	if sn.root.IsZero() {
 		return nil, nil
 	}
@@ -176,7 +178,7 @@ func (sn *Snapshot) dirTree(dir string) (*gitTree, error) {
 
 // lookup walks the trees along parts; it returns nil when a component is
 // missing.
-func (sn *Snapshot) lookup(parts []string) (*gitTreeEntry, error) {
+func (sn *Snapshot) lookup(parts []string) (*gitrepo.TreeEntry, error) {
 	if sn.root.IsZero() {
 		return nil, nil
 	}
@@ -186,7 +188,7 @@ func (sn *Snapshot) lookup(parts []string) (*gitTreeEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := findEntry(t, name)
+		e := t.Find(name)
 		if e == nil {
 			return nil, nil
 		}
@@ -201,20 +203,7 @@ func (sn *Snapshot) lookup(parts []string) (*gitTreeEntry, error) {
 	return nil, nil
 }
 
-// findEntry binary-searches a tree's entries. Git sorts a directory "x" as
-// if it were named "x/", so the name is looked up under both keys.
-func findEntry(t *gitTree, name string) *gitTreeEntry {
-	n := len(t.Entries)
-	for _, key := range [2]string{name, name + "/"} {
-		i := sort.Search(n, func(i int) bool { return t.Entries[i].sortName() >= key })
-		if i < n && t.Entries[i].sortName() == key {
-			return &t.Entries[i]
-		}
-	}
-	return nil
-}
-
-func (sn *Snapshot) tree(h plumbing.Hash) (*gitTree, error) {
+func (sn *Snapshot) tree(h plumbing.Hash) (*gitrepo.Tree, error) {
 	if t, ok := sn.trees[h]; ok {
 		return t, nil
 	}

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // RefState is the ref whose tip commit holds the whole current state.
@@ -55,7 +58,7 @@ type Store struct {
 
 	txMu    sync.Mutex // serialises this process's writers (flock is per file, not per goroutine)
 	objMu   sync.Mutex // guards objects: go-git storage is not goroutine-safe
-	objects *objectStore
+	objects *gitrepo.Repo
 	writer  *writerLock
 	// swept is set once this Store has removed the .keep files of dead
 	// writers (see objectStore.sweepKeeps); guarded by the writer lock.
@@ -114,10 +117,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		workDir:   work,
 		commonDir: common,
 		opts:      opts,
-		objects:   &objectStore{dir: filepath.Join(common, "objects"), tmpDir: filepath.Join(common, "codex", "tmp")},
+		objects:   gitrepo.Open(common, filepath.Join(common, "codex", "tmp")),
 		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
 	}
-	s.objects.phase = s.phase
+	s.objects.SetPhase(s.phase)
 	return s, nil
 }
 
@@ -132,9 +135,9 @@ func (s *Store) lockWriter() error {
 		return err
 	}
 	s.objMu.Lock()
-	s.objects.sync, s.objects.shared = cfg.fsync, cfg.shared
+	s.objects.Configure(gitrepo.Fsync(cfg.fsync.pack, cfg.fsync.packMetadata), gitrepo.SharedPerm(cfg.shared))
 	if !s.swept {
-		s.objects.sweepKeeps()
+		s.objects.SweepKeeps()
 		s.swept = true
 	}
 	s.objMu.Unlock()
@@ -147,7 +150,7 @@ func (s *Store) lockWriter() error {
 // collect.
 func (s *Store) unlockWriter() {
 	s.objMu.Lock()
-	s.objects.releaseKeeps()
+	s.objects.ReleaseKeeps()
 	s.objMu.Unlock()
 	s.phase("released")
 	s.writer.unlock()
@@ -157,7 +160,7 @@ func (s *Store) unlockWriter() {
 // Close releases the writer lock's file descriptor.
 func (s *Store) Close() error {
 	s.objMu.Lock()
-	s.objects.close()
+	s.objects.Close()
 	s.objMu.Unlock()
 	return s.writer.close()
 }
@@ -177,7 +180,7 @@ func (s *Store) now() time.Time {
 
 // Initialized reports whether the state ref exists.
 func (s *Store) Initialized(ctx context.Context) (bool, error) {
-	_, ok, err := readRef(s.commonDir, RefState)
+	_, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	return ok, err
 }
 
@@ -227,15 +230,11 @@ func readGitFile(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gitstate: read %s: %w", path, err)
 	}
-	line := strings.TrimSpace(string(b))
-	target, ok := strings.CutPrefix(line, "gitdir: ")
+	target, ok := gitcli.ParseGitFile(path, b)
 	if !ok {
 		return "", fmt.Errorf("gitstate: %s is not a gitdir file: %w", path, ErrNotRepository)
 	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(path), target)
-	}
-	return filepath.Clean(target), nil
+	return target, nil
 }
 
 func isBareGitDir(d string) bool {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Refs that sync moves between machines.
@@ -141,7 +143,7 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		}
 		adv[f[1]] = f[0]
 		dst := trackingRef(remote, f[1])
-		if cur, ok, err := readRef(s.commonDir, dst); err == nil && ok && cur.String() == f[0] {
+		if cur, ok, err := gitrepo.ReadRef(s.commonDir, dst); err == nil && ok && cur.String() == f[0] {
 			continue
 		}
 		specs = append(specs, "+"+f[1]+":"+dst)
@@ -195,7 +197,7 @@ func fsckErrors(err error) string {
 	var ge *gitError
 	msg := err.Error()
 	if errors.As(err, &ge) {
-		msg = ge.stderr
+		msg = ge.Stderr
 	}
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
@@ -217,7 +219,7 @@ func fsckErrors(err error) string {
 // repository does not carry them), and the next sync fetches afresh.
 func (s *Store) dropTracking(ctx context.Context, remote string, refs ...string) {
 	for _, ref := range refs {
-		if _, ok, err := readRef(s.commonDir, ref); err == nil && ok {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, ref); err == nil && ok {
 			s.git(ctx, nil, "update-ref", "-d", ref)
 		}
 	}
@@ -237,7 +239,7 @@ func (s *Store) upToDate(ctx context.Context, adv advertised, notes []string) (b
 		return false, err
 	}
 	for _, ref := range append([]string{RefState}, notes...) {
-		h, ok, err := readRef(s.commonDir, ref)
+		h, ok, err := gitrepo.ReadRef(s.commonDir, ref)
 		if err != nil {
 			return false, err
 		}
@@ -400,7 +402,7 @@ func (s *Store) mergeNotes(ctx context.Context, remote string, fetched [][2]stri
 	prefix := remoteDir(remote) + "notes/"
 	for _, f := range fetched {
 		local := "refs/notes/" + strings.TrimPrefix(f[0], prefix)
-		cur, ok, err := readRef(s.commonDir, local)
+		cur, ok, err := gitrepo.ReadRef(s.commonDir, local)
 		if err != nil {
 			return err
 		}
@@ -502,7 +504,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		}
 		if err := s.checkNotes(ctx, remote, adv); err != nil {
 			if errors.Is(err, ErrInvalidState) {
-				notes, _ := listRefNames(s.commonDir, remoteDir(remote)+"notes/")
+				notes, _ := gitrepo.ListRefs(s.commonDir, remoteDir(remote)+"notes/")
 				s.dropTracking(ctx, remote, notes...)
 			}
 			return res, err
@@ -527,7 +529,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if !opts.Push {
 			return res, nil
 		}
-		if _, ok, err := readRef(s.commonDir, RefState); err != nil || !ok {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, RefState); err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("gitstate: nothing to push: %w", ErrNotInitialized))
 		}
 		notes, err := s.localNotes(ctx)
@@ -631,11 +633,11 @@ func (s *Store) checkNotes(ctx context.Context, remote string, adv advertised) e
 		if !strings.HasPrefix(ref, NotesPrefix) {
 			continue
 		}
-		h, ok, err := readRef(s.commonDir, trackingRef(remote, ref))
+		h, ok, err := gitrepo.ReadRef(s.commonDir, trackingRef(remote, ref))
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("gitstate: %s was not fetched", ref))
 		}
-		cur, ok, err := readRef(s.commonDir, ref)
+		cur, ok, err := gitrepo.ReadRef(s.commonDir, ref)
 		if err != nil {
 			return err
 		}
@@ -668,7 +670,7 @@ func (s *Store) checkNotes(ctx context.Context, remote string, adv advertised) e
 // remote no longer has, so a notes ref removed there (say one that was
 // refused) is not merged again from a stale copy.
 func (s *Store) pruneNotes(ctx context.Context, remote string, adv advertised) error {
-	fetched, err := listRefNames(s.commonDir, remoteDir(remote)+"notes/")
+	fetched, err := gitrepo.ListRefs(s.commonDir, remoteDir(remote)+"notes/")
 	if err != nil {
 		return err
 	}

@@ -7,17 +7,19 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // build writes the transaction's new state and returns its root tree. Only
 // the trees along changed paths are rewritten; every other subtree keeps its
 // hash, so a transaction costs the depth of its paths, not the state's size.
-func (tx *Tx) build(out *objectBatch) (plumbing.Hash, error) {
+func (tx *Tx) build(out *gitrepo.Batch) (plumbing.Hash, error) {
 	h, _, err := buildTree(tx.base, out, "", tx.base.root, tx.pending)
 	if err == nil && h.IsZero() {
 		// nothing yet and nothing put (an init that writes no record): the
 		// commit still needs a tree, the empty one, not the zero hash
-		h, err = out.encode(plumbing.TreeObject, &gitTree{})
+		h, err = out.Encode(plumbing.TreeObject, &gitrepo.Tree{})
 	}
 	return h, err
 }
@@ -31,8 +33,8 @@ func (tx *Tx) build(out *objectBatch) (plumbing.Hash, error) {
 // name that stays a record) fails with ErrInvalidPath instead of silently
 // dropping one side. Deleting a name that is a directory changes nothing:
 // Delete removes records.
-func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
-	entries := map[string]gitTreeEntry{}
+func buildTree(sn *Snapshot, out *gitrepo.Batch, dir string, base plumbing.Hash, changes map[string][]byte) (h plumbing.Hash, empty bool, err error) {
+	entries := map[string]gitrepo.TreeEntry{}
 	if !base.IsZero() {
 		t, err := sn.tree(base)
 		if err != nil {
@@ -83,7 +85,7 @@ func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, c
 		if stillRecord {
 			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a record, it cannot hold records: %w", path.Join(dir, name), ErrInvalidPath)
 		}
-		entries[name] = gitTreeEntry{Name: name, Mode: filemode.Dir, Hash: ch}
+		entries[name] = gitrepo.TreeEntry{Name: name, Mode: filemode.Dir, Hash: ch}
 	}
 	for name, b := range records {
 		e, exists := entries[name]
@@ -97,14 +99,14 @@ func buildTree(sn *Snapshot, out *objectBatch, dir string, base plumbing.Hash, c
 		if isTree {
 			return plumbing.ZeroHash, false, fmt.Errorf("gitstate: %s is a directory of records, it cannot be a record: %w", path.Join(dir, name), ErrInvalidPath)
 		}
-		bh := out.add(plumbing.BlobObject, b)
-		entries[name] = gitTreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
+		bh := out.Add(plumbing.BlobObject, b)
+		entries[name] = gitrepo.TreeEntry{Name: name, Mode: filemode.Regular, Hash: bh}
 	}
-	t := &gitTree{Entries: make([]gitTreeEntry, 0, len(entries))}
+	t := &gitrepo.Tree{Entries: make([]gitrepo.TreeEntry, 0, len(entries))}
 	for _, e := range entries {
 		t.Entries = append(t.Entries, e)
 	}
-	sortTreeEntries(t.Entries)
-	h, err = out.encode(plumbing.TreeObject, t)
+	gitrepo.SortTreeEntries(t.Entries)
+	h, err = out.Encode(plumbing.TreeObject, t)
 	return h, len(t.Entries) == 0, err
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Commit describes a state commit a transaction wrote.
@@ -30,7 +32,7 @@ type Commit struct {
 // View runs fn on a read-only snapshot of the tip. It takes no lock: the tip
 // is read once and the objects it names never change.
 func (s *Store) View(ctx context.Context, fn func(*Snapshot) error) error {
-	tip, ok, err := readRef(s.commonDir, RefState)
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) 
 		return h, nil
 	}
 	if rev == "" || rev == RefState {
-		tip, ok, err := readRef(s.commonDir, RefState)
+		tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 		if err == nil && !ok {
 			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 		}
@@ -77,7 +79,7 @@ func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) 
 	}
 	if strings.HasPrefix(rev, ReadsPrefix) {
 		// a log with reads names every reads ref: no git process each
-		if h, ok, err := readRef(s.commonDir, rev); err == nil && ok {
+		if h, ok, err := gitrepo.ReadRef(s.commonDir, rev); err == nil && ok {
 			return h, nil
 		}
 	}
@@ -89,7 +91,7 @@ func (s *Store) resolve(ctx context.Context, rev string) (plumbing.Hash, error) 
 }
 
 func (s *Store) snapshotAt(h plumbing.Hash) (*Snapshot, error) {
-	sn := &Snapshot{s: s, commit: h, trees: map[plumbing.Hash]*gitTree{}}
+	sn := &Snapshot{s: s, commit: h, trees: map[plumbing.Hash]*gitrepo.Tree{}}
 	if h.IsZero() {
 		return sn, nil
 	}
@@ -123,7 +125,7 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 	if !init {
 		// Refuse before taking the writer lock, which would create
 		// <git dir>/codex/ in a repository that never ran init.
-		if _, ok, err := readRef(s.commonDir, RefState); err == nil && !ok {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, RefState); err == nil && !ok {
 			return Commit{}, fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 		}
 	}
@@ -156,7 +158,7 @@ func (s *Store) update(ctx context.Context, init bool, fn func(*Tx) error) (Comm
 // transaction (once there is one) so that update can run its abort hooks
 // after releasing the lock.
 func (s *Store) updateLocked(init bool, fn func(*Tx) error) (Commit, *Tx, error) {
-	tip, ok, err := readRef(s.commonDir, RefState)
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
 	if err != nil {
 		return Commit{}, nil, err
 	}
@@ -226,7 +228,7 @@ func (s *Store) topLevelReads(sn *Snapshot) error {
 }
 
 func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
-	var objs objectBatch
+	var objs gitrepo.Batch
 	root, err := tx.build(&objs)
 	if err != nil {
 		return Commit{}, err
@@ -234,12 +236,12 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if s.recordsNothing(tx, tip, root) {
 		return s.commitRead(tx, tip, root, &objs)
 	}
-	committer := gitSignature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
+	committer := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: tx.now}
 	author := committer
 	if a := tx.meta.Author; a.Name != "" {
-		author = gitSignature{Name: a.Name, Email: a.Email, When: tx.now}
+		author = gitrepo.Signature{Name: a.Name, Email: a.Email, When: tx.now}
 	}
-	c := &gitCommit{
+	c := &gitrepo.Commit{
 		Author:    author,
 		Committer: committer,
 		Message:   tx.meta.message(tx.clock),
@@ -249,7 +251,7 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 		c.ParentHashes = []plumbing.Hash{tip}
 	}
 	c.ParentHashes = append(c.ParentHashes, tx.merged...)
-	h, err := objs.encode(plumbing.CommitObject, c)
+	h, err := objs.Encode(plumbing.CommitObject, c)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -274,44 +276,44 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.blob(h)
+	return s.objects.Blob(h)
 }
 
-func (s *Store) readTree(h plumbing.Hash) (*gitTree, error) {
+func (s *Store) readTree(h plumbing.Hash) (*gitrepo.Tree, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.tree(h)
+	return s.objects.Tree(h)
 }
 
-func (s *Store) readCommit(h plumbing.Hash) (*gitCommit, error) {
+func (s *Store) readCommit(h plumbing.Hash) (*gitrepo.Commit, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.commit(h)
+	return s.objects.Commit(h)
 }
 
 // writeObjects stores a transaction's or a merge's new objects as one pack.
-func (s *Store) writeObjects(b *objectBatch) error {
+func (s *Store) writeObjects(b *gitrepo.Batch) error {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.write(b)
+	return s.objects.Write(b)
 }
 
 func (s *Store) readRaw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.raw(t, h)
+	return s.objects.Read(t, h)
 }
 
 // isBlob fails unless h names a blob (its content is not copied).
 func (s *Store) isBlob(h plumbing.Hash) error {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	_, err := s.objects.read(plumbing.BlobObject, h)
+	_, err := s.objects.Read(plumbing.BlobObject, h)
 	return err
 }
 
 func (s *Store) objectSize(h plumbing.Hash) (int64, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
-	return s.objects.size(h)
+	return s.objects.Size(h)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
 )
 
 // Validator checks one record that a merge would bring in from elsewhere.
@@ -36,7 +38,7 @@ func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error
 	var bad []string
 	var walk func(path string, from, to plumbing.Hash) error
 	walk = func(path string, from, to plumbing.Hash) error {
-		old := map[string]gitTreeEntry{}
+		old := map[string]gitrepo.TreeEntry{}
 		if !from.IsZero() {
 			t, err := s.readTree(from)
 			if err != nil {
@@ -125,13 +127,13 @@ func (s *Store) checkType(h plumbing.Hash, want plumbing.ObjectType) error {
 		return fmt.Errorf("object %s has %d bytes, not a %s git codex wrote", h, size, want)
 	}
 	s.objMu.Lock()
-	obj, err := s.objects.anyType(h)
+	typ, err := s.objects.TypeOf(h)
 	s.objMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("object %s cannot be read: %v", h, err)
 	}
-	if obj.typ != want {
-		return fmt.Errorf("%s is a %s, not a %s", h, obj.typ, want)
+	if typ != want {
+		return fmt.Errorf("%s is a %s, not a %s", h, typ, want)
 	}
 	return nil
 }
@@ -222,7 +224,7 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 		if err != nil {
 			return false, err
 		}
-		theirs := map[string]gitTreeEntry{}
+		theirs := map[string]gitrepo.TreeEntry{}
 		for _, e := range tt.Entries {
 			theirs[e.Name] = e
 		}
@@ -354,7 +356,7 @@ func checkCommitMessage(msg string) error {
 // checkSignature checks an author or committer line's name and e-mail:
 // UTF-8 text without control characters or angle brackets, a non-empty
 // e-mail (git's parser has already split them).
-func checkSignature(which string, sig gitSignature) error {
+func checkSignature(which string, sig gitrepo.Signature) error {
 	for _, s := range []string{sig.Name, sig.Email} {
 		if !utf8.ValidString(s) || strings.ContainsAny(s, "<>") || strings.IndexFunc(s, unicode.IsControl) >= 0 {
 			return fmt.Errorf("its %s %q <%s> is not a name and an e-mail git codex writes", which, sig.Name, sig.Email)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tmux"
 )
 
@@ -185,7 +185,7 @@ func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 // findDead sorts the running instances into those whose session died
 // (with why: the agent's exit status and last words, which are saved for
 // peek before cleanup kills the pane) and reviews that ran too long.
-func findDead(ctx context.Context, st Repo, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead []Agent, why map[string]string, timedOut []Agent, err error) {
+func findDead(ctx context.Context, st Dirs, tm tmux.Runner, live []Agent, now time.Time, timeout time.Duration) (dead []Agent, why map[string]string, timedOut []Agent, err error) {
 	sessions, err := tm.List(ctx)
 	if err != nil {
 		return nil, nil, nil, Errorf(InternalError, "list tmux sessions: %v", err)
@@ -253,7 +253,7 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 		return it
 	}
 	defer release()
-	work, err := f.Store.WorkIn(ctx, a.Worktree, a.Branch)
+	work, err := f.Repo.WorkIn(ctx, a.Worktree, a.Branch)
 	if err != nil {
 		it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, err.Error()
 		return it
@@ -262,12 +262,12 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 	// locks a git killed with the agent left: its session is gone (killed
 	// above, or dead), and no process holds them
 	if it.Session != CleanKept {
-		it.StaleLocks = f.Store.StaleGitLocks(ctx, a.Worktree, a.Branch)
+		it.StaleLocks = f.Repo.StaleGitLocks(ctx, a.Worktree, a.Branch)
 	}
 	if work.Exists {
 		it.Worktree = CleanRemoved
 	}
-	if f.Store.BranchExists(ctx, a.Branch) {
+	if f.Repo.BranchExists(ctx, a.Branch) {
 		it.Branch = CleanRemoved
 	}
 	if len(work.Ignored) > 0 {
@@ -275,9 +275,9 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 			it.Lost = append(it.Lost, work.Ignored...)
 		} else {
 			it.Ignored = work.Ignored
-			it.IgnoredSavedIn = f.Store.IgnoredDir(a.ID)
+			it.IgnoredSavedIn = f.Repo.IgnoredDir(a.ID)
 			if !in.DryRun {
-				if _, err := f.Store.SaveIgnored(ctx, a.ID, a.Worktree, work.Ignored); err != nil {
+				if _, err := f.Repo.SaveIgnored(ctx, a.ID, a.Worktree, work.Ignored); err != nil {
 					it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, "saving its ignored files failed, so it is kept: "+err.Error()
 					return it
 				}
@@ -285,7 +285,7 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 		}
 	}
 	if len(it.StaleLocks) > 0 && !in.DryRun {
-		if err := f.Store.RemoveGitLocks(it.StaleLocks); err != nil {
+		if err := f.Repo.RemoveGitLocks(it.StaleLocks); err != nil {
 			it.Error = "removing stale git locks: " + err.Error()
 		}
 	}
@@ -295,7 +295,7 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 		} else if in.DryRun {
 			it.Rescued = rescueRefs(a.ID, work)
 		} else {
-			refs, err := f.Store.Rescue(ctx, a.ID, a.Worktree, a.Branch)
+			refs, err := f.Repo.Rescue(ctx, a.ID, a.Worktree, a.Branch)
 			if err != nil {
 				it.Worktree, it.Branch, it.Error = CleanKept, CleanKept, "saving its work failed, so it is kept: "+err.Error()
 				return it
@@ -306,11 +306,11 @@ func cleanInstance(ctx context.Context, f *Followup, tm tmux.Runner, a Agent, in
 	if in.DryRun {
 		return it
 	}
-	if err := f.Store.RemoveWorktree(ctx, a.Worktree); err != nil {
+	if err := f.Repo.RemoveWorktree(ctx, a.Worktree); err != nil {
 		it.Worktree, it.Error = CleanKept, err.Error()
 		return it
 	}
-	if err := f.Store.DeleteBranch(ctx, a.Branch); err != nil {
+	if err := f.Repo.DeleteBranch(ctx, a.Branch); err != nil {
 		it.Branch, it.Error = CleanKept, err.Error()
 	}
 	return it
@@ -361,13 +361,13 @@ func notOurs(ignored []string) []string {
 }
 
 // rescueRefs are the refs Rescue would write for the work found.
-func rescueRefs(id string, w gitstate.WorktreeWork) []string {
+func rescueRefs(id string, w repo.WorktreeWork) []string {
 	var refs []string
 	if len(w.Unmerged) > 0 {
-		refs = append(refs, gitstate.RefRescue+"/"+id+"/branch")
+		refs = append(refs, repo.RefRescue+"/"+id+"/branch")
 	}
 	if len(w.Dirty) > 0 {
-		refs = append(refs, gitstate.RefRescue+"/"+id+"/worktree")
+		refs = append(refs, repo.RefRescue+"/"+id+"/worktree")
 	}
 	return refs
 }

@@ -26,12 +26,14 @@ type AfterFunc func(ctx context.Context, f *Followup) error
 // result shows what fn set.
 func (c *Call) After(fn AfterFunc) { c.after = append(c.after, fn) }
 
-// Followup is what an after-step works with: the environment, the store
-// (its worktrees, its refs) and the caller, and Record to write its
+// Followup is what an after-step works with: the environment, the store,
+// the code repository (its worktrees, its branches) and the caller, and Record to write its
 // outcome.
 type Followup struct {
-	Env    Env
-	Store  *gitstate.Store
+	Env   Env
+	Store *gitstate.Store
+	// Repo is the code repository the store lives in.
+	Repo   CodeRepo
 	Caller Caller
 	// Commit is the commit of the call the step follows.
 	Commit string
@@ -93,7 +95,7 @@ func (c *Call) Failed(e *Error) { c.failed = e }
 // final result: the first step's error, or the result with the latest
 // commit.
 func (r *Registry) runAfter(ctx context.Context, st *gitstate.Store, c *Call, res Result) Result {
-	f := &Followup{Env: r.env, Store: st, Caller: c.Caller, Commit: res.Commit, tool: c.tool, last: res.Commit}
+	f := &Followup{Env: r.env, Store: st, Repo: repoOf(st), Caller: c.Caller, Commit: res.Commit, tool: c.tool, last: res.Commit}
 	for _, fn := range c.after {
 		if err := safeAfter(ctx, f, fn); err != nil {
 			return Result{Error: AsError(err), Commit: f.last, Warnings: append(res.Warnings, f.warnings...)}

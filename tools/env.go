@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 
-	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools/prompts"
 
 	"github.com/gitcodex/git-codex/tmux"
@@ -13,7 +12,7 @@ import (
 // agents run on (and, as they come, GitHub and agent CLIs). It is
 // built once, where the registry is built (Builtin(...).WithEnv), so tests
 // substitute real but isolated parts: a private tmux socket.
-// Worktrees and branches are the store's repository's (gitstate.Store).
+// Worktrees and branches are the store's repository's (CodeRepo).
 type Env struct {
 	// Tmux runs the agents' sessions. The zero value is the tmux server
 	// of the calling environment (TMUX_TMPDIR isolates it).
@@ -28,25 +27,30 @@ type Env struct {
 	GitHub GitHubOpener
 }
 
-// Repo is what handlers may read of the code repository, quickly and
-// without changing it (a *gitstate.Store).
-type Repo interface {
-	// RevParse resolves a revision to a full commit hash.
-	RevParse(ctx context.Context, rev string) (string, error)
-	// BranchExists reports whether refs/heads/<branch> exists.
-	BranchExists(ctx context.Context, branch string) bool
+// Dirs is where a repository is: its shared git directory and the work
+// tree it was opened from (a *gitstate.Store has them, and so has a Repo).
+type Dirs interface {
 	// WorkDir is the top of the working tree the store was opened from.
 	WorkDir() string
 	// GitDir is the git directory shared by all worktrees.
 	GitDir() string
+}
+
+// Repo is what handlers may read of the code repository, quickly and
+// without changing it: package repo's porcelain, with the store's work
+// marks (repoOf).
+type Repo interface {
+	Dirs
+	// RevParse resolves a revision to a full commit hash.
+	RevParse(ctx context.Context, rev string) (string, error)
+	// BranchExists reports whether refs/heads/<branch> exists.
+	BranchExists(ctx context.Context, branch string) bool
 	// HoldWork marks that this process is doing work outside git for a
 	// record until release (gitstate's work marks); WorkHeld reports
 	// whether a live process holds one.
 	HoldWork(name string) (release func(), err error)
 	WorkHeld(name string) bool
 }
-
-var _ Repo = (*gitstate.Store)(nil)
 
 // WithEnv returns a copy of the registry whose tools reach the outside
 // world through env.

@@ -220,7 +220,7 @@ var EpicCreate = Define("epic_create", "epic.create",
 		// writer lock; an epic whose branch could not be made still stands
 		// (make one as the record says)
 		c.After(func(ctx context.Context, f *Followup) error {
-			if _, err := f.Store.CreateBranch(ctx, branch, base); err != nil {
+			if _, err := f.Repo.CreateBranch(ctx, branch, base); err != nil {
 				return Errorf(InternalError, "epic %s is recorded, but its branch %s could not be made: %v; make it with `git branch %s %s`", id, branch, err, branch, base).
 					With("epic_id", id)
 			}

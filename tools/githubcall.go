@@ -320,7 +320,7 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if epicBase(base) {
 			push = append(push, base)
 		}
-		if err := publishBranches(ctx, r.f.Store, push...); err != nil {
+		if err := publishBranches(ctx, r.f.Repo, push...); err != nil {
 			return err
 		}
 		// an open pull request from this branch is the one to record

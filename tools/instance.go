@@ -92,7 +92,7 @@ func worktreeDir(c *Call) string {
 // runs: a coder asking for its review from its own worktree gets its
 // reviewer beside itself, not in a directory beside its worktree. It is
 // the caller's work tree when the git directory is not <top>/.git.
-func mainWorkTree(r Repo) string {
+func mainWorkTree(r Dirs) string {
 	if gd := r.GitDir(); filepath.Base(gd) == ".git" {
 		return filepath.Dir(gd)
 	}
@@ -333,7 +333,7 @@ func startTimeout(cfg *Config, seconds int) (time.Duration, error) {
 }
 
 func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Launcher, prompt string, timeout time.Duration) error {
-	if err := f.Store.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
+	if err := f.Repo.AddWorktree(ctx, a.Worktree, a.Branch, a.BaseCommit); err != nil {
 		return fmt.Errorf("make the worktree: %w", err)
 	}
 	mcpConfig, promptFile, err := writeInstanceFiles(a.Worktree, prompt)
@@ -435,8 +435,8 @@ func tearDown(ctx context.Context, f *Followup, a Agent) {
 	if cfg, err := configAt(ctx, f.Store); err == nil {
 		tmuxFor(cfg, f.Env).Kill(ctx, a.TmuxSession)
 	}
-	f.Store.RemoveWorktree(ctx, a.Worktree)
-	f.Store.DeleteBranch(ctx, a.Branch)
+	f.Repo.RemoveWorktree(ctx, a.Worktree)
+	f.Repo.DeleteBranch(ctx, a.Branch)
 }
 
 // configAt reads the config at the tip, outside any transaction (for work

@@ -150,7 +150,7 @@ const savedScreenLines = 200
 // saveScreen keeps what an instance's pane shows (and some scrollback)
 // before its session is killed, for `git codex peek`. Best effort: a pane
 // that is gone has nothing to save.
-func saveScreen(ctx context.Context, st Repo, r tmux.Runner, a Agent) {
+func saveScreen(ctx context.Context, st Dirs, r tmux.Runner, a Agent) {
 	screen, err := r.CaptureHistory(context.WithoutCancel(ctx), a.TmuxSession, savedScreenLines)
 	if err != nil || strings.TrimSpace(screen) == "" {
 		return
@@ -163,7 +163,7 @@ func saveScreen(ctx context.Context, st Repo, r tmux.Runner, a Agent) {
 }
 
 // savedScreen is the last screen saved for an instance.
-func savedScreen(st Repo, id string) (string, bool) {
+func savedScreen(st Dirs, id string) (string, bool) {
 	b, err := os.ReadFile(filepath.Join(screensDir(st.GitDir()), id+".txt"))
 	if err != nil {
 		return "", false
@@ -173,7 +173,7 @@ func savedScreen(st Repo, id string) (string, bool) {
 
 // killInstanceSession saves an instance's screen and kills its session,
 // saying what became of it (killSession).
-func killInstanceSession(ctx context.Context, st Repo, tm tmux.Runner, a Agent) string {
+func killInstanceSession(ctx context.Context, st Dirs, tm tmux.Runner, a Agent) string {
 	if has, err := tm.HasSession(ctx, a.TmuxSession); err == nil && has {
 		saveScreen(ctx, st, tm, a)
 	}
@@ -182,7 +182,7 @@ func killInstanceSession(ctx context.Context, st Repo, tm tmux.Runner, a Agent) 
 
 // deathOf says why a running instance's session is no longer running: the
 // agent's exit status and last words (saved for peek), or a session gone.
-func deathOf(ctx context.Context, st Repo, tm tmux.Runner, a Agent, s tmux.Session, found bool) string {
+func deathOf(ctx context.Context, st Dirs, tm tmux.Runner, a Agent, s tmux.Session, found bool) string {
 	if !found {
 		return "its tmux session is gone (killed outside git codex, or its tmux server ended)"
 	}

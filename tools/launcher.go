@@ -420,4 +420,4 @@ func LauncherCommand(sn *gitstate.Snapshot, name string) (string, error) {
 
 // MainWorkTree is the repository's main work tree: where Claude Code and
 // Codex CLI look up the trust of every worktree of it.
-func MainWorkTree(r Repo) string { return mainWorkTree(r) }
+func MainWorkTree(r Dirs) string { return mainWorkTree(r) }

@@ -67,9 +67,13 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 
 	// this machine's git config is read
 	c.local = &localSettings{read: func() ([]gitstate.ConfigEntry, error) {
-		return gitstate.ParseConfig([]byte("[codex \"agent.evil\"]\n\tcommand = my-evil --flag\n\tprompt = file\n" +
-			"[codex \"agent\"]\n\tdefault = evil\n[codex \"github\"]\n\tapiUrl = https://ghe.example.com/api/v3/\n" +
-			"[codex \"worktree\"]\n\tdir = ../wt\n[codex \"agent.claude\"]\n\tcommand =\n"))
+		// as git config reads "[codex "agent.evil"] command = my-evil --flag ..."
+		codex := func(sub, key, value string) gitstate.ConfigEntry {
+			return gitstate.ConfigEntry{Section: "codex", Subsection: sub, HasSubsection: true, Key: key, Value: value}
+		}
+		return []gitstate.ConfigEntry{codex("agent.evil", "command", "my-evil --flag"), codex("agent.evil", "prompt", "file"),
+			codex("agent", "default", "evil"), codex("github", "apiurl", "https://ghe.example.com/api/v3/"),
+			codex("worktree", "dir", "../wt"), codex("agent.claude", "command", "")}, nil
 	}}
 	l, err := c.launcher("")
 	if err != nil || l.Name != "evil" || l.Command != "my-evil --flag" || l.Prompt != "file" {

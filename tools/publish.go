@@ -23,7 +23,7 @@ const publishRemote = "origin"
 // failures come back as the forge's own: a remote that cannot be reached
 // is transient (retried, then kept to `git codex github retry`); a remote
 // branch that has moved on is refused, and says what to do.
-func publishBranches(ctx context.Context, st *gitstate.Store, branches ...string) error {
+func publishBranches(ctx context.Context, st CodeRepo, branches ...string) error {
 	for _, b := range branches {
 		if b == "" || !st.BranchExists(ctx, b) {
 			continue // only on the forge (a default branch): nothing of ours to push

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 )
 
 // maxReadFile bounds what epic_read_file returns.
@@ -130,7 +131,7 @@ var EpicReadFile = Define("epic_read_file", "epic.read_file",
 			if src == SourceWorktree {
 				data, err = readInTree(worktree, rel)
 			} else {
-				data, err = readAtBranch(ctx, f.Store, branch, rel)
+				data, err = readAtBranch(ctx, f.Repo, branch, rel)
 			}
 			if err != nil {
 				return err
@@ -185,10 +186,10 @@ func readInTree(root, rel string) ([]byte, error) {
 
 // readAtBranch reads rel as committed on branch: a regular file, never a
 // symbolic link's target.
-func readAtBranch(ctx context.Context, st *gitstate.Store, branch, rel string) ([]byte, error) {
+func readAtBranch(ctx context.Context, st CodeRepo, branch, rel string) ([]byte, error) {
 	data, err := st.ReadFileAt(ctx, "refs/heads/"+branch, rel)
 	switch {
-	case errors.Is(err, gitstate.ErrNotRegularFile):
+	case errors.Is(err, repo.ErrNotRegularFile):
 		return nil, Errorf(InvalidInput, "%s on %s is not a regular file (a symbolic link, directory or submodule); refused", rel, branch).With("file_path", rel)
 	case errors.Is(err, gitstate.ErrNotFound):
 		return nil, Errorf(ResourceNotFound, "no file %s on branch %s (fetch the branch if it is only on the remote)", rel, branch).With("file_path", rel).With("branch", branch)

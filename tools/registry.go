@@ -305,13 +305,14 @@ func Timestamp(t time.Time) string {
 func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitstate.Store, o Origin, name string, args json.RawMessage) (Result, *Call) {
 	var res Result
 	var c *Call
-	prepared := r.prepare(tctx, st, name, args)
+	repo := repoOf(st)
+	prepared := r.prepare(tctx, repo, name, args)
 	var commit gitstate.Commit
 	var reds []Redaction
 	try := func() error {
 		var err error
 		commit, reds, err = update(ctx, st, false, func(tx *gitstate.Tx) error {
-			res, c = r.run(tctx, tx, o, name, args, st, prepared, limit)
+			res, c = r.run(tctx, tx, o, name, args, repo, prepared, limit)
 			return nil
 		})
 		return err
@@ -353,7 +354,7 @@ func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin,
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, st, prepared, nil)
+		res, c = r.run(ctx, tx, o, name, args, repoOf(st), prepared, nil)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tmux"
 )
 
@@ -205,10 +206,10 @@ var RequestReview = Define("request_review", "review.request",
 		}
 		c.After(func(ctx context.Context, f *Followup) error {
 			defer release()
-			if w, err := f.Store.WorkIn(ctx, cw.Worktree, ""); err == nil && len(w.Dirty) > 0 {
+			if w, err := f.Repo.WorkIn(ctx, cw.Worktree, ""); err == nil && len(w.Dirty) > 0 {
 				out.Warning = fmt.Sprintf("%d uncommitted change(s) in %s are not in the reviewed commit; the reviewer cannot see them", len(w.Dirty), cw.Worktree)
 			}
-			stat, _ := f.Store.DiffStat(ctx, cw.BaseCommit, reviewed)
+			stat, _ := f.Repo.DiffStat(ctx, cw.BaseCommit, reviewed)
 			prompt := reviewPrompt(f.Store.WorkDir(), r, cw, iteration, in.CompletionMessage, stat)
 			spawned := &Spawned{}
 			return startInstance(ctx, f, r, token, l, prompt, StatusReviewing, timeout, spawned, func(c *Call) error {
@@ -381,11 +382,11 @@ var SendFeedback = Define("send_feedback", "review.send_feedback",
 // TERMINATED), then removes the reviewer and tells the coder.
 func deliverFeedback(ctx context.Context, f *Followup, fb Feedback, reviewer, coder Agent, abandonAfter int, out *FeedbackSent, tm tmux.Runner) error {
 	body := feedbackMarkdown(fb)
-	commit, err := f.Store.CommitFile(ctx, coder.Worktree, coder.Branch, FeedbackFile, []byte(body),
+	commit, err := f.Repo.CommitFile(ctx, coder.Worktree, coder.Branch, FeedbackFile, []byte(body),
 		fmt.Sprintf("Review feedback (%s, iteration %d) from %s", fb.Type, fb.Iteration, fb.Reviewer),
 		gitstate.Signature{Name: reviewer.ID, Email: reviewer.ID + "@agents.git-codex.invalid"})
 	if err == nil {
-		err = f.Store.AddNote(ctx, gitstate.RefReviewNotes, fb.ReviewedCommit, body)
+		err = f.Repo.AddNote(ctx, repo.RefReviewNotes, fb.ReviewedCommit, body)
 	}
 	if err != nil {
 		rerr := f.Record(ctx, func(c *Call) error {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tmux"
 )
 
@@ -80,7 +80,7 @@ func (a *reviewApproval) end(c *Call, in CreatePullRequestIn) error {
 // finish, after the GitHub call: the verdict as a note on the reviewed
 // commit, the reviewer removed, and the coder told.
 func (a *reviewApproval) finish(ctx context.Context, f *Followup, g GitHubCall, err error) {
-	_ = f.Store.AddNote(ctx, gitstate.RefReviewNotes, a.rel.ReviewedCommit, feedbackMarkdown(a.feedback))
+	_ = f.Repo.AddNote(ctx, repo.RefReviewNotes, a.rel.ReviewedCommit, feedbackMarkdown(a.feedback))
 	tm := a.tm
 	_, end := removeReviewer(ctx, f, tm, a.reviewer)
 	end()

@@ -393,7 +393,7 @@ var EpicCreateEpicPR = Define("epic_create_epic_pr", "epic.create_epic_pr",
 		c.After(func(ctx context.Context, f *Followup) error {
 			var pr PullRequest
 			err := withForge(ctx, f, e.ID, func(gh GitHub) (err error) {
-				pr, err = openEpicPR(ctx, f.Store, gh, np)
+				pr, err = openEpicPR(ctx, f.Repo, gh, np)
 				return err
 			})
 			if err != nil {
@@ -424,7 +424,7 @@ func epicPRBody(e Epic, tasks []Task) string {
 
 // openEpicPR opens the epic's pull request, or finds the one a retried
 // call already opened.
-func openEpicPR(ctx context.Context, st *gitstate.Store, gh GitHub, np NewPullRequest) (PullRequest, error) {
+func openEpicPR(ctx context.Context, st CodeRepo, gh GitHub, np NewPullRequest) (PullRequest, error) {
 	if np.Base == "" {
 		b, err := gh.DefaultBranch(ctx)
 		if err != nil {

@@ -251,7 +251,7 @@ func (w *Waker) report(e WakeEvent) {
 // longer anyone's to announce).
 func (w *Waker) record(ctx context.Context, to string, fn func(c *Call, wk *Wake, all []Arrival) error) error {
 	_, _, err := update(ctx, w.Store, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: w.Caller, Tx: tx, Env: w.Env, Repo: w.Store}
+		c := &Call{Caller: w.Caller, Tx: tx, Env: w.Env, Repo: repoOf(w.Store)}
 		wk, err := getWake(tx, to)
 		if err != nil {
 			return err

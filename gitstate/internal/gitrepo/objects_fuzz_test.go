@@ -1,4 +1,4 @@
-package gitstate
+package gitrepo
 
 import (
 	"bytes"
@@ -109,7 +109,7 @@ func FuzzPackEntry(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "pack", "pack-x.pack"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		o := &objectStore{dir: dir, scanned: true}
+		o := &Objects{dir: dir, scanned: true}
 		p := &packFile{dir: dir, name: "pack-x"}
 		defer p.close()
 		v, err := o.readAt(p, off, 0)
@@ -173,7 +173,7 @@ func FuzzDecodeCommit(f *testing.F) {
 		if err != nil {
 			t.Fatalf("encoded commit does not decode: %v\n%q", err, enc)
 		}
-		clean := func(s gitSignature) bool { return !strings.ContainsAny(s.Name+s.Email, "\n<>") }
+		clean := func(s Signature) bool { return !strings.ContainsAny(s.Name+s.Email, "\n<>") }
 		if clean(c.Author) && clean(c.Committer) {
 			if again.TreeHash != c.TreeHash || !slices.Equal(again.ParentHashes, c.ParentHashes) || again.Message != c.Message {
 				t.Fatalf("round trip changed the commit:\n%q\n%q", data, enc)

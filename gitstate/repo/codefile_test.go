@@ -1,4 +1,4 @@
-package gitstate_test
+package repo_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 )
 
 // TestReadFileAtAndCreateBranch: a regular file as committed on a branch
@@ -22,11 +23,7 @@ func TestReadFileAtAndCreateBranch(t *testing.T) {
 	os.Symlink("/etc/passwd", filepath.Join(dir, "leak"))
 	gitstatetest.Git(t, dir, "add", ".")
 	gitstatetest.Git(t, dir, "commit", "-qm", "files")
-	st, err := gitstate.Open(dir, gitstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openRepo(t, dir)
 
 	made, err := st.CreateBranch(ctx, "epic/x", "HEAD")
 	if err != nil || !made {
@@ -43,8 +40,8 @@ func TestReadFileAtAndCreateBranch(t *testing.T) {
 		t.Fatalf("ReadFileAt = %q, %v", data, err)
 	}
 	for path, want := range map[string]error{
-		"leak":     gitstate.ErrNotRegularFile,
-		"src":      gitstate.ErrNotRegularFile,
+		"leak":     repo.ErrNotRegularFile,
+		"src":      repo.ErrNotRegularFile,
 		"missing":  gitstate.ErrNotFound,
 		"src/b.go": gitstate.ErrNotFound,
 	} {

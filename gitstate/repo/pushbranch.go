@@ -1,4 +1,4 @@
-package gitstate
+package repo
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 )
 
 // pushTimeout bounds one branch push: a remote that never answers must not
@@ -15,33 +18,33 @@ const pushTimeout = 2 * time.Minute
 // PushBranch publishes refs/heads/<branch> to remote, as `gh pr create`
 // does before it opens a pull request: a pull request names a branch the
 // forge must already have. It never forces: a remote branch that has
-// moved on is ErrPushRejected, and the caller's work is left as it is.
+// moved on is gitstate.ErrPushRejected, and the caller's work is left as it is.
 // A repository without that remote has nothing to push to; pushed is false
 // and err nil (the forge is named by GH_REPO alone, and the branch is the
 // caller's to publish).
-func (s *Store) PushBranch(ctx context.Context, remote, branch string) (pushed bool, err error) {
-	if !s.BranchExists(ctx, branch) {
-		return false, fmt.Errorf("gitstate: push %s: no such branch: %w", branch, ErrNotFound)
+func (r *Repo) PushBranch(ctx context.Context, remote, branch string) (pushed bool, err error) {
+	if !r.BranchExists(ctx, branch) {
+		return false, fmt.Errorf("repo: push %s: no such branch: %w", branch, gitstate.ErrNotFound)
 	}
-	if err := s.git(ctx, nil, "remote", "get-url", "--push", remote); err != nil {
+	if err := r.git(ctx, nil, "remote", "get-url", "--push", remote); err != nil {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
 	defer cancel()
 	ref := "refs/heads/" + branch
 	var out strings.Builder
-	err = s.git(ctx, &out, "push", "--porcelain", "--quiet", remote, ref+":"+ref)
+	err = r.git(ctx, &out, "push", "--porcelain", "--quiet", remote, ref+":"+ref)
 	if err == nil {
 		return true, nil
 	}
 	if strings.Contains(out.String(), "[rejected]") || strings.Contains(out.String(), "[remote rejected]") {
-		return false, fmt.Errorf("gitstate: push %s to %s: %w: %s", branch, remote, ErrPushRejected, pushSummary(out.String()))
+		return false, fmt.Errorf("repo: push %s to %s: %w: %s", branch, remote, gitstate.ErrPushRejected, pushSummary(out.String()))
 	}
-	var ge *gitError
-	if errors.As(err, &ge) && ge.stderr != "" {
-		return false, fmt.Errorf("gitstate: push %s to %s: %w: %s", branch, remote, ErrRemote, ge.stderr)
+	var ge *gitcli.Error
+	if errors.As(err, &ge) && ge.Stderr != "" {
+		return false, fmt.Errorf("repo: push %s to %s: %w: %s", branch, remote, gitstate.ErrRemote, ge.Stderr)
 	}
-	return false, fmt.Errorf("gitstate: push %s to %s: %w: %v", branch, remote, ErrRemote, err)
+	return false, fmt.Errorf("repo: push %s to %s: %w: %v", branch, remote, gitstate.ErrRemote, err)
 }
 
 // pushSummary is the status lines of `git push --porcelain` (the refs and

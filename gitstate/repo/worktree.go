@@ -1,4 +1,4 @@
-package gitstate
+package repo
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 )
 
 // Worktrees and branches of the store's repository, for the agents git
@@ -29,33 +32,33 @@ var ErrBranchExists = errors.New("branch already exists")
 // AddWorktree creates a worktree at path on a new branch that starts at
 // from (any revision). Nothing is made if the branch exists or path is
 // not empty.
-func (s *Store) AddWorktree(ctx context.Context, path, branch, from string) error {
-	if s.BranchExists(ctx, branch) {
-		return fmt.Errorf("gitstate: worktree %s: %s: %w", path, branch, ErrBranchExists)
+func (r *Repo) AddWorktree(ctx context.Context, path, branch, from string) error {
+	if r.BranchExists(ctx, branch) {
+		return fmt.Errorf("repo: worktree %s: %s: %w", path, branch, ErrBranchExists)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("gitstate: worktree %s: %w", path, err)
+		return fmt.Errorf("repo: worktree %s: %w", path, err)
 	}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "add", "--quiet", "-b", branch, path, from+"^{commit}")
-	cmd.Env = gitEnv()
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", r.gitDir, "worktree", "add", "--quiet", "-b", branch, path, from+"^{commit}")
+	cmd.Env = gitcli.Env()
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("gitstate: git worktree add %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("repo: git worktree add %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }
 
 // BranchExists reports whether refs/heads/<branch> exists.
-func (s *Store) BranchExists(ctx context.Context, branch string) bool {
-	return s.git(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) == nil
+func (r *Repo) BranchExists(ctx context.Context, branch string) bool {
+	return r.git(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) == nil
 }
 
 // RevParse resolves a revision to a full commit hash.
-func (s *Store) RevParse(ctx context.Context, rev string) (string, error) {
+func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
 	var out bytes.Buffer
-	if err := s.git(ctx, &out, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
-		return "", fmt.Errorf("gitstate: %q names no commit: %w", rev, ErrNotFound)
+	if err := r.git(ctx, &out, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
+		return "", fmt.Errorf("repo: %q names no commit: %w", rev, gitstate.ErrNotFound)
 	}
 	return strings.TrimSpace(out.String()), nil
 }
@@ -87,7 +90,7 @@ func (w WorktreeWork) Lost() bool { return len(w.Dirty) > 0 || len(w.Unmerged) >
 // WorkIn reports what the worktree at path and its branch hold that no
 // other ref has. A missing worktree is not an error (Exists is false); a
 // missing branch has no commits.
-func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, error) {
+func (r *Repo) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, error) {
 	var w WorktreeWork
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		w.Exists = true
@@ -97,10 +100,10 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 		}
 		var out bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all", "--ignored=matching")
-		cmd.Env = gitEnv()
+		cmd.Env = gitcli.Env()
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
-			return w, fmt.Errorf("gitstate: status of %s: %w", path, err)
+			return w, fmt.Errorf("repo: status of %s: %w", path, err)
 		}
 		for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
 			switch {
@@ -111,14 +114,14 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 			}
 		}
 	}
-	if branch != "" && s.BranchExists(ctx, branch) {
+	if branch != "" && r.BranchExists(ctx, branch) {
 		ref := "refs/heads/" + branch
 		var out bytes.Buffer
 		// reachable from no other branch, tag or remote-tracking ref
 		// (--exclude names a branch without refs/heads/ for --branches)
-		err := s.git(ctx, &out, "rev-list", ref, "--not", "--exclude="+branch, "--branches", "--tags", "--remotes")
+		err := r.git(ctx, &out, "rev-list", ref, "--not", "--exclude="+branch, "--branches", "--tags", "--remotes")
 		if err != nil {
-			return w, fmt.Errorf("gitstate: commits of %s: %w", branch, err)
+			return w, fmt.Errorf("repo: commits of %s: %w", branch, err)
 		}
 		w.Unmerged = strings.Fields(out.String())
 	}
@@ -128,7 +131,7 @@ func (s *Store) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, 
 // unquotePath reads a path as git status prints it: C-quoted when it holds
 // special characters.
 func unquotePath(p string) string {
-	if u, ok := unquoteC(p); ok {
+	if u, ok := gitcli.UnquoteC(p); ok {
 		return u
 	}
 	return p
@@ -143,8 +146,13 @@ func halfMade(path string) bool {
 		entries, err := os.ReadDir(path)
 		return err == nil && len(entries) == 0
 	}
-	admin, err := readGitFile(filepath.Join(path, ".git"))
+	dotgit := filepath.Join(path, ".git")
+	content, err := os.ReadFile(dotgit)
 	if err != nil {
+		return false
+	}
+	admin, ok := gitcli.ParseGitFile(dotgit, content)
+	if !ok {
 		return false
 	}
 	b, err := os.ReadFile(filepath.Join(admin, "locked"))
@@ -155,27 +163,27 @@ func halfMade(path string) bool {
 // refs/codex/rescue/<name>/: the branch head as .../branch, uncommitted
 // changes (tracked and untracked, ignored files aside) as a commit on top
 // of the worktree's HEAD as .../worktree. It returns the refs it wrote.
-func (s *Store) Rescue(ctx context.Context, name, path, branch string) ([]string, error) {
-	w, err := s.WorkIn(ctx, path, branch)
+func (r *Repo) Rescue(ctx context.Context, name, path, branch string) ([]string, error) {
+	w, err := r.WorkIn(ctx, path, branch)
 	if err != nil {
 		return nil, err
 	}
 	var refs []string
 	if len(w.Unmerged) > 0 {
 		ref := RefRescue + "/" + name + "/branch"
-		if err := s.git(ctx, nil, "update-ref", ref, "refs/heads/"+branch); err != nil {
-			return refs, fmt.Errorf("gitstate: rescue %s: %w", branch, err)
+		if err := r.git(ctx, nil, "update-ref", ref, "refs/heads/"+branch); err != nil {
+			return refs, fmt.Errorf("repo: rescue %s: %w", branch, err)
 		}
 		refs = append(refs, ref)
 	}
 	if len(w.Dirty) > 0 {
-		commit, err := s.snapshotWorktree(ctx, path, "git codex rescued the uncommitted work of "+name)
+		commit, err := r.snapshotWorktree(ctx, path, "git codex rescued the uncommitted work of "+name)
 		if err != nil {
 			return refs, err
 		}
 		ref := RefRescue + "/" + name + "/worktree"
-		if err := s.git(ctx, nil, "update-ref", ref, commit); err != nil {
-			return refs, fmt.Errorf("gitstate: rescue %s: %w", path, err)
+		if err := r.git(ctx, nil, "update-ref", ref, commit); err != nil {
+			return refs, fmt.Errorf("repo: rescue %s: %w", path, err)
 		}
 		refs = append(refs, ref)
 	}
@@ -185,50 +193,50 @@ func (s *Store) Rescue(ctx context.Context, name, path, branch string) ([]string
 // snapshotWorktree commits the worktree's files as they are (through a
 // temporary index, so the worktree's own index and files stay untouched)
 // on top of its HEAD, and returns the commit.
-func (s *Store) snapshotWorktree(ctx context.Context, path, message string) (string, error) {
+func (r *Repo) snapshotWorktree(ctx context.Context, path, message string) (string, error) {
 	index, err := os.CreateTemp("", "codex-index-*")
 	if err != nil {
 		return "", err
 	}
 	index.Close()
 	defer os.Remove(index.Name())
-	head, err := s.gitIn(ctx, path, index.Name(), nil, "rev-parse", "--verify", "HEAD")
+	head, err := r.gitIn(ctx, path, index.Name(), nil, "rev-parse", "--verify", "HEAD")
 	if err != nil {
 		return "", err
 	}
 	for _, args := range [][]string{{"read-tree", "HEAD"}, {"add", "-A", "."}} {
-		if _, err := s.gitIn(ctx, path, index.Name(), nil, args...); err != nil {
+		if _, err := r.gitIn(ctx, path, index.Name(), nil, args...); err != nil {
 			return "", err
 		}
 	}
-	tree, err := s.gitIn(ctx, path, index.Name(), nil, "write-tree")
+	tree, err := r.gitIn(ctx, path, index.Name(), nil, "write-tree")
 	if err != nil {
 		return "", err
 	}
-	return s.gitIn(ctx, path, index.Name(), nil, "commit-tree", tree, "-p", head, "-m", message)
+	return r.gitIn(ctx, path, index.Name(), nil, "commit-tree", tree, "-p", head, "-m", message)
 }
 
 // RemoveWorktree removes the worktree at path (forcefully: callers check
 // WorkIn or Rescue first) and prunes git's record of it, so a worktree
 // deleted by hand is forgotten too.
-func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
+func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 	// a half-made worktree stays locked "initializing", and git neither
 	// removes nor prunes a locked one
-	s.git(ctx, nil, "worktree", "unlock", path)
-	s.unlockHalfMade(path)
+	r.git(ctx, nil, "worktree", "unlock", path)
+	r.unlockHalfMade(path)
 	if _, err := os.Stat(path); err == nil {
 		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, "git", "--git-dir", s.commonDir, "worktree", "remove", "--force", "--force", path)
-		cmd.Env = gitEnv()
+		cmd := exec.CommandContext(ctx, "git", "--git-dir", r.gitDir, "worktree", "remove", "--force", "--force", path)
+		cmd.Env = gitcli.Env()
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
 			// not a worktree git knows (a half-made one): remove the directory
 			if rmErr := os.RemoveAll(path); rmErr != nil {
-				return fmt.Errorf("gitstate: remove worktree %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))
+				return fmt.Errorf("repo: remove worktree %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))
 			}
 		}
 	}
-	return s.git(ctx, nil, "worktree", "prune")
+	return r.git(ctx, nil, "worktree", "prune")
 }
 
 // unlockHalfMade removes the "initializing" lock of the admin directory a
@@ -239,8 +247,8 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 // gitdir file is missing or names path is removed; then `git worktree
 // prune` removes the directory (its gitdir is missing or leads nowhere).
 // The caller knows that no spawn of that worktree is still running.
-func (s *Store) unlockHalfMade(path string) {
-	admin := filepath.Join(s.commonDir, "worktrees", filepath.Base(path))
+func (r *Repo) unlockHalfMade(path string) {
+	admin := filepath.Join(r.gitDir, "worktrees", filepath.Base(path))
 	b, err := os.ReadFile(filepath.Join(admin, "locked"))
 	if err != nil || strings.TrimSpace(string(b)) != "initializing" {
 		return
@@ -257,16 +265,12 @@ func (s *Store) unlockHalfMade(path string) {
 
 // DeleteBranch deletes refs/heads/<branch>; a missing branch is not an
 // error.
-func (s *Store) DeleteBranch(ctx context.Context, branch string) error {
-	if !s.BranchExists(ctx, branch) {
+func (r *Repo) DeleteBranch(ctx context.Context, branch string) error {
+	if !r.BranchExists(ctx, branch) {
 		return nil
 	}
-	if err := s.git(ctx, nil, "branch", "-D", "--quiet", branch); err != nil {
-		return fmt.Errorf("gitstate: delete branch %s: %w", branch, err)
+	if err := r.git(ctx, nil, "branch", "-D", "--quiet", branch); err != nil {
+		return fmt.Errorf("repo: delete branch %s: %w", branch, err)
 	}
 	return nil
 }
-
-// gitEnv is the environment of the git commands the store runs: git's
-// own messages, untranslated, since the store reads some of them.
-func gitEnv() []string { return append(os.Environ(), "LC_ALL=C") }

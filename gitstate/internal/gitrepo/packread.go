@@ -1,4 +1,4 @@
-package gitstate
+package gitrepo
 
 import (
 	"bufio"
@@ -210,7 +210,7 @@ const maxDeltaDepth = 10000
 
 // readAt returns the object at off in the pack, resolving deltas. base
 // looks up a REF_DELTA's base by hash anywhere in the repository.
-func (o *objectStore) readAt(p *packFile, off int64, depth int) (packed, error) {
+func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
 	if v, ok := o.cache[packKey{p, off}]; ok {
 		return v, nil
 	}
@@ -280,7 +280,7 @@ func (o *objectStore) readAt(p *packFile, off int64, depth int) (packed, error) 
 }
 
 // openPack opens p's .pack file if it is not open yet.
-func (o *objectStore) openPack(p *packFile) error {
+func (o *Objects) openPack(p *packFile) error {
 	if p.f != nil {
 		return nil
 	}
@@ -293,7 +293,7 @@ func (o *objectStore) openPack(p *packFile) error {
 }
 
 // inflate reads one zlib stream of size bytes once inflated.
-func (o *objectStore) inflate(r io.Reader, size uint64) ([]byte, error) {
+func (o *Objects) inflate(r io.Reader, size uint64) ([]byte, error) {
 	if size > 1<<40 {
 		return nil, fmt.Errorf("object of %d bytes", size)
 	}
@@ -329,7 +329,7 @@ const inflateGrowMax = 1 << 20
 // cache starts again empty.
 const cacheBytes = 32 << 20
 
-func (o *objectStore) remember(k packKey, v packed) {
+func (o *Objects) remember(k packKey, v packed) {
 	if o.cache == nil || o.cached+len(v.data) > cacheBytes {
 		o.cache, o.cached = map[packKey]packed{}, 0
 	}

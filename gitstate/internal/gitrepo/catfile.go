@@ -1,4 +1,4 @@
-package gitstate
+package gitrepo
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -28,10 +29,10 @@ type gitCat struct {
 
 // viaGit reads h through git, starting the cat-file process if needed.
 // The caller holds objMu.
-func (o *objectStore) viaGit(h plumbing.Hash) (packed, error) {
+func (o *Objects) viaGit(h plumbing.Hash) (packed, error) {
 	if o.cat == nil {
 		cmd := exec.Command("git", "--git-dir", filepath.Dir(o.dir), "cat-file", "--batch")
-		cmd.Env = gitEnv()
+		cmd.Env = gitcli.Env()
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			return packed{}, err

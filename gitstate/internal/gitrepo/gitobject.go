@@ -1,4 +1,4 @@
-package gitstate
+package gitrepo
 
 import (
 	"bytes"
@@ -20,33 +20,33 @@ import (
 // initialisation every git codex process paid for at start, though the store
 // never signs or diffs a commit.
 
-// gitTree is a tree object: its entries in git's order (see sortTreeEntries).
-type gitTree struct {
+// Tree is a tree object: its entries in git's order (see SortTreeEntries).
+type Tree struct {
 	Hash    plumbing.Hash // set when read
-	Entries []gitTreeEntry
+	Entries []TreeEntry
 }
 
-// gitTreeEntry is one entry of a tree.
-type gitTreeEntry struct {
+// TreeEntry is one entry of a tree.
+type TreeEntry struct {
 	Name string
 	Mode filemode.FileMode
 	Hash plumbing.Hash
 }
 
-// gitSignature is a commit's author or committer.
-type gitSignature struct {
+// Signature is a commit's author or committer.
+type Signature struct {
 	Name, Email string
 	When        time.Time
 }
 
-// gitCommit is a commit object. Headers the store has no use for (encoding,
+// Commit is a commit object. Headers the store has no use for (encoding,
 // gpgsig, mergetag...) are skipped when reading; the store never writes them.
-type gitCommit struct {
+type Commit struct {
 	Hash         plumbing.Hash // set when read
 	TreeHash     plumbing.Hash
 	ParentHashes []plumbing.Hash
-	Author       gitSignature
-	Committer    gitSignature
+	Author       Signature
+	Committer    Signature
 	Message      string
 }
 
@@ -55,23 +55,36 @@ var (
 	errMalformedCommit = errors.New("malformed commit")
 )
 
+// Find binary-searches the tree's entries for name; nil if it has none. Git sorts a directory "x" as
+// if it were named "x/", so the name is looked up under both keys.
+func (t *Tree) Find(name string) *TreeEntry {
+	n := len(t.Entries)
+	for _, key := range [2]string{name, name + "/"} {
+		i := sort.Search(n, func(i int) bool { return t.Entries[i].sortName() >= key })
+		if i < n && t.Entries[i].sortName() == key {
+			return &t.Entries[i]
+		}
+	}
+	return nil
+}
+
 // sortName is the name git sorts a tree entry by: a directory's as if it
 // ended in "/".
-func (e *gitTreeEntry) sortName() string {
+func (e *TreeEntry) sortName() string {
 	if e.Mode == filemode.Dir {
 		return e.Name + "/"
 	}
 	return e.Name
 }
 
-// sortTreeEntries puts entries in git's order.
-func sortTreeEntries(es []gitTreeEntry) {
+// SortTreeEntries puts entries in git's order.
+func SortTreeEntries(es []TreeEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].sortName() < es[j].sortName() })
 }
 
 // encode serialises the tree as git does: "<octal mode> <name>\0<20-byte
 // hash>" per entry. Entries must be sorted, with names free of NUL and '/'.
-func (t *gitTree) encode() ([]byte, error) {
+func (t *Tree) encode() ([]byte, error) {
 	var b bytes.Buffer
 	for i := range t.Entries {
 		e := &t.Entries[i]
@@ -92,8 +105,8 @@ func (t *gitTree) encode() ([]byte, error) {
 
 // decodeTree parses a tree object's content. Modes are read as git reads
 // them, canonicalised (a "100664" file is a regular file).
-func decodeTree(data []byte) (*gitTree, error) {
-	t := &gitTree{}
+func decodeTree(data []byte) (*Tree, error) {
+	t := &Tree{}
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		if sp <= 0 {
@@ -119,7 +132,7 @@ func decodeTree(data []byte) (*gitTree, error) {
 		var h plumbing.Hash
 		copy(h[:], data)
 		data = data[len(h):]
-		t.Entries = append(t.Entries, gitTreeEntry{Name: name, Mode: canonicalMode(filemode.FileMode(mode)), Hash: h})
+		t.Entries = append(t.Entries, TreeEntry{Name: name, Mode: canonicalMode(filemode.FileMode(mode)), Hash: h})
 	}
 	return t, nil
 }
@@ -145,7 +158,7 @@ func canonicalMode(m filemode.FileMode) filemode.FileMode {
 
 // encode serialises the commit as git does (and as go-git did, so commits
 // written before this codec are reproduced byte for byte).
-func (c *gitCommit) encode() ([]byte, error) {
+func (c *Commit) encode() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("tree " + c.TreeHash.String() + "\n")
 	for _, p := range c.ParentHashes {
@@ -161,7 +174,7 @@ func (c *gitCommit) encode() ([]byte, error) {
 }
 
 // encode writes "Name <email> <unix seconds> <+hhmm>".
-func (s *gitSignature) encode(b *bytes.Buffer) {
+func (s *Signature) encode(b *bytes.Buffer) {
 	u := s.When.Unix()
 	if u < 0 {
 		u = 0
@@ -172,8 +185,8 @@ func (s *gitSignature) encode(b *bytes.Buffer) {
 // decodeCommit parses a commit object's content: its tree, parents, author
 // and committer headers and its message; other headers (and their
 // continuation lines) are skipped.
-func decodeCommit(data []byte) (*gitCommit, error) {
-	c := &gitCommit{}
+func decodeCommit(data []byte) (*Commit, error) {
+	c := &Commit{}
 	sawTree := false
 	for {
 		nl := bytes.IndexByte(data, '\n')
@@ -224,8 +237,8 @@ func parseHash(b []byte) (plumbing.Hash, bool) {
 
 // decodeSignature reads "Name <email> <seconds> <zone>" leniently, as git
 // and go-git do: whatever cannot be read stays zero.
-func decodeSignature(b []byte) gitSignature {
-	var s gitSignature
+func decodeSignature(b []byte) Signature {
+	var s Signature
 	open, end := bytes.LastIndexByte(b, '<'), bytes.LastIndexByte(b, '>')
 	if open < 0 || end < open {
 		return s

@@ -1,4 +1,4 @@
-package gitstate
+package gitcli
 
 import "testing"
 
@@ -8,13 +8,13 @@ func TestUnquoteC(t *testing.T) {
 		`"a\tb\nc\\d\"e"`:    "a\tb\nc\\d\"e",
 		`"caf\303\251/objs"`: "café/objs",
 	} {
-		if got, ok := unquoteC(q); !ok || got != want {
-			t.Errorf("unquoteC(%s) = %q, %v; want %q", q, got, ok, want)
+		if got, ok := UnquoteC(q); !ok || got != want {
+			t.Errorf("UnquoteC(%s) = %q, %v; want %q", q, got, ok, want)
 		}
 	}
 	for _, bad := range []string{`"open`, `"x"y`, `"\q"`, `"\39"`, `plain`} {
-		if got, ok := unquoteC(bad); ok {
-			t.Errorf("unquoteC(%s) = %q, accepted", bad, got)
+		if got, ok := UnquoteC(bad); ok {
+			t.Errorf("UnquoteC(%s) = %q, accepted", bad, got)
 		}
 	}
 }

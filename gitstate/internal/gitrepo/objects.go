@@ -1,4 +1,4 @@
-package gitstate
+package gitrepo
 
 import (
 	"compress/zlib"
@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// objectStore reads and writes git objects in "<common dir>/objects":
+// Objects reads and writes git objects in "<common dir>/objects":
 // loose objects, packs (through their mapped indexes) and the object
 // directories of objects/info/alternates. Transactions write their objects
 // as one pack each (see writePack); git's own repack rolls them up (see
@@ -25,7 +26,7 @@ import (
 // ones and the loose objects now packed). A pack already open stays readable
 // after it is deleted; a lookup that fails is retried after the list of packs
 // is read again. The Store's objMu guards it.
-type objectStore struct {
+type Objects struct {
 	dir     string      // "<common dir>/objects"
 	alt     []string    // alternate object directories, read at scan
 	packs   []*packFile // newest first
@@ -51,7 +52,7 @@ type objectStore struct {
 	zr io.ReadCloser
 }
 
-func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (packed, error) {
+func (o *Objects) read(t plumbing.ObjectType, h plumbing.Hash) (packed, error) {
 	v, err := o.find(h)
 	if err == nil && v.typ != t {
 		err = fmt.Errorf("%s is a %s: %w", h, v.typ, plumbing.ErrObjectNotFound)
@@ -67,9 +68,9 @@ func (o *objectStore) read(t plumbing.ObjectType, h plumbing.Hash) (packed, erro
 	return v, nil
 }
 
-// has reports whether h is in the repository (retrying after a repack as
+// Has reports whether h is in the repository (retrying after a repack as
 // read does): ErrObjectMissing if not.
-func (o *objectStore) has(h plumbing.Hash) error {
+func (o *Objects) Has(h plumbing.Hash) error {
 	_, err := o.find(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return fmt.Errorf("gitstate: object %s: %w", h, ErrObjectMissing)
@@ -80,7 +81,7 @@ func (o *objectStore) has(h plumbing.Hash) error {
 // find looks h up, reading the list of packs again once if the lookup may
 // have missed a repack, and asks git for what is still not found (git's
 // own reader sees the same directory and copes with repacks itself).
-func (o *objectStore) find(h plumbing.Hash) (packed, error) {
+func (o *Objects) find(h plumbing.Hash) (packed, error) {
 	v, err := o.lookup(h)
 	if err != nil && movedByRepack(err) {
 		o.scanned = false
@@ -101,7 +102,7 @@ func movedByRepack(err error) bool {
 
 // lookup finds h in the packs (the last hit's pack first), then loose, then
 // in the alternates' loose objects.
-func (o *objectStore) lookup(h plumbing.Hash) (packed, error) {
+func (o *Objects) lookup(h plumbing.Hash) (packed, error) {
 	if !o.scanned {
 		if err := o.scan(); err != nil {
 			return packed{}, err
@@ -119,7 +120,7 @@ func (o *objectStore) lookup(h plumbing.Hash) (packed, error) {
 	return packed{}, plumbing.ErrObjectNotFound
 }
 
-func (o *objectStore) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
+func (o *Objects) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
 	if o.last != nil && o.last.idx != nil {
 		if off, ok := o.last.find(h); ok {
 			return o.last, off, true
@@ -157,7 +158,7 @@ func (o *objectStore) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
 // runs when a lookup missed, which is mostly for what another process just
 // wrote) and dropping those gone from the directory. Only new packs are
 // stat'ed; none is opened (see findPacked).
-func (o *objectStore) scan() error {
+func (o *Objects) scan() error {
 	dirs := []string{o.dir}
 	o.alt = readAlternates(o.dir, 0)
 	dirs = append(dirs, o.alt...)
@@ -222,14 +223,14 @@ func (o *objectStore) scan() error {
 
 // added makes a pack of count objects this process just wrote known
 // without a scan (its index is mapped when a lookup reaches it).
-func (o *objectStore) added(name string, count int) {
+func (o *Objects) added(name string, count int) {
 	if !o.scanned {
 		return // the next lookup scans
 	}
 	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count}}, o.packs...)
 }
 
-func (o *objectStore) dropCached(p *packFile) {
+func (o *Objects) dropCached(p *packFile) {
 	for k := range o.cache {
 		if k.p == p {
 			delete(o.cache, k)
@@ -253,7 +254,7 @@ func readAlternates(dir string, depth int) []string {
 		if line[0] == '"' {
 			// a path git quoted (it holds a newline, a quote or a
 			// byte git escapes), as unquote_c_style reads it
-			u, ok := unquoteC(line)
+			u, ok := gitcli.UnquoteC(line)
 			if !ok {
 				continue // git ignores it too, with an error
 			}
@@ -268,58 +269,7 @@ func readAlternates(dir string, depth int) []string {
 	return out
 }
 
-// unquoteC reads a string git quoted in C style ("a\tb\"c\303\251"):
-// the escapes \a \b \f \n \r \t \v \\ \" and three octal digits. ok
-// is false when q is not one such string and nothing else.
-func unquoteC(q string) (string, bool) {
-	if len(q) < 2 || q[0] != '"' {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 1; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '"':
-			return b.String(), i == len(q)-1
-		case c != '\\':
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(q) {
-			return "", false
-		}
-		switch c = q[i]; c {
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case '\\', '"':
-			b.WriteByte(c)
-		case '0', '1', '2', '3':
-			if i+2 >= len(q) || q[i+1] < '0' || q[i+1] > '7' || q[i+2] < '0' || q[i+2] > '7' {
-				return "", false
-			}
-			b.WriteByte((c-'0')<<6 | (q[i+1]-'0')<<3 | (q[i+2] - '0'))
-			i += 2
-		default:
-			return "", false
-		}
-	}
-	return "", false
-}
-
-func (o *objectStore) close() {
+func (o *Objects) Close() {
 	for _, p := range o.packs {
 		p.close()
 	}
@@ -330,12 +280,12 @@ func (o *objectStore) close() {
 	o.packs, o.last, o.cache, o.scanned = nil, nil, nil, false
 }
 
-func (o *objectStore) blob(h plumbing.Hash) ([]byte, error) {
+func (o *Objects) Blob(h plumbing.Hash) ([]byte, error) {
 	v, err := o.read(plumbing.BlobObject, h)
 	return v.data, err
 }
 
-func (o *objectStore) tree(h plumbing.Hash) (*gitTree, error) {
+func (o *Objects) Tree(h plumbing.Hash) (*Tree, error) {
 	v, err := o.read(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err
@@ -348,7 +298,7 @@ func (o *objectStore) tree(h plumbing.Hash) (*gitTree, error) {
 	return t, nil
 }
 
-func (o *objectStore) commit(h plumbing.Hash) (*gitCommit, error) {
+func (o *Objects) Commit(h plumbing.Hash) (*Commit, error) {
 	v, err := o.read(plumbing.CommitObject, h)
 	if err != nil {
 		return nil, err
@@ -367,8 +317,8 @@ type encoder interface {
 	encode() ([]byte, error)
 }
 
-// encode serialises a tree or commit into b and returns its hash.
-func (b *objectBatch) encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, error) {
+// Encode serialises a tree or commit into b and returns its hash.
+func (b *objectBatch) Encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, error) {
 	data, err := v.encode()
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("gitstate: encode %s: %w", t, err)
@@ -376,8 +326,8 @@ func (b *objectBatch) encode(t plumbing.ObjectType, v encoder) (plumbing.Hash, e
 	return b.add(t, data), nil
 }
 
-// write stores the batch as one pack; an empty batch writes nothing.
-func (o *objectStore) write(b *objectBatch) error {
+// Write stores the batch as one pack; an empty batch writes nothing.
+func (o *Objects) Write(b *objectBatch) error {
 	if len(b.objs) == 0 {
 		return nil
 	}
@@ -393,23 +343,23 @@ func (o *objectStore) write(b *objectBatch) error {
 	return nil
 }
 
-// releaseKeeps removes the .keep files of the packs written under the
+// ReleaseKeeps removes the .keep files of the packs written under the
 // writer lock: from now on git's repack may roll those packs up like any
 // other (their objects are reachable from the ref, or garbage).
-func (o *objectStore) releaseKeeps() {
+func (o *Objects) ReleaseKeeps() {
 	for _, k := range o.keeps {
 		os.Remove(k)
 	}
 	o.keeps = o.keeps[:0]
 }
 
-// sweepKeeps removes the .keep files git codex wrote that a writer killed
+// SweepKeeps removes the .keep files git codex wrote that a writer killed
 // between writing a pack and releasing its keep left behind, and such a
 // writer's temporary files. The caller holds the writer lock, and every
 // writer releases its keeps and renames its temporary files before it
 // lets go of that lock, so a git codex keep seen now is a dead writer's.
 // Other keeps (receive-pack's, a person's) are left alone.
-func (o *objectStore) sweepKeeps() {
+func (o *Objects) SweepKeeps() {
 	if o.tmpDir != "" {
 		if tmps, err := os.ReadDir(o.tmpDir); err == nil {
 			for _, e := range tmps {
@@ -434,8 +384,8 @@ func (o *objectStore) sweepKeeps() {
 	}
 }
 
-// localPacks counts the packs in the repository's own object directory.
-func (o *objectStore) localPacks() int {
+// LocalPacks counts the packs in the repository's own object directory.
+func (o *Objects) LocalPacks() int {
 	n := 0
 	for _, p := range o.packs {
 		if p.dir == o.dir {
@@ -445,15 +395,15 @@ func (o *objectStore) localPacks() int {
 	return n
 }
 
-// raw returns an object's content as stored, undecoded; an object of
+// Read returns an object's content as stored, undecoded; an object of
 // another type is not found.
-func (o *objectStore) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+func (o *Objects) Read(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 	v, err := o.read(t, h)
 	return v.data, err
 }
 
 // anyType reads an object whatever its type.
-func (o *objectStore) anyType(h plumbing.Hash) (packed, error) {
+func (o *Objects) anyType(h plumbing.Hash) (packed, error) {
 	v, err := o.find(h)
 	if err != nil {
 		return packed{}, fmt.Errorf("gitstate: read %s: %w", h, err)
@@ -461,9 +411,9 @@ func (o *objectStore) anyType(h plumbing.Hash) (packed, error) {
 	return v, nil
 }
 
-// size returns an object's size. (The store reads objects whole, so a huge
+// Size returns an object's size. (The store reads objects whole, so a huge
 // blob is loaded once to be refused; it is never kept or written.)
-func (o *objectStore) size(h plumbing.Hash) (int64, error) {
+func (o *Objects) Size(h plumbing.Hash) (int64, error) {
 	v, err := o.anyType(h)
 	return int64(len(v.data)), err
 }

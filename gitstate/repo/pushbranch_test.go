@@ -1,4 +1,4 @@
-package gitstate_test
+package repo_test
 
 import (
 	"context"
@@ -20,11 +20,7 @@ func TestPushBranch(t *testing.T) {
 	dir := gitstatetest.NewRepo(t)
 	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
 	gitstatetest.Git(t, dir, "branch", "feature")
-	st, err := gitstate.Open(dir, gitstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openRepo(t, dir)
 
 	if pushed, err := st.PushBranch(ctx, "origin", "feature"); pushed || err != nil {
 		t.Fatalf("no origin: pushed %v, err %v; want nothing pushed, no error", pushed, err)

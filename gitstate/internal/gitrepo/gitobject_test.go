@@ -1,4 +1,4 @@
-package gitstate
+package gitrepo
 
 import (
 	"math/rand"
@@ -68,7 +68,7 @@ func TestTreeCodecMatchesGit(t *testing.T) {
 			t.Fatalf("decode %s: %v", h, err)
 		}
 		rng.Shuffle(len(tr.Entries), func(i, j int) { tr.Entries[i], tr.Entries[j] = tr.Entries[j], tr.Entries[i] })
-		sortTreeEntries(tr.Entries)
+		SortTreeEntries(tr.Entries)
 		got, err := tr.encode()
 		if err != nil {
 			t.Fatal(err)
@@ -99,11 +99,11 @@ func TestTreeCodecMatchesGit(t *testing.T) {
 			t.Errorf("decodeTree(%q) succeeded, want an error", bad)
 		}
 	}
-	for _, bad := range []gitTree{
-		{Entries: []gitTreeEntry{{Name: "b", Mode: filemode.Regular}, {Name: "a", Mode: filemode.Regular}}},
-		{Entries: []gitTreeEntry{{Name: "a", Mode: filemode.Regular}, {Name: "a", Mode: filemode.Regular}}},
-		{Entries: []gitTreeEntry{{Name: "a/b", Mode: filemode.Regular}}},
-		{Entries: []gitTreeEntry{{Name: "", Mode: filemode.Regular}}},
+	for _, bad := range []Tree{
+		{Entries: []TreeEntry{{Name: "b", Mode: filemode.Regular}, {Name: "a", Mode: filemode.Regular}}},
+		{Entries: []TreeEntry{{Name: "a", Mode: filemode.Regular}, {Name: "a", Mode: filemode.Regular}}},
+		{Entries: []TreeEntry{{Name: "a/b", Mode: filemode.Regular}}},
+		{Entries: []TreeEntry{{Name: "", Mode: filemode.Regular}}},
 	} {
 		if _, err := bad.encode(); err == nil {
 			t.Errorf("encode(%v) succeeded, want an error", bad.Entries)
@@ -171,8 +171,8 @@ func TestCommitCodecMatchesGit(t *testing.T) {
 
 	// the store's own commits: what it encodes, git reads back unchanged
 	when := time.Date(2026, 11, 24, 3, 4, 5, 0, time.FixedZone("", 9*3600))
-	ours := &gitCommit{TreeHash: plumbing.NewHash(tree), ParentHashes: []plumbing.Hash{plumbing.NewHash(c1)},
-		Author: gitSignature{Name: "agent a-1", Email: "a-1@codex", When: when}, Committer: gitSignature{Name: "git codex", Email: "codex@localhost", When: when},
+	ours := &Commit{TreeHash: plumbing.NewHash(tree), ParentHashes: []plumbing.Hash{plumbing.NewHash(c1)},
+		Author: Signature{Name: "agent a-1", Email: "a-1@codex", When: when}, Committer: Signature{Name: "git codex", Email: "codex@localhost", When: when},
 		Message: "mail_send: hello\n\nCodex-Tool: mail_send\n"}
 	data, _ := ours.encode()
 	oh := hashObject(t, dir, "commit", data)

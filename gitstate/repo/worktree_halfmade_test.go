@@ -1,4 +1,4 @@
-package gitstate_test
+package repo_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
@@ -18,11 +17,7 @@ import (
 func TestRemoveWorktreeKilledBeforeItsGitdir(t *testing.T) {
 	dir := gitstatetest.NewRepo(t)
 	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
-	s, err := gitstate.Open(dir, gitstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openRepo(t, dir)
 	path := filepath.Join(t.TempDir(), "c6")
 	admin := filepath.Join(dir, ".git", "worktrees", "c6")
 	if err := os.MkdirAll(admin, 0o755); err != nil {

@@ -1,4 +1,4 @@
-package gitstate
+package repo
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
 )
 
 // RefReviewNotes is where review feedback is attached to the commits it
@@ -28,13 +31,13 @@ var ErrBranchMoved = errors.New("branch moved meanwhile")
 // the worktree's index and files is left exactly as it was, so whatever
 // the worktree's owner had not committed is untouched. The commit is built
 // through a temporary index; it returns the new commit.
-func (s *Store) CommitFile(ctx context.Context, worktree, branch, file string, content []byte, message string, author Signature) (string, error) {
+func (r *Repo) CommitFile(ctx context.Context, worktree, branch, file string, content []byte, message string, author gitstate.Signature) (string, error) {
 	ref := "refs/heads/" + branch
-	head, err := s.RevParse(ctx, ref)
+	head, err := r.RevParse(ctx, ref)
 	if err != nil {
-		return "", fmt.Errorf("gitstate: commit %s on %s: %w", file, branch, err)
+		return "", fmt.Errorf("repo: commit %s on %s: %w", file, branch, err)
 	}
-	blob, err := s.gitIn(ctx, worktree, "", bytes.NewReader(content), "hash-object", "-w", "--stdin")
+	blob, err := r.gitIn(ctx, worktree, "", bytes.NewReader(content), "hash-object", "-w", "--stdin")
 	if err != nil {
 		return "", err
 	}
@@ -44,38 +47,38 @@ func (s *Store) CommitFile(ctx context.Context, worktree, branch, file string, c
 	}
 	index.Close()
 	defer os.Remove(index.Name())
-	if _, err := s.gitIn(ctx, worktree, index.Name(), nil, "read-tree", head); err != nil {
+	if _, err := r.gitIn(ctx, worktree, index.Name(), nil, "read-tree", head); err != nil {
 		return "", err
 	}
-	if _, err := s.gitIn(ctx, worktree, index.Name(), nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file); err != nil {
+	if _, err := r.gitIn(ctx, worktree, index.Name(), nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file); err != nil {
 		return "", err
 	}
-	tree, err := s.gitIn(ctx, worktree, index.Name(), nil, "write-tree")
+	tree, err := r.gitIn(ctx, worktree, index.Name(), nil, "write-tree")
 	if err != nil {
 		return "", err
 	}
 	var env []string
 	if author.Name != "" {
 		env = []string{"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email,
-			"GIT_COMMITTER_NAME=" + s.opts.Committer.Name, "GIT_COMMITTER_EMAIL=" + s.opts.Committer.Email}
+			"GIT_COMMITTER_NAME=" + r.committer.Name, "GIT_COMMITTER_EMAIL=" + r.committer.Email}
 	}
-	commit, err := s.gitEnvIn(ctx, worktree, env, nil, "commit-tree", tree, "-p", head, "-m", message)
+	commit, err := r.gitEnvIn(ctx, worktree, env, nil, "commit-tree", tree, "-p", head, "-m", message)
 	if err != nil {
 		return "", err
 	}
 	// what the worktree's copy was before: the old head's, or none
-	old, oldErr := s.gitIn(ctx, worktree, "", nil, "cat-file", "blob", head+":"+file)
-	if _, err := s.gitIn(ctx, worktree, "", nil, "update-ref", "-m", "git codex: "+firstLine(message), ref, commit, head); err != nil {
-		return "", fmt.Errorf("gitstate: %s: %w (%v)", branch, ErrBranchMoved, err)
+	old, oldErr := r.gitIn(ctx, worktree, "", nil, "cat-file", "blob", head+":"+file)
+	if _, err := r.gitIn(ctx, worktree, "", nil, "update-ref", "-m", "git codex: "+firstLine(message), ref, commit, head); err != nil {
+		return "", fmt.Errorf("repo: %s: %w (%v)", branch, ErrBranchMoved, err)
 	}
 	path := filepath.Join(worktree, file)
 	cur, curErr := os.ReadFile(path)
 	unchanged := (oldErr != nil && os.IsNotExist(curErr)) || (oldErr == nil && curErr == nil && strings.TrimSpace(string(cur)) == old)
 	if unchanged {
 		if err := os.WriteFile(path, content, 0o644); err != nil {
-			return commit, fmt.Errorf("gitstate: write %s: %w", path, err)
+			return commit, fmt.Errorf("repo: write %s: %w", path, err)
 		}
-		if _, err := s.gitIn(ctx, worktree, "", nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file); err != nil {
+		if _, err := r.gitIn(ctx, worktree, "", nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file); err != nil {
 			return commit, err
 		}
 	}
@@ -84,16 +87,16 @@ func (s *Store) CommitFile(ctx context.Context, worktree, branch, file string, c
 
 // AddNote appends text to the note of commit under ref (git notes append:
 // an existing note keeps its text, the new one follows).
-func (s *Store) AddNote(ctx context.Context, ref, commit, text string) error {
-	env := []string{"GIT_AUTHOR_NAME=" + s.opts.Committer.Name, "GIT_AUTHOR_EMAIL=" + s.opts.Committer.Email,
-		"GIT_COMMITTER_NAME=" + s.opts.Committer.Name, "GIT_COMMITTER_EMAIL=" + s.opts.Committer.Email}
+func (r *Repo) AddNote(ctx context.Context, ref, commit, text string) error {
+	env := []string{"GIT_AUTHOR_NAME=" + r.committer.Name, "GIT_AUTHOR_EMAIL=" + r.committer.Email,
+		"GIT_COMMITTER_NAME=" + r.committer.Name, "GIT_COMMITTER_EMAIL=" + r.committer.Email}
 	// git notes takes the notes ref's lock and gives up at once when
 	// another writer (a note appended at the same moment, a sync merging
 	// notes) holds it: try again for a while, as the store waits for a
 	// ref lock git holds
 	deadline := time.Now().Add(5 * time.Second)
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		_, err := s.gitEnvIn(ctx, "", env, strings.NewReader(text), "notes", "--ref", ref, "append", "-F", "-", commit)
+		_, err := r.gitEnvIn(ctx, "", env, strings.NewReader(text), "notes", "--ref", ref, "append", "-F", "-", commit)
 		if err == nil || !strings.Contains(err.Error(), ".lock': File exists") || time.Now().After(deadline) {
 			return err
 		}
@@ -106,31 +109,31 @@ func (s *Store) AddNote(ctx context.Context, ref, commit, text string) error {
 }
 
 // DiffStat is `git diff --stat base head`: what a review looks at.
-func (s *Store) DiffStat(ctx context.Context, base, head string) (string, error) {
-	return s.gitIn(ctx, "", "", nil, "diff", "--stat", base, head)
+func (r *Repo) DiffStat(ctx context.Context, base, head string) (string, error) {
+	return r.gitIn(ctx, "", "", nil, "diff", "--stat", base, head)
 }
 
 // gitIn runs git in a worktree (or the common dir when worktree is ""),
 // with a temporary index if one is given, and returns its trimmed stdout.
-func (s *Store) gitIn(ctx context.Context, worktree, index string, stdin io.Reader, args ...string) (string, error) {
+func (r *Repo) gitIn(ctx context.Context, worktree, index string, stdin io.Reader, args ...string) (string, error) {
 	var env []string
 	if index != "" {
 		env = []string{"GIT_INDEX_FILE=" + index}
 	}
-	return s.gitEnvIn(ctx, worktree, env, stdin, args...)
+	return r.gitEnvIn(ctx, worktree, env, stdin, args...)
 }
 
-func (s *Store) gitEnvIn(ctx context.Context, worktree string, env []string, stdin io.Reader, args ...string) (string, error) {
+func (r *Repo) gitEnvIn(ctx context.Context, worktree string, env []string, stdin io.Reader, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
-	pre := []string{"--git-dir", s.commonDir}
+	pre := []string{"--git-dir", r.gitDir}
 	if worktree != "" {
 		pre = []string{"-C", worktree}
 	}
 	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
-	cmd.Env = append(gitEnv(), env...)
+	cmd.Env = append(gitcli.Env(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("gitstate: git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("repo: git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }

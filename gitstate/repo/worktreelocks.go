@@ -1,4 +1,4 @@
-package gitstate
+package repo
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // moment before it renames it into place) was left by a git killed with
 // the agent that ran it. Cleanup removes them (RemoveGitLocks) instead of
 // stopping at them; a lock a live git holds is never listed.
-func (s *Store) StaleGitLocks(ctx context.Context, worktree, branch string) []string {
+func (r *Repo) StaleGitLocks(ctx context.Context, worktree, branch string) []string {
 	var candidates []string
 	if worktree != "" {
 		if out, err := exec.CommandContext(ctx, "git", "-C", worktree, "rev-parse", "--path-format=absolute", "--git-dir").Output(); err == nil {
@@ -30,7 +30,7 @@ func (s *Store) StaleGitLocks(ctx context.Context, worktree, branch string) []st
 		}
 	}
 	if branch != "" {
-		candidates = append(candidates, filepath.Join(s.commonDir, "refs", "heads", filepath.FromSlash(branch)+".lock"))
+		candidates = append(candidates, filepath.Join(r.gitDir, "refs", "heads", filepath.FromSlash(branch)+".lock"))
 	}
 	var present []string
 	for _, c := range candidates {
@@ -51,8 +51,13 @@ func (s *Store) StaleGitLocks(ctx context.Context, worktree, branch string) []st
 	return stale
 }
 
+// staleLockAge is how old a lock file must be before StaleGitLocks may
+// take it for a leftover: git closes a lock file a moment before it
+// renames it into place, and holds one for milliseconds.
+const staleLockAge = 2 * time.Second
+
 // RemoveGitLocks removes lock files StaleGitLocks found.
-func (s *Store) RemoveGitLocks(paths []string) error {
+func (r *Repo) RemoveGitLocks(paths []string) error {
 	var errs []error
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -94,8 +99,8 @@ func openFiles(paths []string) map[string]bool {
 }
 
 // IgnoredDir is where SaveIgnored puts the ignored files of name.
-func (s *Store) IgnoredDir(name string) string {
-	return filepath.Join(s.commonDir, "codex", "rescue", name, "ignored")
+func (r *Repo) IgnoredDir(name string) string {
+	return filepath.Join(r.gitDir, "codex", "rescue", name, "ignored")
 }
 
 // SaveIgnored moves the worktree's git-ignored files (paths relative to
@@ -104,8 +109,8 @@ func (s *Store) IgnoredDir(name string) string {
 // committed: ignored files are where secrets (.env) and local notes live,
 // and refs/codex/* travel to every clone; this directory never leaves the
 // machine.
-func (s *Store) SaveIgnored(ctx context.Context, name, worktree string, paths []string) (string, error) {
-	dest := s.IgnoredDir(name)
+func (r *Repo) SaveIgnored(ctx context.Context, name, worktree string, paths []string) (string, error) {
+	dest := r.IgnoredDir(name)
 	for _, p := range paths {
 		rel := filepath.Clean(filepath.FromSlash(strings.TrimSuffix(p, "/")))
 		if rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
@@ -113,15 +118,15 @@ func (s *Store) SaveIgnored(ctx context.Context, name, worktree string, paths []
 		}
 		from, to := filepath.Join(worktree, rel), filepath.Join(dest, rel)
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-			return dest, fmt.Errorf("gitstate: save %s: %w", p, err)
+			return dest, fmt.Errorf("repo: save %s: %w", p, err)
 		}
 		if err := os.Rename(from, to); err != nil {
 			// another filesystem: copy, then remove
 			if out, cerr := exec.CommandContext(ctx, "cp", "-a", from, to).CombinedOutput(); cerr != nil {
-				return dest, fmt.Errorf("gitstate: save %s: %v: %s", p, err, strings.TrimSpace(string(out)))
+				return dest, fmt.Errorf("repo: save %s: %v: %s", p, err, strings.TrimSpace(string(out)))
 			}
 			if err := os.RemoveAll(from); err != nil {
-				return dest, fmt.Errorf("gitstate: save %s: %w", p, err)
+				return dest, fmt.Errorf("repo: save %s: %w", p, err)
 			}
 		}
 	}

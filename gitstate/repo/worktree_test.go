@@ -1,4 +1,4 @@
-package gitstate_test
+package repo_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 )
 
 // TestWorktreeLifecycle: a worktree on a new branch; the work in it (an
@@ -22,16 +22,12 @@ func TestWorktreeLifecycle(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	gitstatetest.Git(t, dir, "add", "a.txt")
 	gitstatetest.Git(t, dir, "commit", "-qm", "base")
-	s, err := gitstate.Open(dir, gitstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openRepo(t, dir)
 	wt := filepath.Join(t.TempDir(), "wt", "coder")
 	if err := s.AddWorktree(ctx, wt, "codex/coder", "HEAD"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddWorktree(ctx, wt+"2", "codex/coder", "HEAD"); !errors.Is(err, gitstate.ErrBranchExists) {
+	if err := s.AddWorktree(ctx, wt+"2", "codex/coder", "HEAD"); !errors.Is(err, repo.ErrBranchExists) {
 		t.Fatalf("second worktree on the same branch: %v, want ErrBranchExists", err)
 	}
 	if _, err := os.Stat(wt + "2"); !os.IsNotExist(err) {
@@ -68,13 +64,13 @@ func TestWorktreeLifecycle(t *testing.T) {
 	if got := gitstatetest.Git(t, dir, "worktree", "list"); strings.Contains(got, "coder") {
 		t.Errorf("git still lists the worktree: %s", got)
 	}
-	if got := gitstatetest.Git(t, dir, "show", gitstate.RefRescue+"/coder/worktree:a.txt"); got != "uncommitted" {
+	if got := gitstatetest.Git(t, dir, "show", repo.RefRescue+"/coder/worktree:a.txt"); got != "uncommitted" {
 		t.Errorf("rescued a.txt = %q", got)
 	}
-	if got := gitstatetest.Git(t, dir, "show", gitstate.RefRescue+"/coder/worktree:new.txt"); got != "untracked" {
+	if got := gitstatetest.Git(t, dir, "show", repo.RefRescue+"/coder/worktree:new.txt"); got != "untracked" {
 		t.Errorf("rescued new.txt = %q", got)
 	}
-	if got := gitstatetest.Git(t, dir, "show", gitstate.RefRescue+"/coder/branch:a.txt"); got != "committed" {
+	if got := gitstatetest.Git(t, dir, "show", repo.RefRescue+"/coder/branch:a.txt"); got != "committed" {
 		t.Errorf("rescued branch a.txt = %q", got)
 	}
 	// a worktree deleted by hand is forgotten by RemoveWorktree too
@@ -102,20 +98,12 @@ func TestRemoveOwnWorktree(t *testing.T) {
 	ctx := context.Background()
 	dir := gitstatetest.NewRepo(t)
 	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
-	main, err := gitstate.Open(dir, gitstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer main.Close()
+	main := openRepo(t, dir)
 	wt := filepath.Join(t.TempDir(), "review")
 	if err := main.AddWorktree(ctx, wt, "codex/review", "HEAD"); err != nil {
 		t.Fatal(err)
 	}
-	s, err := gitstate.Open(wt, gitstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openRepo(t, wt)
 	if err := s.RemoveWorktree(ctx, wt); err != nil {
 		t.Fatalf("remove the store's own worktree: %v", err)
 	}
