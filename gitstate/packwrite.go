@@ -186,13 +186,16 @@ func writeStored(b *bytes.Buffer, data []byte) {
 // a new compressor allocates ~1 MB.
 //
 // The caller holds the writer lock, which every other writer is waiting
-// for, so the two fsyncs run at once, each in a goroutine started as soon
-// as its file is written, and the .keep is created while they run: on ext4
-// (and most journalled filesystems) fsyncs issued together share one
-// journal commit and one cache flush, where one after the other cost two,
-// and creating a file is CPU work that fits in the wait. Durability is
-// git's all the same: nothing is renamed into objects/pack before both
-// fsyncs have returned, and the ref moves after that.
+// for, so the two fsyncs run at once, in two goroutines, once both files
+// and the .keep are created: on ext4 (and most journalled filesystems)
+// fsyncs issued together share one journal commit and one cache flush,
+// where one after the other cost two, and files created before the first
+// fsync are in the transaction it commits. (Starting the pack's fsync as
+// soon as it was written, with the index and the .keep created while it
+// ran, measured no better: what they create lands in the next journal
+// transaction.) Durability is git's all the same: nothing is renamed into
+// objects/pack before both fsyncs have returned, and the ref moves after
+// that.
 func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy, shared sharedPerm, phase func(string)) (name, keep string, err error) {
 	pack, idx, sum, err := encodePack(zw, objs)
 	if err != nil {
@@ -229,6 +232,7 @@ func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, syn
 	}
 	kept = true
 	phase("keep")
+	files[1].startSync() // the pack's runs here, beside it (wait)
 	for _, f := range files {
 		if err := f.wait(); err != nil {
 			return "", "", fmt.Errorf("gitstate: write %s%s: %w", name, f.ext, err)
@@ -252,18 +256,20 @@ func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, syn
 }
 
 // tempFile is one of a pack's two files on its way into objects/pack:
-// written under a temporary name, its fsync started in a goroutine (see
-// writePack), then renamed.
+// written under a temporary name, fsynced in a goroutine beside the
+// other's fsync (see writePack), then renamed.
 type tempFile struct {
 	prefix, ext string
 	data        []byte
 	sync        bool
 	path        string     // the temporary file, "" once renamed or removed
+	fd          *rawFile   // open until its fsync starts
 	done        chan error // the fsync's result (nil without one)
 }
 
 // write creates the temporary file in dir (created if missing, as
-// objects/pack may be in a new repository) and starts its fsync.
+// objects/pack may be in a new repository), leaving it open for its fsync
+// when it needs one.
 func (f *tempFile) write(dir string, shared sharedPerm) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
@@ -290,6 +296,17 @@ func (f *tempFile) write(dir string, shared sharedPerm) error {
 		}
 		return err
 	}
+	f.fd = rf
+	return nil
+}
+
+// startSync starts the file's fsync in a goroutine.
+func (f *tempFile) startSync() {
+	rf := f.fd
+	if rf == nil {
+		return
+	}
+	f.fd = nil
 	f.done = make(chan error, 1)
 	go func() {
 		err := rf.Sync()
@@ -298,11 +315,19 @@ func (f *tempFile) write(dir string, shared sharedPerm) error {
 		}
 		f.done <- err
 	}()
-	return nil
 }
 
-// wait returns the result of the file's fsync, once it is over.
+// wait returns the result of the file's fsync, once it is over; one not
+// started in a goroutine runs here.
 func (f *tempFile) wait() error {
+	if rf := f.fd; rf != nil {
+		f.fd = nil
+		err := rf.Sync()
+		if cerr := rf.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
 	if f.done == nil {
 		return nil
 	}
@@ -329,6 +354,10 @@ func (f *tempFile) rename(target string) error {
 // discard waits for a fsync still running and removes the temporary file
 // if it was not renamed.
 func (f *tempFile) discard() {
+	if f.fd != nil {
+		f.fd.Close()
+		f.fd = nil
+	}
 	f.wait()
 	if f.path != "" {
 		os.Remove(f.path)

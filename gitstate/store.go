@@ -115,7 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		commonDir: common,
 		opts:      opts,
 		objects:   &objectStore{dir: filepath.Join(common, "objects"), tmpDir: filepath.Join(common, "codex", "tmp")},
-		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
+		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock"), packs: packLog{path: filepath.Join(common, "codex", "newpacks")}},
 	}
 	s.objects.phase = s.phase
 	return s, nil
@@ -131,8 +131,12 @@ func (s *Store) lockWriter() error {
 		s.txMu.Unlock()
 		return err
 	}
+	news := s.writer.packs.news(cfg.shared)
 	s.objMu.Lock()
 	s.objects.sync, s.objects.shared = cfg.fsync, cfg.shared
+	for _, name := range news {
+		s.objects.added(name, 0)
+	}
 	if !s.swept {
 		s.objects.sweepKeeps()
 		s.swept = true
@@ -147,6 +151,13 @@ func (s *Store) lockWriter() error {
 // collect.
 func (s *Store) unlockWriter() {
 	s.objMu.Lock()
+	if len(s.objects.keeps) > 0 {
+		names := make([]string, len(s.objects.keeps))
+		for i, k := range s.objects.keeps {
+			names[i] = packNameOfKeep(k)
+		}
+		s.writer.packs.publish(names)
+	}
 	s.objects.releaseKeeps()
 	s.objMu.Unlock()
 	s.phase("released")
