@@ -123,7 +123,10 @@ func TestNextWriterFindsPacksWithoutRescan(t *testing.T) {
 	put := func(s *Store) {
 		t.Helper()
 		n++
-		put := func(tx *Tx) error { tx.SetMeta(Meta{Summary: "put"}); return tx.PutRaw(fmt.Sprintf("r/%d.json", n), []byte("{}")) }
+		put := func(tx *Tx) error {
+			tx.SetMeta(Meta{Summary: "put"})
+			return tx.PutRaw(fmt.Sprintf("r/%d.json", n), []byte("{}"))
+		}
 		var err error
 		if n == 1 {
 			_, err = s.Init(ctx, put)
