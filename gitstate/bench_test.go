@@ -324,7 +324,7 @@ func logPhases(b *testing.B, lines []string) {
 		}
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%d writes; time to reach each stage from the one before:\n%-12s %8s %8s %8s %8s %6s\n", len(lines), "stage", "mean-ms", "p50-ms", "p90-ms", "p99-ms", "share")
+	fmt.Fprintf(&out, "%d writes; time to reach each stage from the one before:\n%-12s %8s %8s %8s %8s %6s %6s\n", len(lines), "stage", "mean-ms", "p50-ms", "p90-ms", "p99-ms", "share", "count")
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for _, name := range order {
 		d := durs[name]
@@ -333,7 +333,9 @@ func logPhases(b *testing.B, lines []string) {
 		for _, x := range d {
 			sum += x
 		}
-		fmt.Fprintf(&out, "%-12s %8.3f %8.3f %8.3f %8.3f %5.1f%%\n", name, ms(sum/time.Duration(len(d))), ms(d[len(d)/2]), ms(d[len(d)*9/10]), ms(d[len(d)*99/100]), 100*float64(sum)/float64(total))
+		// count: how many writes passed the stage (a rescan happens in
+		// some writes only)
+		fmt.Fprintf(&out, "%-12s %8.3f %8.3f %8.3f %8.3f %5.1f%% %6d\n", name, ms(sum/time.Duration(len(d))), ms(d[len(d)/2]), ms(d[len(d)*9/10]), ms(d[len(d)*99/100]), 100*float64(sum)/float64(total), len(d))
 	}
 	// b.Log would cut the table at ten lines
 	fmt.Fprint(os.Stderr, out.String())

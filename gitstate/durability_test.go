@@ -56,13 +56,28 @@ func TestPackFsyncedBeforeTheRefMoves(t *testing.T) {
 			if ref < 0 {
 				t.Fatalf("no rename of refs/codex/state.lock in the trace:\n%s", b)
 			}
-			refSynced := at(`f(data)?sync\(\d+<[^>]*codex/swap\.tmp>\)`)
+			// done returns the line where the call begun at line i returned:
+			// i itself, or its "resumed" line when strace split it (the
+			// pack's and the index's fsyncs run at once, in two threads)
+			done := func(i int) int {
+				if i < 0 || !strings.Contains(lines[i], "<unfinished ...>") {
+					return i
+				}
+				pid, _, _ := strings.Cut(lines[i], " ")
+				for j := i + 1; j < len(lines); j++ {
+					if strings.HasPrefix(lines[j], pid+" ") && regexp.MustCompile(`<\.\.\. f(data)?sync resumed>`).MatchString(lines[j]) {
+						return j
+					}
+				}
+				return len(lines) // never returned
+			}
+			refSynced := done(at(`f(data)?sync\(\d+<[^>]*codex/swap\.tmp>`))
 			if tc.wantRefSync != (refSynced >= 0 && refSynced < ref) {
 				t.Errorf("core.fsync=%q: the ref's new value fsynced before the ref moved: %v, want %v", tc.fsync, refSynced >= 0 && refSynced < ref, tc.wantRefSync)
 			}
 			for _, kind := range []string{"pack", "idx"} {
 				renamed := at(`rename.*tmp_` + kind + `_[0-9a-f]+", .*/objects/pack/pack-[0-9a-f]{40}\.` + kind + `"`)
-				synced := at(`f(data)?sync\(\d+<[^>]*tmp_` + kind + `_[0-9a-f]+>\)`)
+				synced := done(at(`f(data)?sync\(\d+<[^>]*tmp_` + kind + `_[0-9a-f]+>`))
 				if renamed < 0 || renamed > ref {
 					t.Fatalf("the %s was not renamed into place before the ref moved (lines %d, %d):\n%s", kind, renamed, ref, b)
 				}

@@ -145,6 +145,11 @@ func concurrentRepack(msg string) bool {
 		// real loss)
 		"index unavailable",
 		"Failed to traverse parents",
+		// the new pack's temporary file gone before its rename: seen with
+		// a hand-run `git repack --cruft -d` beside the store's geometric
+		// repack (which now runs again while packs remain), as "could not
+		// find pack '.tmp-<pid>-pack-...'" is
+		"renaming pack to",
 	} {
 		if strings.Contains(msg, s) {
 			return true

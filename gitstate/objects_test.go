@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -101,6 +102,72 @@ func TestGitRepacksSmallPacks(t *testing.T) {
 		t.Fatalf("git lists %d records, want %d", got, n+1)
 	}
 	assertHealthy(t, dir, n+1)
+}
+
+// TestRepackRunsAgainAfterWritesDuringIt: the packs written while the
+// background repack runs (each such writer finds it running and starts
+// none) are rolled up by that same job once git is done, even when no
+// write follows. A wrapper in front of the real git holds the first repack
+// open, after git has listed and rolled up its packs, until the test has
+// written 40 more; before the fix they stayed (TestGitRepacksSmallPacks
+// once ended with 52 packs under CI load).
+func TestRepackRunsAgainAfterWritesDuringIt(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	gate := filepath.Join(t.TempDir(), "gate")
+	wrapper := `#!/bin/sh
+"$P99_REAL_GIT" "$@"; rc=$?
+case " $* " in *" repack "*)
+	: >"$P99_GATE.held"
+	i=0
+	while [ ! -e "$P99_GATE.open" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+esac
+exit $rc
+`
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("P99_REAL_GIT", realGit)
+	t.Setenv("P99_GATE", gate)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	s, dir := openInit(t)
+	i := 0
+	put := func() {
+		t.Helper()
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		i++
+	}
+	for i < gitstate.RepackAt {
+		put()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(gate + ".held"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no background repack started past RepackAt packs")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for n := i + 40; i < n; {
+		put()
+	}
+	_, during, _ := objectFiles(t, dir)
+	if err := os.WriteFile(gate+".open", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitForBackground(t, dir)
+	if _, packs, _ := objectFiles(t, dir); packs > gitstate.RepackAt {
+		t.Fatalf("%d packs once the repack ended (%d while it was held), want them rolled up without another write", packs, during)
+	}
+	assertHealthy(t, dir, i+1)
 }
 
 // waitForBackground waits until no repack or maintenance the store started

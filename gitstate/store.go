@@ -118,7 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		commonDir: common,
 		opts:      opts,
 		objects:   gitrepo.Open(common, filepath.Join(common, "codex", "tmp")),
-		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock")},
+		writer:    &writerLock{path: filepath.Join(common, "codex", "writer.lock"), packs: packLog{path: filepath.Join(common, "codex", "newpacks")}},
 	}
 	s.objects.SetPhase(s.phase)
 	return s, nil
@@ -134,8 +134,12 @@ func (s *Store) lockWriter() error {
 		s.txMu.Unlock()
 		return err
 	}
+	news := s.writer.packs.news(cfg.shared)
 	s.objMu.Lock()
 	s.objects.Configure(gitrepo.Fsync(cfg.fsync.pack, cfg.fsync.packMetadata), gitrepo.SharedPerm(cfg.shared))
+	for _, name := range news {
+		s.objects.Told(name)
+	}
 	if !s.swept {
 		s.objects.SweepKeeps()
 		s.swept = true
@@ -150,6 +154,7 @@ func (s *Store) lockWriter() error {
 // collect.
 func (s *Store) unlockWriter() {
 	s.objMu.Lock()
+	s.writer.packs.publish(s.objects.KeptPacks())
 	s.objects.ReleaseKeeps()
 	s.objMu.Unlock()
 	s.phase("released")

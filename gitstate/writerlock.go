@@ -47,6 +47,9 @@ type writerLock struct {
 	// which leaves refs to the filesystem's ordering of a rename after
 	// the data it replaces, as git's own ref writes do).
 	syncRef bool
+	// packs is the log of the packs writers wrote under this lock (see
+	// packLog), read and written only by its holder.
+	packs packLog
 }
 
 func (w *writerLock) commonDir() string { return filepath.Dir(filepath.Dir(w.path)) }
@@ -197,10 +200,14 @@ func inodeOf(fi os.FileInfo) uint64 {
 }
 
 func (w *writerLock) close() error {
+	perr := w.packs.close()
 	if w.f == nil {
-		return nil
+		return perr
 	}
 	err := w.f.Close()
 	w.f = nil
+	if err == nil {
+		err = perr
+	}
 	return err
 }

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -107,3 +108,31 @@ func (o *Objects) PackCounts() (opened, known int) {
 func WriteFileRaw(name string, perm uint32, data []byte, sync bool) (ino uint64, err error) {
 	return writeFileRaw(name, perm, data, sync)
 }
+
+// Told makes a pack another writer just wrote (named in the store's pack
+// log) known without a scan, as the newest; its object count is learnt
+// when a lookup opens it.
+func (o *Objects) Told(name string) { o.added(name, 0) }
+
+// KeptPacks names the packs this writer wrote and still protects with a
+// .keep (those ReleaseKeeps will release), for the store's pack log.
+func (o *Objects) KeptPacks() []string {
+	if len(o.keeps) == 0 {
+		return nil
+	}
+	names := make([]string, len(o.keeps))
+	for i, k := range o.keeps {
+		names[i] = strings.TrimSuffix(filepath.Base(k), ".keep")
+	}
+	return names
+}
+
+// RawFile is a file read and written with raw system calls (no Go
+// runtime poller), as the pack writer uses them.
+type RawFile = rawFile
+
+// OpenRaw opens name with flag and perm as open(2) does.
+func OpenRaw(name string, flag int, perm uint32) (*RawFile, error) { return openRaw(name, flag, perm) }
+
+// Fd is the file's descriptor.
+func (f *rawFile) Fd() int { return f.fd }

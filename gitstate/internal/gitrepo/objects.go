@@ -45,7 +45,7 @@ type Objects struct {
 	// objects/pack ("<common dir>/codex/tmp"; see writeRename).
 	tmpDir string
 	shared sharedPerm   // core.sharedRepository
-	phase  func(string) // Store.phase: the stages of writing a pack
+	phase  func(string) // Store.phase: the stages of writing a pack, and rescans
 	// zw and zr are reused: a new (de)compressor allocates tens of KB to
 	// 1 MB, more than the objects it handles here.
 	zw *zlib.Writer
@@ -85,6 +85,9 @@ func (o *Objects) find(h plumbing.Hash) (packed, error) {
 	v, err := o.lookup(h)
 	if err != nil && movedByRepack(err) {
 		o.scanned = false
+		if o.phase != nil {
+			o.phase("rescan") // a benchmark's count of turns that rescan
+		}
 		v, err = o.lookup(h)
 	}
 	if err != nil && movedByRepack(err) {
@@ -221,11 +224,17 @@ func (o *Objects) scan() error {
 	return nil
 }
 
-// added makes a pack of count objects this process just wrote known
-// without a scan (its index is mapped when a lookup reaches it).
+// added makes a pack of count objects (0: not known yet) this process
+// just wrote, or another writer did (see packLog), known without a scan,
+// as the newest (its index is mapped when a lookup reaches it).
 func (o *Objects) added(name string, count int) {
 	if !o.scanned {
 		return // the next lookup scans
+	}
+	for _, p := range o.packs {
+		if p.name == name && p.dir == o.dir {
+			return // a scan found it first
+		}
 	}
 	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count}}, o.packs...)
 }
