@@ -124,8 +124,8 @@ func typeLine(ctx context.Context, tm tmux.Runner, a Agent, before tmux.Screen, 
 		return "", seenNotShown, nil
 	}
 	known, _ := atInput(a.Launcher, "", "")
-	pressed, last := 0, time.Time{}
-	deadline := time.Now().Add(nudgeWait)
+	pressed, last, typed := 0, time.Time{}, time.Now()
+	deadline := typed.Add(nudgeWait)
 	for {
 		now, err := tm.ReadScreen(ctx, a.TmuxSession)
 		if err != nil {
@@ -161,6 +161,11 @@ func typeLine(ctx context.Context, tm tmux.Runner, a Agent, before tmux.Screen, 
 			if pressed == 1 {
 				deadline = time.Now().Add(nudgeWait)
 			}
+		}
+		// the text gone before any Enter: a redraw wiped it, and
+		// nothing was submitted; no need to wait for a sign
+		if pressed == 0 && !inInput && time.Since(typed) >= enterAgain {
+			return "", seenDropped, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			switch {
