@@ -134,11 +134,14 @@ func typeLine(ctx context.Context, tm tmux.Runner, a Agent, before tmux.Screen, 
 		_, line := now.CursorRow()
 		inInput := strings.Contains(line, probe)
 		switch {
+		case pressed == 0:
+			// nothing submitted yet: a turn the CLI started on its
+			// own is no sign of this line
 		case known:
 			if how, ok := lineTaken(a.Launcher, before, now, text); ok {
 				return how, "", nil
 			}
-		case !inInput && pressed > 0:
+		case !inInput:
 			// a program git codex knows nothing of: the line left the
 			// cursor's line; did the program read it?
 			// (a terminal this process cannot ask: all it knows is that)
