@@ -295,10 +295,19 @@ func (a *agent) requestReview(ctx context.Context, summary string) error {
 }
 
 // feedbackID names the REVIEW_FEEDBACK.md committed at the branch's head
-// (its blob), "" before any: each review's feedback is a new one.
+// (its blob), "" before any: each review's feedback is a new one. It is
+// "" too while the review loop is still delivering it: the loop moves the
+// branch first and then writes the file and its index entry here, and a
+// stand-in that acted at the new head read the old file and committed
+// over the loop's index update (index.lock: the feedback undelivered);
+// the nudge follows the delivery.
 func (a *agent) feedbackID(ctx context.Context) string {
 	id, err := a.git(ctx, "rev-parse", "-q", "--verify", "HEAD:REVIEW_FEEDBACK.md")
 	if err != nil {
+		return ""
+	}
+	staged, err := a.git(ctx, "ls-files", "--stage", "--", "REVIEW_FEEDBACK.md")
+	if f := strings.Fields(staged); err != nil || len(f) < 2 || f[1] != strings.TrimSpace(id) {
 		return ""
 	}
 	return strings.TrimSpace(id)

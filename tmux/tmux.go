@@ -48,6 +48,9 @@ var (
 	// ErrInvalidName means a session name was rejected before tmux ran,
 	// because tmux would refuse, rewrite or misparse it.
 	ErrInvalidName = errors.New("invalid session name")
+	// ErrNotSupported means this system cannot answer the question (the
+	// input queue of a pane's terminal is read on Linux only).
+	ErrNotSupported = errors.New("not supported on this system")
 )
 
 // Runner runs tmux commands against one tmux server. The zero value talks

@@ -29,7 +29,7 @@ const (
 	LockDenied           Code = "LOCK_DENIED"            // the lock is held by someone else
 	AlreadyClaimed       Code = "ALREADY_CLAIMED"        // the task is claimed by someone else
 	InstanceNotRunning   Code = "INSTANCE_NOT_RUNNING"   // the instance's tmux session is gone or its agent exited
-	NudgeNotDelivered    Code = "NUDGE_NOT_DELIVERED"    // text typed into a pane was not seen to be submitted
+	NudgeNotDelivered    Code = "NUDGE_NOT_DELIVERED"    // the agent was not seen to take a line typed into its pane
 	AgentStartFailed     Code = "AGENT_START_FAILED"     // the agent's worktree or session could not be made, or the agent exited at once
 	ReviewLimitExceeded  Code = "REVIEW_LIMIT_EXCEEDED"  // the coder has had review.max_iterations reviews
 	FeedbackNotDelivered Code = "FEEDBACK_NOT_DELIVERED" // the feedback commit could not be made in the coder's worktree
@@ -91,7 +91,7 @@ func Codes() []CodeInfo {
 		{AgentStartFailed, "the instance's worktree or tmux session could not be made, or its agent exited at once; it is recorded FAILED (see `git codex agent show <id>`) and what was made for it is removed"},
 		{ReviewLimitExceeded, "the coding agent has had review.max_iterations reviews (details: current_iteration, max_iterations, suggestions): open a pull request, abandon, or fix it by hand"},
 		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},
-		{NudgeNotDelivered, "the text typed into the instance's pane was not seen to reach its input line, or was still there after Enter; look with `git codex peek <id>`"},
+		{NudgeNotDelivered, "the agent was not seen to take the line: nothing was typed (a dialog, a turn that did not end, not its input line), or after typing details.seen says what the pane showed (text_not_shown, enter_not_taken, line_dropped, queued_unread); look with `git codex peek <id>`"},
 		{CommandNotFound, "no prompt command has that C3L name (c1 c2 c3) in the agent's registry (details name them); find one with `git codex prompt search <words>`"},
 		{RegistryLoadFailed, "the prompt registry (.agent/<agent>/registry.json) or a template could not be read: details name the file, the line when known, and the cause; the built-in prompts are still served"},
 		{ExecutionFailed, "a prompt command's template could not be rendered (no file for the edition asked for, an unreadable file, a broken front matter); details name the file and the cause"},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tmux"
@@ -162,22 +161,18 @@ type SendIn struct {
 // Sent is what send returns.
 type Sent struct {
 	ID        string `json:"id"`
-	Submitted bool   `json:"submitted" jsonschema:"true once the text was seen to leave the pane's input line"`
+	Submitted bool   `json:"submitted" jsonschema:"true once the agent was seen to take the line"`
+	// ConfirmedBy says what showed it: turn_started (the CLI's busy
+	// mark), echoed (the line in its transcript), read (the program read
+	// it from its terminal), left_input (it left the cursor's line: all
+	// that is known of a program other than the built-in CLIs that reads
+	// keys as they come).
+	ConfirmedBy string `json:"confirmed_by" jsonschema:"what showed the line was taken: turn_started, echoed, read, or left_input"`
 }
-
-// nudgeWait bounds how long send watches the pane for the text to be
-// taken: the wait ends as soon as it is, and on a loaded machine Gemini
-// CLI took more than 3 s to show a typed line (a feedback nudge then went
-// undelivered, its text left unsubmitted in the input).
-const nudgeWait = 10 * time.Second
-
-// inputWait bounds how long send waits for a pane to show its CLI's input
-// line before it refuses to type (a screen being redrawn).
-const inputWait = 5 * time.Second
 
 // Send types a nudge into an instance's pane and confirms it was taken.
 var Send = Define("instance_send", "instance.send",
-	"Type a message into an instance's tmux pane and press Enter; fails with NUDGE_NOT_DELIVERED, typing nothing, when the pane is not at the agent's input (a dialog, a menu, a panel; for claude, codex and gemini their input line as they draw it), and unless the text is seen to leave the input line.",
+	"Type a message into an instance's tmux pane and press Enter; submitted only once the agent is seen to take the line (claude, codex, gemini: it shows in their transcript or a turn starts; another program: it read the line from its terminal). Fails with NUDGE_NOT_DELIVERED, typing nothing, when the pane is not at the agent's input (a dialog, a menu, a panel; for claude, codex and gemini their input line as they draw it); after a bounded retry of the Enter (and of the line, if it left the input unanswered), with details.seen saying what the pane showed.",
 	CLI{Path: "send", Args: []string{"id", "text"}},
 	func(ctx context.Context, c *Call, in SendIn) (*Sent, error) {
 		a, err := getInstance(c, in.ID)
@@ -201,131 +196,15 @@ var Send = Define("instance_send", "instance.send",
 		c.Target(a.ID)
 		c.Summarize("%s nudged %s", c.Caller.ID, a.ID)
 		c.After(func(ctx context.Context, f *Followup) error {
-			if err := nudge(ctx, tm, a, in.Text); err != nil {
+			how, err := nudge(ctx, tm, a, in.Text)
+			if err != nil {
 				return err
 			}
-			out.Submitted = true
+			out.Submitted, out.ConfirmedBy = true, how
 			return nil
 		})
 		return out, nil
 	})
-
-// nudge types text into the pane, checks that it reached the input line,
-// presses Enter and waits for it to leave that line: a nudge typed into a
-// dead pane, or one the program never took, is an error, not "sent".
-func nudge(ctx context.Context, tm tmux.Runner, a Agent, text string) error {
-	s, err := paneOf(ctx, tm, a.TmuxSession)
-	if err != nil || s.PaneDead {
-		return Errorf(InstanceNotRunning, "%s's session %s is not running; nothing would read the nudge", a.ID, a.TmuxSession).With("agent_id", a.ID)
-	}
-	// never into a dialog or a menu: typed keys would pick its options
-	if screen, err := tm.Capture(ctx, a.TmuxSession); err == nil {
-		if b, ok := blockedAt(a.Launcher, screen); ok {
-			return Errorf(NudgeNotDelivered, "%s's pane shows %s, not the agent's input; nothing was typed. Attach (`git codex attach %s`) to answer it; %s",
-				a.ID, b.what, a.ID, strings.ReplaceAll(b.advice("the repository"), "<id>", a.ID)).With("agent_id", a.ID).With("screen", b.what)
-		}
-		// not while it works on a turn: wait for the turn to end
-		if mark, busy := busyAt(screen); busy {
-			if screen, ok := waitIdle(ctx, tm, a); !ok {
-				return Errorf(NudgeNotDelivered, "%s is working on a turn (its pane shows %q) and did not finish within %s; nothing was typed. Send it again when it is at its input. Its pane shows: %s",
-					a.ID, mark, busyWait, lastLines(screen, 4)).With("agent_id", a.ID).With("screen", "busy")
-			}
-		}
-		// and only where the CLI's input line is (screens.go), which a
-		// redrawing screen may take a moment to show under the cursor
-		if known, _ := atInput(a.Launcher, "", ""); known {
-			if line, ok := waitInput(ctx, tm, a); !ok {
-				if s, err := tm.Capture(ctx, a.TmuxSession); err == nil {
-					screen = s
-				}
-				return Errorf(NudgeNotDelivered, "%s's pane is not at its agent's input (%s's is %s; the cursor is on %q); nothing was typed. Its pane shows: %s; attach (`git codex attach %s`) to see it",
-					a.ID, a.Launcher, inputLook(a.Launcher), strings.TrimSpace(line), lastLines(screen, 4), a.ID).With("agent_id", a.ID).With("screen", "not the input")
-			}
-		}
-	}
-	if err := tm.SendKeys(ctx, a.TmuxSession, text, false); err != nil {
-		return Errorf(NudgeNotDelivered, "typing into %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
-	}
-	probe := lastWords(text)
-	if !waitLine(ctx, tm, a.TmuxSession, func(line string) bool { return strings.Contains(line, probe) }) {
-		return Errorf(NudgeNotDelivered, "the text never showed on %s's input line; the agent may be busy or not reading input", a.ID).With("agent_id", a.ID)
-	}
-	if err := tm.SendKeys(ctx, a.TmuxSession, "", true); err != nil {
-		return Errorf(NudgeNotDelivered, "pressing Enter in %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
-	}
-	if !waitLine(ctx, tm, a.TmuxSession, func(line string) bool { return !strings.Contains(line, probe) }) {
-		return Errorf(NudgeNotDelivered, "the text is still on %s's input line after Enter: not submitted", a.ID).With("agent_id", a.ID)
-	}
-	return nil
-}
-
-// busyWait is how long a nudge waits for an agent busy on a turn to
-// finish it before it gives up, typing nothing.
-const busyWait = 30 * time.Second
-
-// waitIdle polls the pane until it no longer shows its CLI busy on a
-// turn (busyAt), or busyWait passes; it returns the last screen.
-func waitIdle(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
-	deadline := time.Now().Add(busyWait)
-	for {
-		screen, err := tm.Capture(ctx, a.TmuxSession)
-		if err != nil {
-			return "", false
-		}
-		if _, busy := busyAt(screen); !busy {
-			return screen, true
-		}
-		if time.Now().After(deadline) {
-			return screen, false
-		}
-		select {
-		case <-ctx.Done():
-			return screen, false
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// waitInput polls the pane until the cursor is on its CLI's input line
-// (atInput), or inputWait passes; it returns the cursor's last line.
-func waitInput(ctx context.Context, tm tmux.Runner, a Agent) (string, bool) {
-	deadline := time.Now().Add(inputWait)
-	for {
-		above, line, err := tm.CursorLines(ctx, a.TmuxSession)
-		if _, ok := atInput(a.Launcher, above, line); err == nil && ok {
-			return line, true
-		}
-		if err != nil || time.Now().After(deadline) {
-			return line, false
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
-// lastWords is the tail of a nudge that fits on one screen line, which is
-// what the input line shows of a long one.
-func lastWords(text string) string {
-	text = strings.TrimSpace(text)
-	if len(text) > 40 {
-		text = text[len(text)-40:]
-	}
-	return text
-}
-
-// waitLine polls the pane's cursor line until ok or nudgeWait passes.
-func waitLine(ctx context.Context, tm tmux.Runner, session string, ok func(string) bool) bool {
-	deadline := time.Now().Add(nudgeWait)
-	for {
-		line, err := tm.CursorLine(ctx, session)
-		if err == nil && ok(line) {
-			return true
-		}
-		if err != nil || time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
 
 // Ended is what kill and abandon return.
 type Ended struct {

@@ -450,7 +450,8 @@ func deliverFeedback(ctx context.Context, f *Followup, fb Feedback, reviewer, co
 		killSession(ctx, tm, coder.TmuxSession)
 		return nil
 	}
-	out.Nudged = nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit)) == nil
+	_, err = nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit))
+	out.Nudged = err == nil
 	return nil
 }
 

@@ -91,5 +91,5 @@ func (a *reviewApproval) finish(ctx context.Context, f *Followup, g GitHubCall, 
 	case err != nil:
 		msg += ": " + strings.SplitN(AsError(err).Message, "\n", 2)[0]
 	}
-	nudge(ctx, tm, a.coder, msg)
+	_, _ = nudge(ctx, tm, a.coder, msg)
 }

@@ -192,7 +192,7 @@ func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCm
 	if d.to == HumanInbox {
 		derr = runHumanCommand(ctx, humanCmd, text, items)
 	} else {
-		derr = nudge(ctx, tm, d.agent, text)
+		_, derr = nudge(ctx, tm, d.agent, text)
 	}
 	outcome, why := WakeDelivered, ""
 	if derr != nil {

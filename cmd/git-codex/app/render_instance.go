@@ -54,7 +54,7 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(d.Screen, "\n"))
 	case *tools.Sent:
-		fmt.Fprintf(w, "submitted to %s\n", d.ID)
+		fmt.Fprintf(w, "submitted to %s (%s)\n", d.ID, strings.ReplaceAll(d.ConfirmedBy, "_", " "))
 	case *tools.Ended:
 		fmt.Fprintf(w, "%s is %s (session %s); `git codex cleanup` removes its worktree and branch, saving any work\n", d.ID, d.Status, d.Session)
 	case *tools.CleanedUp:
