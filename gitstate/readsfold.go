@@ -3,6 +3,8 @@ package gitstate
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,6 +48,9 @@ type FoldedRead struct {
 // its chain unfolded.
 func (s *Store) FoldReads(ctx context.Context, cutoff, now time.Time) ([]string, error) {
 	machine, err := s.Machine()
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && machine == "") {
+		return nil, nil // no read was ever committed here
+	}
 	if err != nil {
 		return nil, err
 	}
