@@ -14,8 +14,8 @@ import (
 // sync copies them as it copies archived cycles: once, never overwritten.
 const RecordArchivePrefix = ArchivePrefix + "records-"
 
-// archivedIndex answers whether a record, at a path and with a content, is
-// held by a record archive, here or fetched from a remote. A merge asks it
+// archivedIndex answers whether a record at a path is held by a record
+// archive, here or fetched from a remote. A merge asks it
 // before it keeps a record one side deleted from a directory whose records
 // sync keeps: a record that side archived, unchanged since, is not lost
 // (the archive holds it), so the archiving wins; a record changed since,
@@ -71,9 +71,11 @@ func (a *archivedIndex) load() error {
 	return nil
 }
 
-// has reports whether some record archive holds exactly the blob h at
-// path.
-func (a *archivedIndex) has(path string, h plumbing.Hash) (bool, error) {
+// has reports whether some record archive holds a record at path. Any
+// version will do: the side that archived it may have changed it first
+// (a mail read, then archived), and the archive holds that side's last
+// version; the callers check that the other side changed nothing since.
+func (a *archivedIndex) has(path string) (bool, error) {
 	if a == nil {
 		return false, nil
 	}
@@ -86,7 +88,7 @@ func (a *archivedIndex) has(path string, h plumbing.Hash) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if got == h {
+		if !got.IsZero() {
 			return true, nil
 		}
 	}
@@ -128,7 +130,7 @@ func (a *archivedIndex) allArchived(path string, t plumbing.Hash) (bool, error) 
 		if e.Mode == filemode.Dir {
 			ok, err = a.allArchived(child, e.Hash)
 		} else {
-			ok, err = a.has(child, e.Hash)
+			ok, err = a.has(child)
 		}
 		if err != nil || !ok {
 			return false, err
@@ -139,7 +141,7 @@ func (a *archivedIndex) allArchived(path string, t plumbing.Hash) (bool, error) 
 
 // archivedAway reports whether a kept record that one side deleted (o or t
 // absent) was archived by that side: the other side still has the base's
-// version, unchanged, and a record archive holds exactly that version. Then
+// version, unchanged, and a record archive holds the record. Then
 // the deletion stands, as in any three-way merge; otherwise the record
 // stays (mergeKept).
 func (m *merger) archivedAway(path string, b, o, t node) (bool, error) {
@@ -150,7 +152,7 @@ func (m *merger) archivedAway(path string, b, o, t node) (bool, error) {
 	if b.absent() || b.dir || present != b {
 		return false, nil
 	}
-	return m.archived.has(path, b.hash)
+	return m.archived.has(path)
 }
 
 // archivedDrop reports whether the entry e at parts, which the other side
@@ -161,5 +163,5 @@ func archivedDrop(a *archivedIndex, parts []string, e gitTreeEntry) (bool, error
 	if e.Mode == filemode.Dir {
 		return a.allArchived(path, e.Hash)
 	}
-	return a.has(path, e.Hash)
+	return a.has(path)
 }
