@@ -39,12 +39,18 @@ func (a *archivedIndex) load() error {
 	}
 	a.loaded = true
 	var refs []string
-	own, err := listRefNames(a.s.commonDir, RecordArchivePrefix)
+	// ArchivePrefix is a directory of refs; RecordArchivePrefix only a
+	// prefix of names in it
+	own, err := listRefNames(a.s.commonDir, ArchivePrefix)
 	if err != nil {
 		a.err = err
 		return err
 	}
-	refs = append(refs, own...)
+	for _, r := range own {
+		if strings.HasPrefix(r, RecordArchivePrefix) {
+			refs = append(refs, r)
+		}
+	}
 	fetched, err := listRefNames(a.s.commonDir, remotesPrefix)
 	if err != nil {
 		a.err = err
