@@ -110,9 +110,17 @@ func TestTeamSimulationHolds(t *testing.T) {
 	}
 	for _, d := range simDesigns {
 		t.Run("design="+d.name, func(t *testing.T) {
-			s := newTeamSim(t, simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
-				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2})
+			cfg := simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
+				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2}
+			if d.retain {
+				// archive what was read 5 minutes ago, every 10 minutes
+				cfg.Retain, cfg.RetainEvery = "5m", 10*time.Minute
+			}
+			s := newTeamSim(t, cfg)
 			s.run(nil)
+			if n := s.keptDeleted(s.origin); n != 0 {
+				t.Errorf("%d merges kept records one side had deleted (archived records came back)", n)
+			}
 			recorded := s.recordedCalls(s.origin, "refs/codex/state")
 			for _, c := range s.clones {
 				recorded += s.recordedCalls(c.dir, "refs/codex/reads/")

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
 )
 
 // simDesignWanted says whether GIT_CODEX_SIM_DESIGNS (a comma-separated
@@ -138,4 +140,24 @@ func historyBytes(s *teamSim, dir string) map[string]int64 {
 		}
 	}
 	return by
+}
+
+// retainTicks is how many ticks apart the archives run.
+func (s *teamSim) retainTicks() int {
+	every := s.cfg.RetainEvery
+	if every <= 0 {
+		every = 24 * time.Hour
+	}
+	return max(1, int(every/simTick))
+}
+
+// keptDeleted counts the merges in dir's state history that kept records
+// one side had deleted: no tool deletes a kept record, and records one
+// side archived must not come back, so there should be none.
+func (s *teamSim) keptDeleted(dir string) int {
+	out := s.gitOut(dir, "log", "--format=%s", "--grep=kept that one side deleted", gitstate.RefState)
+	if out == "" {
+		return 0
+	}
+	return len(strings.Split(out, "\n"))
 }

@@ -52,8 +52,10 @@ type simConfig struct {
 	// clones, gc); a test that only checks the design holds leaves it off.
 	Measure bool
 	// Retain, if set, is the older_than of a `git codex archive` run on
-	// clone 0 at every simulated midnight (retention; "" never).
-	Retain string
+	// clone 0 every RetainEvery (default: at every simulated midnight)
+	// (retention; "" never).
+	Retain      string
+	RetainEvery time.Duration
 	// Seed makes the run repeatable.
 	Seed uint64
 }
@@ -279,7 +281,7 @@ func (s *teamSim) run(at func(elapsed time.Duration)) {
 				s.sync(i)
 			}
 		}
-		if s.cfg.Retain != "" && t%int(24*time.Hour/simTick) == 0 {
+		if s.cfg.Retain != "" && t%s.retainTicks() == 0 {
 			s.archive()
 		}
 		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
