@@ -58,7 +58,7 @@ type Sides struct {
 // and the other still has stays (mergeKept): those subtrees are merged name
 // by name even when only one side changed them.
 func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver, layout *Layout) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}}
+	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}, archived: s.archivedIndex()}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
@@ -95,6 +95,9 @@ type merger struct {
 	layout  *Layout // nil: no directory is kept
 	report  MergeReport
 	out     *gitrepo.Batch // the objects the merge writes, stored as one pack at the end
+	// archived tells records a side archived (retention) from records it
+	// lost: only the first may leave a kept directory.
+	archived *archivedIndex
 }
 
 // write encodes a new object into the merge's output.
@@ -141,7 +144,11 @@ func (m *merger) merge(path string, b, o, t node) (node, error) {
 	if kept {
 		switch {
 		case o.absent() || t.absent():
-			// deleted on one side: a record no tool deletes stays
+			// deleted on one side: a record no tool deletes stays,
+			// unless that side archived it unchanged (retention)
+			if gone, err := m.archivedAway(path, b, o, t); err != nil || gone {
+				return node{}, err
+			}
 			if !b.absent() {
 				m.report.Kept = append(m.report.Kept, path)
 			}

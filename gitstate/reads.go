@@ -72,8 +72,9 @@ func (s *Store) ReadsRefs() ([]string, error) {
 }
 
 // SyncReads is what `git codex sync --reads` adds to a sync: it pushes
-// this machine's reads refs to remote (fast-forward only: a chain only
-// grows) and fetches every machine's from it into
+// this machine's reads refs to remote (a chain only grows, but a day
+// folded by `git codex archive` replaces its chain, and only this machine
+// writes its own: so forced) and fetches every machine's from it into
 // refs/codex/remotes/<remote>/reads/, so that an audit on one machine
 // sees the reads of all that published theirs. A plain sync moves none
 // of them.
@@ -87,7 +88,7 @@ func (s *Store) SyncReads(ctx context.Context, remote string, progress io.Writer
 	}
 	if machine, err := s.Machine(); err == nil && machine != "" {
 		spec := ReadsPrefix + machine + "/*"
-		if err := s.gitTo(ctx, nil, progress, "push", quiet, "--no-verify", remote, spec+":"+spec); err != nil {
+		if err := s.gitTo(ctx, nil, progress, "push", quiet, "--no-verify", remote, "+"+spec+":"+spec); err != nil {
 			return fmt.Errorf("gitstate: push %s: %w", spec, err)
 		}
 	}

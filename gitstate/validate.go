@@ -211,6 +211,7 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 		}
 		trees[i] = c.TreeHash
 	}
+	archived := s.archivedIndex()
 	var walk func(parts []string, o, t plumbing.Hash) (bool, error)
 	walk = func(parts []string, o, t plumbing.Hash) (bool, error) {
 		if o == t || !layout.keeps(parts) {
@@ -231,7 +232,12 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 		for _, e := range ot.Entries {
 			te, ok := theirs[e.Name]
 			switch {
-			case !ok, (e.Mode == filemode.Dir) != (te.Mode == filemode.Dir):
+			case !ok:
+				// gone: a drop, unless an archive holds it (retention)
+				if gone, err := archivedDrop(archived, append(parts[:len(parts):len(parts)], e.Name), e); err != nil || !gone {
+					return !gone, err
+				}
+			case (e.Mode == filemode.Dir) != (te.Mode == filemode.Dir):
 				return true, nil
 			case e.Mode == filemode.Dir && te.Hash != e.Hash:
 				if drops, err := walk(append(parts[:len(parts):len(parts)], e.Name), e.Hash, te.Hash); err != nil || drops {

@@ -22,6 +22,7 @@ func Builtin() *Registry {
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
 		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry,
+		Archive,
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,

@@ -246,6 +246,9 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		{"agent_continue", `{"session_id":"$DS","prompt":"more"}`, true, ""},
 		{"agent_resume", `{"session_id":"$DS"}`, true, ""},
 		{"agent_interrupt", `{"session_id":"$DS"}`, false, ""},
+		{"archive", `{"older_than":"0","dry_run":true}`, true, ""},
+		{"archive", `{"older_than":"0","kinds":["mail","conflicts"]}`, true, ""},
+		{"archive", `{"older_than":"last week"}`, false, ""},
 	} {
 		check(cs, c.tool, c.args, c.ok, c.set)
 	}

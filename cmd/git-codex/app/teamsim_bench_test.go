@@ -36,9 +36,11 @@ func simSpan(tb testing.TB, s string, def time.Duration) time.Duration {
 var simDesigns = []struct {
 	name         string
 	readsOnState bool
+	retain       bool // archive once a simulated day (simRetain)
 }{
-	{"today", true},  // every call a commit on refs/codex/state
-	{"reads", false}, // reads and refusals on each machine's reads refs
+	{"today", true, false},     // every call a commit on refs/codex/state
+	{"reads", false, false},    // reads and refusals on each machine's reads refs
+	{"retention", false, true}, // reads, and what ended archived every day (retention)
 }
 
 // BenchmarkTeamMonth is issue 27's simulation: twenty agents on three
@@ -57,9 +59,15 @@ func BenchmarkTeamMonth(b *testing.B) {
 	}
 	bin := buildBinary(b)
 	for _, d := range simDesigns {
+		if !simDesignWanted(d.name) {
+			continue
+		}
 		b.Run("design="+d.name, func(b *testing.B) {
 			cfg := simConfig{Span: span, Checkpoints: checkpoints, Workers: 16, Supervisors: 4, Clones: 3,
 				SyncEvery: time.Hour, ReadsOnState: d.readsOnState, Measure: true, Seed: 1}
+			if d.retain {
+				cfg.Retain = simRetain()
+			}
 			s := newTeamSim(b, cfg)
 			laggard := filepath.Join(s.root, "laggard")
 			s.gitOut(s.root, "clone", "-q", s.origin, laggard)
@@ -102,9 +110,17 @@ func TestTeamSimulationHolds(t *testing.T) {
 	}
 	for _, d := range simDesigns {
 		t.Run("design="+d.name, func(t *testing.T) {
-			s := newTeamSim(t, simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
-				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2})
+			cfg := simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
+				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2}
+			if d.retain {
+				// archive what was read 5 minutes ago, every 10 minutes
+				cfg.Retain, cfg.RetainEvery = "5m", 10*time.Minute
+			}
+			s := newTeamSim(t, cfg)
 			s.run(nil)
+			if n := s.keptDeleted(s.origin); n != 0 {
+				t.Errorf("%d merges kept records one side had deleted (archived records came back)", n)
+			}
 			recorded := s.recordedCalls(s.origin, "refs/codex/state")
 			for _, c := range s.clones {
 				recorded += s.recordedCalls(c.dir, "refs/codex/reads/")

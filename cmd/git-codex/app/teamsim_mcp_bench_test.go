@@ -32,6 +32,9 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 	bin := buildBinary(b)
 	ctx := context.Background()
 	for _, d := range simDesigns {
+		if d.retain || !simDesignWanted(d.name) {
+			continue // retention changes nothing one server does
+		}
 		b.Run("design="+d.name, func(b *testing.B) {
 			dir := benchRepo(b)
 			if !d.readsOnState {
@@ -57,7 +60,7 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 				}
 				if i%(calls/10) == 0 {
 					kb := residentKB(b, cmd.Process.Pid)
-					rss = append(rss, fmt.Sprintf("%d:%dMB", i, kb/1024))
+					rss = append(rss, fmt.Sprintf("%d:%dMB(%s)", i, kb/1024, residentSplit(b, cmd.Process.Pid)))
 					if i == calls/10 {
 						b.ReportMetric(float64(kb)/1024, "rss-first-tenth-MB")
 					}
@@ -87,4 +90,25 @@ func residentKB(b *testing.B, pid int) int {
 	}
 	b.Fatalf("no VmRSS for %d", pid)
 	return 0
+}
+
+// residentSplit is a process's resident memory by kind, from
+// /proc/<pid>/status: anonymous (the heap, stacks: what the process
+// allocated), file-backed (mapped files: its binary, and the pack indexes
+// gitstate maps, pages the kernel may drop and read again) and shared.
+func residentSplit(b *testing.B, pid int) string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var parts []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		for _, k := range []string{"RssAnon", "RssFile", "RssShmem"} {
+			if v, ok := strings.CutPrefix(line, k+":"); ok {
+				n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				parts = append(parts, fmt.Sprintf("%s %.1f", strings.TrimPrefix(k, "Rss"), float64(n)/1024))
+			}
+		}
+	}
+	return strings.Join(parts, " ")
 }

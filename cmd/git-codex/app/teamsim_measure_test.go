@@ -138,6 +138,7 @@ func (s *teamSim) measure(bin, laggard string, elapsed time.Duration) simFigures
 	s.gitOut(c0.dir, "gc", "-q")
 	f.GC = time.Since(start)
 	f.PackedBytes = dirSize(filepath.Join(c0.dir, ".git", "objects"))
+	s.reportHistory(elapsed)
 	return f
 }
 

@@ -51,6 +51,11 @@ type simConfig struct {
 	// Measure says whether checkpoints measure the views (processes,
 	// clones, gc); a test that only checks the design holds leaves it off.
 	Measure bool
+	// Retain, if set, is the older_than of a `git codex archive` run on
+	// clone 0 every RetainEvery (default: at every simulated midnight)
+	// (retention; "" never).
+	Retain      string
+	RetainEvery time.Duration
 	// Seed makes the run repeatable.
 	Seed uint64
 }
@@ -275,6 +280,9 @@ func (s *teamSim) run(at func(elapsed time.Duration)) {
 			for i := range s.clones {
 				s.sync(i)
 			}
+		}
+		if s.cfg.Retain != "" && t%s.retainTicks() == 0 {
+			s.archive()
 		}
 		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, i := range order {

@@ -1,0 +1,155 @@
+package gitstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// TrailerFolded is on a fold of a day's reads (FoldReads): how many read
+// commits its reads.jsonl holds.
+const TrailerFolded = "Codex-Folded"
+
+// FoldedReadsFile is the file of a folded day: one JSON line per read.
+const FoldedReadsFile = "reads.jsonl"
+
+// FoldedRead is one line of a folded day's reads.jsonl: a read commit's
+// id, author, time and message (its summary and trailers, the call's audit
+// record), which is all it held beyond the state tree it named
+// (Codex-Read-At).
+type FoldedRead struct {
+	Commit  string    `json:"commit"`
+	Author  string    `json:"author"`
+	Time    time.Time `json:"time"`
+	Message string    `json:"message"`
+}
+
+// FoldReads folds each of this machine's reads refs of a day that ended
+// before cutoff (refs/codex/reads/<machine>/<yyyy-mm-dd>; never today's,
+// which calls still extend): the day's chain of read commits, one per
+// call, becomes one parentless commit whose tree holds reads.jsonl, a
+// line per read, oldest first. Nothing of the audit is lost (who called
+// what, when, with which result, against which state commit); what goes is
+// the commit per call, so the objects git keeps for a day shrink to one
+// compressed file. A day already folded is left as it is. It returns the
+// refs it folded.
+//
+// Old days are no longer written, so the fold does not take the writer
+// lock; the ref moves only from the chain it read (compare and swap), so a
+// call that extended it meanwhile (a machine whose clock went back) keeps
+// its chain unfolded.
+func (s *Store) FoldReads(ctx context.Context, cutoff, now time.Time) ([]string, error) {
+	machine, err := s.Machine()
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && machine == "") {
+		return nil, nil // no read was ever committed here
+	}
+	if err != nil {
+		return nil, err
+	}
+	prefix := ReadsPrefix + machine + "/"
+	refs, err := gitrepo.ListRefs(s.commonDir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	today := now.UTC().Format(time.DateOnly)
+	var folded []string
+	for _, ref := range refs {
+		day, err := time.Parse(time.DateOnly, strings.TrimPrefix(ref, prefix))
+		if err != nil || day.Format(time.DateOnly) >= today || day.AddDate(0, 0, 1).After(cutoff) {
+			continue
+		}
+		ok, err := s.foldDay(ctx, ref, machine, now)
+		if err != nil {
+			return folded, fmt.Errorf("gitstate: fold %s: %w", ref, err)
+		}
+		if ok {
+			folded = append(folded, ref)
+		}
+	}
+	return folded, nil
+}
+
+// foldDay folds one day's chain; false if it was folded already.
+func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time) (bool, error) {
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, ref)
+	if err != nil || !ok {
+		return false, err
+	}
+	head, err := s.readCommit(tip)
+	if err != nil {
+		return false, err
+	}
+	if strings.Contains(head.Message, "\n"+TrailerFolded+": ") {
+		return false, nil
+	}
+	var lines []FoldedRead
+	var clock Clock
+	readAt := ""
+	for h := tip; !h.IsZero(); {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			return false, err
+		}
+		if clock == 0 {
+			clock, readAt = clockOf(c.Message), trailerIn(c.Message, TrailerReadAt)
+		}
+		lines = append(lines, FoldedRead{Commit: h.String(), Author: c.Author.Name + " <" + c.Author.Email + ">", Time: c.Author.When, Message: c.Message})
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+	var data []byte
+	for i := len(lines) - 1; i >= 0; i-- {
+		b, err := json.Marshal(lines[i])
+		if err != nil {
+			return false, err
+		}
+		data = append(append(data, b...), '\n')
+	}
+	var objs gitrepo.Batch
+	blob := objs.Add(plumbing.BlobObject, data)
+	tree, err := objs.Encode(plumbing.TreeObject, &gitrepo.Tree{Entries: []gitrepo.TreeEntry{{Name: FoldedReadsFile, Mode: filemode.Regular, Hash: blob}}})
+	if err != nil {
+		return false, err
+	}
+	day := ref[strings.LastIndex(ref, "/")+1:]
+	meta := Meta{Summary: fmt.Sprintf("reads of %s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
+		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt}}}
+	sig := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
+	h, err := objs.Encode(plumbing.CommitObject, &gitrepo.Commit{Author: sig, Committer: sig, Message: meta.message(clock), TreeHash: tree})
+	if err != nil {
+		return false, err
+	}
+	if err := s.writeObjects(&objs); err != nil {
+		return false, err
+	}
+	if err := s.git(ctx, nil, "update-ref", "-m", "git codex archive: fold reads", ref, h.String(), tip.String()); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// trailerIn returns the value of a trailer line "key: value" in a commit
+// message, or "".
+func trailerIn(msg, key string) string {
+	for _, line := range strings.Split(msg, "\n") {
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			return v
+		}
+	}
+	return ""
+}

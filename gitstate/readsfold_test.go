@@ -1,0 +1,89 @@
+package gitstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
+)
+
+// FoldReads replaces each old day's chain of read commits with one commit
+// holding reads.jsonl, a line per read with its commit, author, time and
+// message; today's chain and days inside the window stay as they are, and
+// a day already folded is not folded again.
+func TestFoldReads(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	read := func(tool string) {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta(tool))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("day1-a")
+	read("day1-b")
+	read("day1-c")
+	now = now.AddDate(0, 0, 1) // 2 March
+	read("day2-a")
+	now = now.AddDate(0, 0, 2) // 4 March: today
+	read("today")
+	machine, _ := s.Machine()
+	ref := func(day string) string { return gitstate.ReadsPrefix + machine + "/" + day }
+	day2 := gitstatetest.Git(t, dir, "rev-parse", ref("2026-03-02"))
+
+	// a window of two days from the 4th: the 1st ended before it, the 2nd did not
+	folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -2), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(folded) != 1 || folded[0] != ref("2026-03-01") {
+		t.Fatalf("folded %v, want the 1st only", folded)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", ref("2026-03-02")); got != day2 {
+		t.Errorf("the 2nd, inside the window, moved")
+	}
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", ref("2026-03-01")); n != "1" {
+		t.Errorf("folded day has %s commits, want 1", n)
+	}
+	msg := gitstatetest.Git(t, dir, "log", "-1", "--format=%B", ref("2026-03-01"))
+	if !strings.Contains(msg, gitstate.TrailerFolded+": 3") || !strings.Contains(msg, gitstate.TrailerReadAt+": ") {
+		t.Errorf("fold's message:\n%s", msg)
+	}
+	lines := strings.Split(gitstatetest.Git(t, dir, "cat-file", "-p", ref("2026-03-01")+":"+gitstate.FoldedReadsFile), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("reads.jsonl has %d lines, want 3", len(lines))
+	}
+	for i, want := range []string{"day1-a", "day1-b", "day1-c"} {
+		var r gitstate.FoldedRead
+		if err := json.Unmarshal([]byte(lines[i]), &r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Message, "Codex-Tool: "+want) || len(r.Commit) != 40 || r.Time.IsZero() || r.Author == "" {
+			t.Errorf("line %d: %+v, want the read %s", i, r, want)
+		}
+	}
+
+	// everything older than now: the 2nd folds, today never, the 1st not again
+	folded, err = s.FoldReads(ctx, now, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(folded) != 1 || folded[0] != ref("2026-03-02") {
+		t.Fatalf("second fold %v, want the 2nd only", folded)
+	}
+	if n := gitstatetest.Git(t, dir, "rev-list", "--count", ref("2026-03-04")); n != "1" {
+		t.Errorf("today's chain: %s commits", n)
+	}
+	if strings.Contains(gitstatetest.Git(t, dir, "log", "-1", "--format=%B", ref("2026-03-04")), gitstate.TrailerFolded) {
+		t.Error("today's chain was folded")
+	}
+}
