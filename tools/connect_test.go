@@ -26,7 +26,7 @@ func TestServerStartRefusesUselessCallers(t *testing.T) {
 	}
 	setAuth := func(mode string) {
 		t.Helper()
-		if r := reg.Call(ctx, st, "human:t@example.com", "config_set", []byte(`{"key":"auth.agents","value":"`+mode+`"}`)); !r.OK {
+		if r := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "config_set", []byte(`{"key":"auth.agents","value":"`+mode+`"}`)); !r.OK {
 			t.Fatal(r.Error)
 		}
 	}

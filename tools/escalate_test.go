@@ -27,7 +27,7 @@ func TestEscalationFoldsPerHour(t *testing.T) {
 	reg := escalationRegistry()
 	call := func(caller, tool, args string) Result {
 		t.Helper()
-		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+		return reg.CallAs(ctx, st, Origin{ID: caller}, tool, json.RawMessage(args))
 	}
 	const person = "human:test@example.com"
 	for _, a := range []string{`{"id":"boss","type":"supervisor"}`, `{"id":"s2","type":"supervisor","supervisor":"boss"}`} {

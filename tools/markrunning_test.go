@@ -50,7 +50,7 @@ func TestCallingInstanceIsRunning(t *testing.T) {
 		return a.Status
 	}
 	call := func(caller, tool, args string) Result {
-		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+		return reg.CallAs(ctx, st, Origin{ID: caller}, tool, json.RawMessage(args))
 	}
 
 	if r := call("human:t@example.com", "agent_show", `{"id":"coder-2"}`); !r.OK || status("coder-2") != StatusStarting {

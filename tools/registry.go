@@ -259,18 +259,16 @@ type Result struct {
 	Timestamp string `json:"timestamp,omitempty"`
 }
 
-// Call runs the named tool for the caller with raw JSON arguments, as one
-// transaction on st. Every outcome that can be recorded is: unknown tools,
-// bad input, refusals and failures all commit an audit record with their
-// error code and change nothing else. A tool that works outside git (see
-// Call.After) does that once the call has committed, and records the
-// outcome in one more commit; undo steps that fail are recorded too.
-func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage) Result {
-	return r.CallAs(ctx, st, Origin{ID: callerID}, name, args)
-}
-
-// CallAs is Call for a caller whose origin carries credentials (the
-// adapters' form: CODEX_TOKEN, the agent environment, local PSKs).
+// CallAs runs the named tool for the caller o with raw JSON arguments, as
+// one transaction on st. o is the caller as the adapter knows it, with its
+// credentials (CODEX_TOKEN, the agent environment, local PSKs): every
+// adapter passes it whole, so a call is authenticated the same way from
+// the CLI, MCP, its prompts and the web page. Every outcome that can be
+// recorded is: unknown tools, bad input, refusals and failures all commit
+// an audit record with their error code and change nothing else. A tool
+// that works outside git (see Call.After) does that once the call has
+// committed, and records the outcome in one more commit; undo steps that
+// fail are recorded too.
 func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
 	tctx, limit := newCallLimit(ctx)
 	defer limit.stop()

@@ -72,7 +72,7 @@ func (c *clone) init() {
 }
 
 func (c *clone) call(caller, tool, args string) tools.Result {
-	return c.reg.Call(context.Background(), c.st, caller, tool, json.RawMessage(args))
+	return c.reg.CallAs(context.Background(), c.st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 }
 
 // ok runs a call that must succeed and returns its data and commit.
@@ -476,7 +476,7 @@ func TestSyncWhileWriting(t *testing.T) {
 					return
 				default:
 				}
-				r := reg.Call(context.Background(), st, "alice", "mail_send",
+				r := reg.CallAs(context.Background(), st, tools.Origin{ID: "alice"}, "mail_send",
 					json.RawMessage(fmt.Sprintf(`{"to":"bob","subject":"w%d #%d","body":"x"}`, w, i)))
 				if !r.OK {
 					errs <- fmt.Errorf("writer %d: %+v", w, r.Error)

@@ -33,7 +33,7 @@ func TestEventsWithReads(t *testing.T) {
 	}
 	reg := tools.Builtin()
 	call := func(caller, tool, args string) tools.Result {
-		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+		return reg.CallAs(ctx, st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 	}
 	call(human, "agent_register", `{"id":"alice","type":"worker"}`)
 	call(human, "mail_send", `{"to":"alice","subject":"hi","body":"there"}`)
