@@ -126,6 +126,7 @@ func TestPrepareRunsOutsideTheLock(t *testing.T) {
 		return "prepared"
 	})
 	reg := tools.NewRegistry(append(tools.Builtin().All(), slow)...)
+	reg.SetHooks(tools.BuiltinHooks())
 	done := make(chan tools.Result, 1)
 	go func() { done <- reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "slow_read", json.RawMessage(`{}`)) }()
 	<-started

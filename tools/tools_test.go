@@ -28,7 +28,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := tools.Init(context.Background(), st, human); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, st: st, reg: tools.Builtin()}

@@ -28,7 +28,7 @@ func TestEventsWithReads(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	if _, err := tools.Init(ctx, st, human); err != nil {
+	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	reg := tools.Builtin()

@@ -36,7 +36,7 @@ func newFixture(t *testing.T, initialised bool, opts Options) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	if initialised {
-		if _, err := tools.Init(context.Background(), st, human); err != nil {
+		if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,7 +281,7 @@ func TestNoState(t *testing.T) {
 	}
 	// the page appears once someone initialises
 	events := openStream(t, f.url+"/api/stream")
-	if _, err := tools.Init(context.Background(), f.st, human); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), f.st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, events); ev.Tool != "init" {

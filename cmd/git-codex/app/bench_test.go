@@ -55,7 +55,7 @@ func benchRepo(b *testing.B) string {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	if _, err := tools.Init(ctx, st, mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
 		b.Fatal(err)
 	}
 	reg := tools.Builtin()
@@ -268,7 +268,7 @@ func inboxBenchRepo(b *testing.B) string {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := tools.Init(ctx, st, mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
 		b.Fatal(err)
 	}
 	reg := tools.Builtin()

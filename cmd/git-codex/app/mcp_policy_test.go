@@ -185,7 +185,7 @@ func TestMCPBeforeInit(t *testing.T) {
 	if env := mcpCall(t, cs, "agent_get_status", `{}`); env.OK || env.Error.Code != tools.NotInitialized {
 		t.Fatalf("a call before init: %+v", env)
 	}
-	if _, err := tools.Init(context.Background(), mcpStore(t, dir), mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}); err != nil {
 		t.Fatal(err)
 	}
 	waitChange(t, changed, "git codex init")

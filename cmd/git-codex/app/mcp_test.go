@@ -28,7 +28,7 @@ func mcpRepo(t *testing.T) string {
 	t.Helper()
 	dir := gitstatetest.NewRepo(t)
 	st := mcpStore(t, dir)
-	if _, err := tools.Init(context.Background(), st, mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: mcpHuman}); err != nil {
 		t.Fatal(err)
 	}
 	reg := tools.Builtin()
