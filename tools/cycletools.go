@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
 )
 
 // CycleStartIn is cycle_start's input.

@@ -128,7 +128,9 @@ func TestPrepareRunsOutsideTheLock(t *testing.T) {
 	reg := tools.NewRegistry(append(tools.Builtin().All(), slow)...)
 	reg.SetHooks(tools.BuiltinHooks())
 	done := make(chan tools.Result, 1)
-	go func() { done <- reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "slow_read", json.RawMessage(`{}`)) }()
+	go func() {
+		done <- reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "slow_read", json.RawMessage(`{}`))
+	}()
 	<-started
 	mail := within(t, 10*time.Second, nil, func() tools.Result {
 		return reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "mail_send", json.RawMessage(`{"to":"w1","subject":"s","body":"b"}`))
