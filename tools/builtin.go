@@ -41,3 +41,33 @@ func BuiltinHooks() Hooks {
 		UnknownTool:   unknownTool,
 	}
 }
+
+// nounConfigKeys are the settings the nouns own, registered here as their
+// tools are: each noun lists its keys next to the code that reads them.
+// (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
+func nounConfigKeys() []func() []configKey {
+	return []func() []configKey{
+		mailKeys, cycleKeys, instanceKeys, githubKeys, taskKeys, delegateKeys, mcpKeys, wakeKeys,
+	}
+}
+
+// nounKeyPatterns find the settings whose names the nouns make up (a
+// launcher's agent.<name>.command): each answers whether name is one.
+func nounKeyPatterns() []func(name string) (configKey, bool) {
+	return []func(name string) (configKey, bool){launcherKey}
+}
+
+// Kinds returns every record kind, in the order docs/STATE.md lists them:
+// the framework's (config, agents) and the nouns', each defined by the
+// noun that owns it (its Kind: where its records live, how they decode
+// and validate, merge, and who holds them). A fresh table on every call:
+// a few small values, cheaper than a shared one that someone could
+// change.
+func Kinds() []Kind {
+	return []Kind{
+		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
+		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
+		githubCallKind(), escalationKind(), delegationKind(),
+		epicKind(), commentKind(), wakeKind(),
+	}
+}
