@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
@@ -96,6 +97,9 @@ func (r *Registry) admitTo(ctx context.Context, st *gitstate.Store, o Origin, t 
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		if sn.Commit() == "" {
 			return gitstate.ErrNotInitialized
+		}
+		if _, err := loadConfig(sn); errors.Is(err, gitstate.ErrObjectMissing) {
+			return err // the tip does not read whole: no state to admit against
 		}
 		refusal = r.admit(c, sn, o, t)
 		return nil
