@@ -140,7 +140,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	fmt.Fprintf(out, "  GitHub      a local stand-in at %s for %s\n", gh.URL, ghRepo)
 	fmt.Fprintf(out, "  agents      tmux panes on a private server; watch one: tmux %s attach -t codex-<instance id>\n", strings.Join(tm.runner.Args(), " "))
 
-	if _, err := tools.Init(ctx, st, caller); err != nil {
+	if _, err := reg.Init(ctx, st, tools.Origin{ID: caller}); err != nil {
 		return res, err
 	}
 	var stopUI func()

@@ -10,47 +10,52 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-// audit collects what a call's commit says about it.
-type audit struct {
-	tool      string
-	actor     string
-	actorType AgentType
-	args      string
-	follows   string // the call's first commit, for the commits of its outcome
-}
-
-// meta renders the commit summary and trailers; e is nil on success.
-func (a audit) meta(c *Call, e *Error) gitstate.Meta {
+// auditRecord is the commit message of every commit git codex writes for
+// a caller: a call's own (Registry.CallAs), its outcomes (Followup.Record),
+// its undo report and escalation, init, restore and sync, the MCP server's
+// refusals and start, and the watcher's wake records. It is the only place
+// an audit record is built, so every entry point says who called what,
+// how the caller proved it (Codex-Auth) and with which arguments, in the
+// same trailers. c carries all of it: the tool, the caller (its type once
+// resolved), the redacted arguments, the commit it follows, its summary
+// and target. e is nil on success; extra trailers go last (an undo's
+// errors).
+func auditRecord(c *Call, e *Error, extra ...gitstate.Trailer) gitstate.Meta {
 	// The tool's name and the caller's id are the caller's bytes too (an
 	// unknown tool, an unregistered id): never echo a credential.
-	a.tool, a.actor = redactName(a.tool), redactName(a.actor)
-	m := gitstate.Meta{Author: authorOf(a.actor)}
+	tool, actor := redactName(c.tool), redactName(c.Caller.ID)
+	m := gitstate.Meta{Author: authorOf(actor)}
 	add := func(k, v string) {
 		if v != "" {
 			m.Trailers = append(m.Trailers, gitstate.Trailer{Key: k, Value: v})
 		}
 	}
-	add(gitstate.TrailerTool, a.tool)
-	add(gitstate.TrailerActor, a.actor)
-	add(gitstate.TrailerActorType, string(a.actorType))
+	add(gitstate.TrailerTool, tool)
+	add(gitstate.TrailerActor, actor)
+	add(gitstate.TrailerActorType, string(c.Caller.Type))
 	if e == nil {
 		add(gitstate.TrailerResult, "ok")
-		m.Summary = a.tool + ": " + a.actor
+		m.Summary = tool + ": " + actor
 		if c.summary != "" {
-			m.Summary = a.tool + ": " + c.summary
+			m.Summary = tool + ": " + c.summary
 		}
 	} else {
 		add(gitstate.TrailerError, string(e.Code))
 		add(gitstate.TrailerMessage, redactMessage(e.Message))
-		m.Summary = fmt.Sprintf("%s: %s refused: %s", a.tool, a.actor, e.Code)
+		m.Summary = fmt.Sprintf("%s: %s refused: %s", tool, actor, e.Code)
 	}
 	add(gitstate.TrailerTarget, c.target)
-	add(gitstate.TrailerFollows, a.follows)
+	add(gitstate.TrailerFollows, c.follows)
 	add(gitstate.TrailerAuth, c.auth)
+	args := c.args
 	if c.auditArgs != "" {
-		a.args = c.auditArgs
+		args = c.auditArgs
 	}
-	add(gitstate.TrailerArgs, a.args)
+	if args == "" {
+		args = "{}"
+	}
+	add(gitstate.TrailerArgs, args)
+	m.Trailers = append(m.Trailers, extra...)
 	return m
 }
 

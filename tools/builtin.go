@@ -2,14 +2,14 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-// Builtin returns a registry of every tool git codex ships.
+// Builtin returns a registry of every tool git codex ships, with the
+// pipeline's hooks (BuiltinHooks).
 func Builtin() *Registry {
-	return NewRegistry(
+	r := NewRegistry(
 		MailSend, MailListInbox, MailRead, MailReply,
 		LogDecision, DecisionListTool, DecisionShow,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
@@ -27,38 +27,48 @@ func Builtin() *Registry {
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
 	)
+	r.SetHooks(BuiltinHooks())
+	return r
 }
 
-// Init creates the state: the first commit on refs/codex/state, holding an
-// empty config (defaults apply until someone sets a key). It fails with
-// gitstate.ErrAlreadyInitialized when the state exists.
-func Init(ctx context.Context, st *gitstate.Store, callerID string) (gitstate.Commit, error) {
-	c, _, err := update(ctx, st, true, func(tx *gitstate.Tx) error {
-		a := audit{tool: "init", actor: callerID, args: "{}"}
-		if IsHuman(callerID) {
-			a.actorType = TypeHuman
-		}
-		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
-		c.Summarize("%s initialised git codex", callerID)
-		tx.SetMeta(a.meta(c, nil))
-		return tx.Put(pathConfig, Config{Entries: map[string]ConfigEntry{}})
-	})
-	return c, err
-}
-
-// Restore makes the state of an earlier commit current again, for a
-// repository whose refs/codex/state was deleted or whose tip no longer
-// reads whole (gitstate.Store.Restore). It is recorded like a call, as the
-// tool "restore".
-func Restore(ctx context.Context, st *gitstate.Store, callerID, rev string) (gitstate.Commit, error) {
-	args, _ := json.Marshal(map[string]string{"commit": rev})
-	a := audit{tool: "restore", actor: callerID, args: redactArgs(args)}
-	if IsHuman(callerID) {
-		a.actorType = TypeHuman
+// BuiltinHooks are the nouns' steps in the call pipeline: an instance's
+// first call marks it running (markRunning), a failure its caller cannot
+// fix is mailed to whoever must hear of it (escalate), and another seed's
+// name for a tool is answered with ours (unknownTool).
+func BuiltinHooks() Hooks {
+	return Hooks{
+		BeforeHandler: []func(c *Call) error{markRunning},
+		OnFailure:     []func(ctx context.Context, st *gitstate.Store, c *Call, res Result, commit string) string{escalate},
+		UnknownTool:   unknownTool,
 	}
-	c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}}
-	c.Summarize("%s restored the state of %s", callerID, rev)
-	c.Target(rev)
-	m, _ := sealMeta(a.meta(c, nil))
-	return st.Restore(ctx, rev, m)
+}
+
+// nounConfigKeys are the settings the nouns own, registered here as their
+// tools are: each noun lists its keys next to the code that reads them.
+// (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
+func nounConfigKeys() []func() []configKey {
+	return []func() []configKey{
+		mailKeys, cycleKeys, instanceKeys, githubKeys, taskKeys, delegateKeys, mcpKeys, wakeKeys, retentionKeys,
+	}
+}
+
+// nounKeyPatterns find the settings whose names the nouns make up (a
+// launcher's agent.<name>.command): each answers whether name is one.
+func nounKeyPatterns() []func(name string) (configKey, bool) {
+	return []func(name string) (configKey, bool){launcherKey}
+}
+
+// Kinds returns every record kind, in the order docs/STATE.md lists them:
+// the framework's (config, agents) and the nouns', each defined by the
+// noun that owns it (its Kind: where its records live, how they decode
+// and validate, merge, and who holds them). A fresh table on every call:
+// a few small values, cheaper than a shared one that someone could
+// change.
+func Kinds() []Kind {
+	return []Kind{
+		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
+		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
+		githubCallKind(), escalationKind(), delegationKind(),
+		epicKind(), commentKind(), wakeKind(),
+	}
 }

@@ -143,3 +143,8 @@ func ValidateCallerID(id string) error {
 	}
 	return nil
 }
+
+// mayForce says who may take a resource from its holder (a lock, a task,
+// an agent's credential): people and supervisors, the ones who also
+// register agents of any type. Every noun with a holder asks it.
+func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,12 +69,6 @@ type configKey struct {
 	Local bool `json:"local,omitempty"`
 }
 
-// Setting limits.
-const (
-	defaultMaxBodyBytes    = 64 * 1024
-	defaultMaxSubjectBytes = 512
-)
-
 // configKeys lists every setting, sorted by name.
 func configKeys() []configKey { return slices.Clone(allConfigKeys()) }
 
@@ -82,32 +77,10 @@ func configKeys() []configKey { return slices.Clone(allConfigKeys()) }
 // time cost a CLI write ~0.4 ms. Its defaults are never modified: values
 // are read through their JSON (Config.value).
 var allConfigKeys = sync.OnceValue(func() []configKey {
-	keys := []configKey{
-		{Name: "mail.max_body_bytes", Kind: "int", Default: defaultMaxBodyBytes, Doc: "largest mail or decision body accepted, in bytes"},
-		{Name: "mail.max_subject_bytes", Kind: "int", Default: defaultMaxSubjectBytes, Doc: "largest mail subject or decision title accepted, in bytes"},
-		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, oneOf: []string{AuthOff, AuthWarn, AuthRequired},
-			Doc: "how agents prove who they are: off (believed), warn (calls without the agent's credential are marked Codex-Auth: none), required (refused with AUTH_FAILED); see docs/SECURITY.md"},
-		{Name: "cycle.session_ttl_hours", Kind: "int", Default: defaultSessionTTLHours,
-			Doc: "a cycle session unused for longer than this many hours expires (INVALID_SESSION); open a new one"},
-		{Name: "cycle.workflow", Kind: "json", Default: DefaultWorkflow(), Check: checkWorkflow,
-			Doc: "the phases, roles and handoffs of cycles (JSON); the default is seed 001's frontend -> backend -> frontend_refine -> complete"},
+	keys := slices.Concat(authKeys(), policyKeys(), timeoutKeys(), retryKeys())
+	for _, set := range nounConfigKeys() { // registered by the nouns that own them (builtin.go)
+		keys = append(keys, set()...)
 	}
-	keys = append(keys, instanceKeys()...)
-	keys = append(keys, githubKeys()...)
-	pol := defaultPolicy()
-	for _, t := range AgentTypes() {
-		r := pol[t]
-		keys = append(keys,
-			configKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
-			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
-	}
-	keys = append(keys, taskKeys()...)
-	keys = append(keys, delegateKeys()...)
-	keys = append(keys, timeoutKeys()...)
-	keys = append(keys, retryKeys()...)
-	keys = append(keys, mcpKeys()...)
-	keys = append(keys, wakeKeys()...)
-	keys = append(keys, retentionKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })
@@ -128,7 +101,31 @@ func lookupKey(name string) (configKey, bool) {
 	if k, ok := timeoutKey(name); ok {
 		return k, true
 	}
-	return launcherKey(name)
+	return patternKey(name)
+}
+
+// patternKey finds a setting whose name a noun makes up (a launcher's
+// agent.<name>.command), through the patterns the nouns register
+// (builtin.go).
+func patternKey(name string) (configKey, bool) {
+	for _, pattern := range nounKeyPatterns() {
+		if k, ok := pattern(name); ok {
+			return k, true
+		}
+	}
+	return configKey{}, false
+}
+
+// configAt reads the config at the tip, outside any transaction (for work
+// done after a call's commit).
+func configAt(ctx context.Context, st *gitstate.Store) (*Config, error) {
+	var cfg *Config
+	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
+		var err error
+		cfg, err = loadConfig(sn)
+		return err
+	})
+	return cfg, err
 }
 
 func keyNames() []string {

@@ -76,7 +76,7 @@ var ConfigList = Define("config_list", "config.get",
 // allKeys is every setting config_get and config_list show: the fixed
 // ones and the launchers git config or the shared config name, by key.
 func (cfg *Config) allKeys() []configKey {
-	keys := append(configKeys(), cfg.launcherKeysIn()...)
+	keys := append(configKeys(), cfg.patternKeysIn()...)
 	sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 }
@@ -160,7 +160,7 @@ var ConfigReset = Define("config_reset", permResetConfig,
 				keys = append(keys, k)
 			}
 		}
-		if k, ok := launcherKey(in.What); ok {
+		if k, ok := patternKey(in.What); ok {
 			keys = []configKey{k}
 		}
 		if len(keys) == 1 && keys[0].Local {

@@ -53,8 +53,7 @@ func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin
 		}
 		refusal = e
 		tx.Discard()
-		a := audit{tool: auditMCP, actor: o.ID, actorType: c.Caller.Type, args: "{}"}
-		tx.SetMeta(a.meta(c, e))
+		tx.SetMeta(auditRecord(c, e))
 		return nil
 	})
 	switch {
@@ -81,7 +80,7 @@ func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin
 }
 
 func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
-	if err := resolveCaller(c); err != nil {
+	if err := resolveCaller(c, c.Tx); err != nil {
 		e := AsError(err)
 		if e.Code == AgentNotFound {
 			e.Message = fmt.Sprintf("%q is not a registered agent of this repository, so git codex mcp would serve it nothing; check CODEX_INSTANCE (or --as), or register it with `git codex agent add %s --type <type>`", o.ID, o.ID)
@@ -131,7 +130,7 @@ func (r *Registry) MarkUp(ctx context.Context, st *gitstate.Store, o Origin, cli
 	status := ""
 	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
 		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repoOf(st), tool: auditMCP, origin: o}
-		if IsHuman(o.ID) || resolveCaller(c) != nil || c.Agent == nil || c.Agent.Status != StatusStarting {
+		if IsHuman(o.ID) || resolveCaller(c, tx) != nil || c.Agent == nil || c.Agent.Status != StatusStarting {
 			return errNoChange
 		}
 		cfg, err := loadConfig(tx)
@@ -142,14 +141,13 @@ func (r *Registry) MarkUp(ctx context.Context, st *gitstate.Store, o Origin, cli
 		if authenticate(c, o) != nil {
 			return errNoChange
 		}
-		if err := markRunning(c); err != nil {
+		if err := r.beforeHandler(c); err != nil {
 			return err
 		}
 		status = c.Agent.Status
 		c.Target(o.ID)
 		c.Summarize("%s is up: %s connected to its git codex mcp", o.ID, client)
-		a := audit{tool: auditMCP, actor: o.ID, actorType: c.Caller.Type, args: "{}"}
-		tx.SetMeta(a.meta(c, nil))
+		tx.SetMeta(auditRecord(c, nil))
 		return nil
 	})
 	if errors.Is(err, errNoChange) || errors.Is(err, gitstate.ErrNotInitialized) {

@@ -26,7 +26,7 @@ func TestServerStartRefusesUselessCallers(t *testing.T) {
 	}
 	setAuth := func(mode string) {
 		t.Helper()
-		if r := reg.Call(ctx, st, "human:t@example.com", "config_set", []byte(`{"key":"auth.agents","value":"`+mode+`"}`)); !r.OK {
+		if r := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "config_set", []byte(`{"key":"auth.agents","value":"`+mode+`"}`)); !r.OK {
 			t.Fatal(r.Error)
 		}
 	}
@@ -121,7 +121,7 @@ func connectRepo(t *testing.T) (*gitstate.Store, *Registry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := Init(context.Background(), st, "human:t@example.com"); err != nil {
+	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	return st, Builtin()

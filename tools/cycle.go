@@ -219,10 +219,12 @@ var renamedTools = map[string]string{
 	"create_pr": "create_pull_request",
 }
 
-// unknownTool is the error for a call to a tool that does not exist: seed
-// 001's INVALID_TOOL, naming our spelling, for the seed's dotted names;
-// TOOL_NOT_FOUND otherwise, naming the tool that does the job when the
-// name is another seed's (details.use).
+// unknownTool is the UnknownTool hook (Hooks): the error for a call to a
+// tool that does not exist, when the name is another seed's: seed 001's
+// INVALID_TOOL, naming our spelling, for the seed's dotted names;
+// TOOL_NOT_FOUND naming the tool that does the job (details.use) for the
+// other seeds' names. nil for any other name (the registry's plain
+// TOOL_NOT_FOUND).
 func unknownTool(name string) *Error {
 	if ours, ok := seedToolNames[name]; ok {
 		return Errorf(InvalidTool, "no tool named %q: git codex spells it %s", name, ours).With("tool", name).With("use", ours)
@@ -231,7 +233,7 @@ func unknownTool(name string) *Error {
 		return Errorf(ToolNotFound, "no tool named %q: git codex calls it %s (the same arguments; see `git codex tools %s`)", name, ours, ours).
 			With("tool", name).With("use", ours)
 	}
-	return Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name)
+	return nil
 }
 
 // isCycleLock reports whether a lock record is a running cycle's.

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/gitcodex/git-codex/gitstate"
 )
 
 // CycleStartIn is cycle_start's input.
@@ -237,9 +235,11 @@ var CycleArchive = Define("cycle_archive", "cycle.archive",
 			return CycleStepDone{}, err
 		}
 		ref := ArchiveRef(cy.CycleID)
-		meta := gitstate.Meta{Summary: "cycle " + cy.CycleID + " (" + cy.Feature + ") archived by " + c.Caller.ID, Author: authorOf(c.Caller.ID),
-			Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "cycle_archive"}, {Key: gitstate.TrailerActor, Value: c.Caller.ID}, {Key: gitstate.TrailerTarget, Value: cy.CycleID}}}
-		if err := c.Tx.CommitAt(ref, files, meta); err != nil {
+		// the archive's commit is audited as the call is (auditRecord)
+		ar := &Call{Caller: c.Caller, tool: c.tool, auth: c.auth}
+		ar.Target(cy.CycleID)
+		ar.Summarize("cycle %s (%s) archived by %s", cy.CycleID, cy.Feature, c.Caller.ID)
+		if err := c.Tx.CommitAt(ref, files, auditRecord(ar, nil)); err != nil {
 			return CycleStepDone{}, err
 		}
 		ac.lock.Claim, ac.lock.TokenHash, ac.lock.Reason = nil, "", ""

@@ -53,9 +53,8 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 	// an outcome is recorded even when the call was cancelled (its client
 	// went, its time limit passed): that is when it matters most
 	commit, reds, err := update(context.WithoutCancel(ctx), f.Store, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: Caller{ID: f.Caller.ID}, Tx: tx, Env: f.Env}
-		a := audit{tool: f.tool, actor: f.Caller.ID, actorType: f.Caller.Type, args: "{}", follows: f.Commit}
-		err := resolveCaller(c)
+		c := &Call{Caller: f.Caller, Tx: tx, Env: f.Env, tool: f.tool, follows: f.Commit}
+		err := resolveCaller(c, tx)
 		if err == nil {
 			c.Config, err = loadConfig(tx)
 		}
@@ -65,14 +64,14 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 		if err != nil {
 			ferr = AsError(err)
 			tx.Discard()
-			tx.SetMeta(a.meta(c, ferr))
+			tx.SetMeta(auditRecord(c, ferr))
 			return nil
 		}
 		if c.summary == "" {
 			// an outcome says what it follows, never only "tool: actor"
 			c.Summarize("%s: the outcome of %.12s", f.Caller.ID, f.Commit)
 		}
-		tx.SetMeta(a.meta(c, c.failed))
+		tx.SetMeta(auditRecord(c, c.failed))
 		return nil
 	})
 	if err != nil {
@@ -115,12 +114,9 @@ func (r *Registry) recordUndo(ctx context.Context, st *gitstate.Store, c *Call, 
 		msgs[i] = e.Error()
 	}
 	next, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		a := audit{tool: c.tool, actor: c.Caller.ID, actorType: c.Caller.Type, args: "{}", follows: commit}
-		uc := &Call{Caller: c.Caller, Tx: tx}
+		uc := &Call{Caller: c.Caller, Tx: tx, tool: c.tool, follows: commit}
 		uc.Summarize("%s: undo failed; `git codex cleanup` removes what is left", c.Caller.ID)
-		m := a.meta(uc, nil)
-		m.Trailers = append(m.Trailers, gitstate.Trailer{Key: gitstate.TrailerUndoError, Value: strings.Join(msgs, "; ")})
-		tx.SetMeta(m)
+		tx.SetMeta(auditRecord(uc, nil, gitstate.Trailer{Key: gitstate.TrailerUndoError, Value: strings.Join(msgs, "; ")}))
 		return nil
 	})
 	if err != nil {

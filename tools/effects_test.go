@@ -62,7 +62,7 @@ func effectsStore(t *testing.T) (*gitstate.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := Init(context.Background(), st, "human:t@example.com"); err != nil {
+	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	// people may call the probe (it is not in the default policy)
@@ -91,7 +91,7 @@ func TestAfterRunsOutsideTheLockAndRecordsTheOutcome(t *testing.T) {
 		})
 		return err
 	}, nil)
-	res := reg.Call(ctx, st, "human:t@example.com", "probe", json.RawMessage(`{}`))
+	res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`))
 	if !res.OK || res.Data.(*effectsOut).Status != "ACTIVE" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -114,12 +114,12 @@ func TestAfterFailureIsTheResult(t *testing.T) {
 	ctx := context.Background()
 	st, dir := effectsStore(t)
 	reg := effectsRegistry(func(context.Context, *Followup) error { return errors.New("no tmux") }, nil)
-	res := reg.Call(ctx, st, "human:t@example.com", "probe", json.RawMessage(`{}`))
+	res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`))
 	if !res.OK || res.Data.(*effectsOut).Status != "FAILED" {
 		t.Fatalf("result = %+v", res)
 	}
 	reg = effectsRegistry(func(context.Context, *Followup) error { panic("boom") }, nil)
-	res = reg.Call(ctx, st, "human:t@example.com", "probe", json.RawMessage(`{}`))
+	res = reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`))
 	if res.OK || res.Error.Code != InternalError {
 		t.Fatalf("a panicking step: %+v", res)
 	}
@@ -135,7 +135,7 @@ func TestUndoFailureIsAudited(t *testing.T) {
 	st, dir := effectsStore(t)
 	ran := false
 	reg := effectsRegistry(nil, func(context.Context) error { ran = true; return errors.New("worktree busy") })
-	res := reg.Call(ctx, st, "human:t@example.com", "probe", json.RawMessage(`{"refuse":true}`))
+	res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{"refuse":true}`))
 	if res.OK || res.Error.Code != InvalidInput || !ran {
 		t.Fatalf("result = %+v (undo ran: %v)", res, ran)
 	}

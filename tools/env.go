@@ -55,7 +55,9 @@ type Repo interface {
 // WithEnv returns a copy of the registry whose tools reach the outside
 // world through env.
 func (r *Registry) WithEnv(env Env) *Registry {
-	return &Registry{tools: r.tools, env: env}
+	out := *r
+	out.env = env
+	return &out
 }
 
 // Env is the environment the registry's tools use.

@@ -28,7 +28,9 @@ func restEpicEnv(t *testing.T) (*env, *githubtest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.reg = tools.NewRegistry(append(tools.Builtin().All(), submitTool(gh))...).WithEnv(tools.Env{GitHub: github.Open})
+	reg := tools.NewRegistry(append(tools.Builtin().All(), submitTool(gh))...)
+	reg.SetHooks(tools.BuiltinHooks())
+	e.reg = reg.WithEnv(tools.Env{GitHub: github.Open})
 	e.ok(human, "config_set", `{"key":"retry.delay_ms","value":"1"}`)
 	e.ok(human, "agent_register", `{"id":"boss","type":"supervisor"}`)
 	e.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)

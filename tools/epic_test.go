@@ -166,7 +166,9 @@ func epicEnv(t *testing.T) (*env, *memForge) {
 	e := newEnv(t)
 	gitstatetest.Git(t, e.dir, "commit", "-q", "--allow-empty", "-m", "base")
 	forge := newMemForge()
-	e.reg = tools.NewRegistry(append(tools.Builtin().All(), submitTool(forge), putTool)...).WithEnv(tools.Env{GitHub: forge.opener()})
+	reg := tools.NewRegistry(append(tools.Builtin().All(), submitTool(forge), putTool)...)
+	reg.SetHooks(tools.BuiltinHooks())
+	e.reg = reg.WithEnv(tools.Env{GitHub: forge.opener()})
 	e.ok(human, "config_set", `{"key":"retry.delay_ms","value":"1"}`)
 	e.ok(human, "agent_register", `{"id":"boss","type":"supervisor"}`)
 	for _, w := range []string{"w1", "w2", "w3"} {

@@ -84,45 +84,45 @@ func escalationKey(to, tool string, code Code) string {
 
 func escalationPath(key string) string { return dirEscalations + "/" + key + ".json" }
 
-// escalate mails a failed call's error to whoever must hear of it, in one
-// more commit after the call's own, and returns the latest commit. It
-// never changes the call's answer; if it cannot write, the failure is
-// still in the call's audit record.
-func (r *Registry) escalate(ctx context.Context, st *gitstate.Store, c *Call, res Result) string {
+// escalate is an OnFailure hook (Hooks): it mails a failed call's error
+// to whoever must hear of it, in one more commit after commit, the call's
+// latest, and returns the latest commit. It never changes the call's
+// answer; if it cannot write, the failure is still in the call's audit
+// record.
+func escalate(ctx context.Context, st *gitstate.Store, c *Call, res Result, commit string) string {
 	if c == nil || res.Error == nil || !escalates(res.Error.Code) {
-		return res.Commit
+		return commit
 	}
 	if IsHuman(c.Caller.ID) && c.Config != nil && !isCritical(c.Config, c.tool) {
 		// a person made the call and saw it fail; the call's own audit
 		// record has the failure, and nobody else is mailed: no commit
-		return res.Commit
+		return commit
 	}
 	next, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		ec := &Call{Caller: Caller{ID: c.Caller.ID}, Tx: tx, Env: r.env, tool: c.tool}
-		a := audit{tool: c.tool, actor: c.Caller.ID, actorType: c.Caller.Type, args: "{}", follows: res.Commit}
-		err := resolveCaller(ec)
+		ec := &Call{Caller: c.Caller, Tx: tx, Env: c.Env, tool: c.tool, follows: commit}
+		err := resolveCaller(ec, tx)
 		if err == nil {
 			ec.Config, err = loadConfig(tx)
 		}
 		if err == nil {
-			err = sendEscalation(ec, c.tool, res)
+			err = sendEscalation(ec, c.tool, res, commit)
 		}
 		if err != nil {
 			tx.Discard()
-			tx.SetMeta(a.meta(ec, AsError(err)))
+			tx.SetMeta(auditRecord(ec, AsError(err)))
 			return nil
 		}
-		tx.SetMeta(a.meta(ec, nil))
+		tx.SetMeta(auditRecord(ec, nil))
 		return nil
 	})
 	if err != nil {
-		return res.Commit
+		return commit
 	}
 	return next.Hash
 }
 
 // sendEscalation mails the failure (or folds it) for each recipient.
-func sendEscalation(c *Call, tool string, res Result) error {
+func sendEscalation(c *Call, tool string, res Result, commit string) error {
 	e := res.Error
 	critical := isCritical(c.Config, tool)
 	var to []string
@@ -145,7 +145,7 @@ func sendEscalation(c *Call, tool string, res Result) error {
 	msg := redactMessage(e.Message)
 	var done []string
 	for _, rcpt := range to {
-		folded, err := escalateTo(c, rcpt, tool, e.Code, msg, critical, res.Commit)
+		folded, err := escalateTo(c, rcpt, tool, e.Code, msg, critical, commit)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,9 @@ func escalationRegistry() *Registry {
 	boom := Define("boom", "boom.run", "test tool", CLI{}, func(ctx context.Context, c *Call, in boomIn) (struct{}, error) {
 		return struct{}{}, Errorf(Code(in.Code), "it broke (token ghp_TESTtokenTESTtokenTESTtokenTESTtoken12 inside)")
 	})
-	return NewRegistry(boom, AgentRegister, MailListInbox, ConfigSet)
+	reg := NewRegistry(boom, AgentRegister, MailListInbox, ConfigSet)
+	reg.SetHooks(BuiltinHooks()) // escalation is what these tests test
+	return reg
 }
 
 func TestEscalationFoldsPerHour(t *testing.T) {
@@ -27,7 +29,7 @@ func TestEscalationFoldsPerHour(t *testing.T) {
 	reg := escalationRegistry()
 	call := func(caller, tool, args string) Result {
 		t.Helper()
-		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+		return reg.CallAs(ctx, st, Origin{ID: caller}, tool, json.RawMessage(args))
 	}
 	const person = "human:test@example.com"
 	for _, a := range []string{`{"id":"boss","type":"supervisor"}`, `{"id":"s2","type":"supervisor","supervisor":"boss"}`} {

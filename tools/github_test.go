@@ -425,7 +425,7 @@ func TestConcurrentReplaysSendOnce(t *testing.T) {
 	done := make(chan tools.Result)
 	for range 4 {
 		go func() {
-			done <- e.reg.Call(t.Context(), e.st, human, "github_retry", json.RawMessage(`{}`))
+			done <- e.reg.CallAs(t.Context(), e.st, tools.Origin{ID: human}, "github_retry", json.RawMessage(`{}`))
 		}()
 	}
 	for range 4 {

@@ -439,18 +439,6 @@ func tearDown(ctx context.Context, f *Followup, a Agent) {
 	f.Repo.DeleteBranch(ctx, a.Branch)
 }
 
-// configAt reads the config at the tip, outside any transaction (for work
-// done after a call's commit).
-func configAt(ctx context.Context, st *gitstate.Store) (*Config, error) {
-	var cfg *Config
-	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
-		var err error
-		cfg, err = loadConfig(sn)
-		return err
-	})
-	return cfg, err
-}
-
 // lastLines is the last n non-blank lines of a screen, joined by " | ".
 func lastLines(screen string, n int) string {
 	var lines []string

@@ -46,7 +46,7 @@ func instanceBench(b *testing.B) (*gitstate.Store, *Registry, string) {
 	b.Cleanup(func() { tm.KillServer(context.Background()); os.RemoveAll(sock) })
 	reg := Builtin().WithEnv(Env{Tmux: tm})
 	ctx := context.Background()
-	if _, err := Init(ctx, st, benchHuman); err != nil {
+	if _, err := NewRegistry().Init(ctx, st, Origin{ID: benchHuman}); err != nil {
 		b.Fatal(err)
 	}
 	for _, args := range []string{
@@ -61,7 +61,7 @@ func instanceBench(b *testing.B) (*gitstate.Store, *Registry, string) {
 
 func mustCall(b *testing.B, reg *Registry, st *gitstate.Store, caller, tool, args string) Result {
 	b.Helper()
-	r := reg.Call(context.Background(), st, caller, tool, json.RawMessage(args))
+	r := reg.CallAs(context.Background(), st, Origin{ID: caller}, tool, json.RawMessage(args))
 	if !r.OK {
 		b.Fatalf("%s %s: %+v", tool, args, r.Error)
 	}
@@ -139,7 +139,7 @@ func BenchmarkMailSendDuringSpawn(b *testing.B) {
 	go func() {
 		defer close(done)
 		for i := 0; !stop.Load(); i++ {
-			reg.Call(context.Background(), st, benchHuman, "spawn", json.RawMessage(fmt.Sprintf(`{"type":"coding","prompt":"p","name":"bg%d"}`, i)))
+			reg.CallAs(context.Background(), st, Origin{ID: benchHuman}, "spawn", json.RawMessage(fmt.Sprintf(`{"type":"coding","prompt":"p","name":"bg%d"}`, i)))
 		}
 	}()
 	beside := send(b.N + 20)

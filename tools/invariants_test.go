@@ -130,7 +130,7 @@ func TestSyncConflictIsRecordedOnce(t *testing.T) {
 	a.sync("origin")
 	b.sync("origin")
 	a.git("remote", "add", "b", b.dir)
-	if _, err := tools.Sync(t.Context(), a.st, human, "b", false, nil); err != nil {
+	if _, err := tools.Builtin().Sync(t.Context(), a.st, tools.Origin{ID: human}, "b", false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if ta, tb := a.tree(), b.tree(); ta != tb {

@@ -78,18 +78,6 @@ func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error
 	return k
 }
 
-// Kinds returns every record kind, in the order docs/STATE.md lists them.
-// (A fresh table on every call: a few small values, cheaper than a shared
-// one that someone could change.)
-func Kinds() []Kind {
-	return []Kind{
-		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
-		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
-		githubCallKind(), escalationKind(), delegationKind(),
-		epicKind(), commentKind(), wakeKind(),
-	}
-}
-
 // KindOf finds the kind whose directory holds path, and the path's
 // elements below that directory. A path below a kind's directory belongs to
 // that kind whether or not it has the kind's layout (ValidateRecord tells).

@@ -34,7 +34,7 @@ func TestLiveInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := Init(context.Background(), st, "human:t@example.com"); err != nil {
+	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = st.Update(context.Background(), func(tx *gitstate.Tx) error {

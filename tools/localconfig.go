@@ -150,13 +150,14 @@ func IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
 	return cfg.ignored(), nil
 }
 
-// launcherKeysIn are the launcher keys (agent.<name>.command, .prompt)
-// that git config or the shared config mention, for config_list.
-func (c *Config) launcherKeysIn() []configKey {
+// patternKeysIn are the keys whose names nouns make up (a launcher's
+// agent.<name>.command, .prompt: patternKey) that git config or the
+// shared config mention, for config_list.
+func (c *Config) patternKeysIn() []configKey {
 	seen := map[string]bool{}
 	var out []configKey
 	add := func(name string) {
-		if k, ok := launcherKey(name); ok && !seen[name] {
+		if k, ok := patternKey(name); ok && !seen[name] {
 			seen[name] = true
 			out = append(out, k)
 		}
@@ -166,7 +167,7 @@ func (c *Config) launcherKeysIn() []configKey {
 	}
 	entries, _ := c.local.load()
 	for _, e := range entries {
-		if e.Section == "codex" && strings.HasPrefix(e.Subsection, "agent.") {
+		if e.Section == "codex" && e.Subsection != "" {
 			add(e.Subsection + "." + e.Key)
 		}
 	}

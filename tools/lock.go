@@ -268,10 +268,6 @@ var LockRelease = Define("lock_release", "lock.release",
 		return l, touchAgent(c)
 	}).Hint(Hints{Idempotent: true})
 
-// mayForce says who may take a resource from its holder: people and
-// supervisors, the ones who also register agents of any type.
-func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
-
 // notifyTaken mails a holder whose claim someone else ended or changed;
 // how says what happened ("released by boss").
 func notifyTaken(c *Call, kind, resource, holder, how string) error {

@@ -282,3 +282,17 @@ func oneLineCut(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return truncate(s, 72)
 }
+
+// Mail's limits.
+const (
+	defaultMaxBodyBytes    = 64 * 1024
+	defaultMaxSubjectBytes = 512
+)
+
+// mailKeys are mail's settings (decisions share its limits).
+func mailKeys() []configKey {
+	return []configKey{
+		{Name: "mail.max_body_bytes", Kind: "int", Default: defaultMaxBodyBytes, Doc: "largest mail or decision body accepted, in bytes"},
+		{Name: "mail.max_subject_bytes", Kind: "int", Default: defaultMaxSubjectBytes, Doc: "largest mail subject or decision title accepted, in bytes"},
+	}
+}

@@ -22,7 +22,7 @@ func TestCallingInstanceIsRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := Init(ctx, st, "human:t@example.com"); err != nil {
+	if _, err := NewRegistry().Init(ctx, st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Update(ctx, func(tx *gitstate.Tx) error {
@@ -50,7 +50,7 @@ func TestCallingInstanceIsRunning(t *testing.T) {
 		return a.Status
 	}
 	call := func(caller, tool, args string) Result {
-		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+		return reg.CallAs(ctx, st, Origin{ID: caller}, tool, json.RawMessage(args))
 	}
 
 	if r := call("human:t@example.com", "agent_show", `{"id":"coder-2"}`); !r.OK || status("coder-2") != StatusStarting {

@@ -159,7 +159,7 @@ func TestRegressionConflictWithPathHolderBreaksSync(t *testing.T) {
 	// The remote's record is not where a lock belongs: sync refuses the
 	// remote's state as a whole, naming it, instead of failing half-way.
 	tip := b.tip()
-	_, err := tools.Sync(t.Context(), b.st, "human:boss@example.org", "origin", true, nil)
+	_, err := tools.Builtin().Sync(t.Context(), b.st, tools.Origin{ID: "human:boss@example.org"}, "origin", true, nil)
 	if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, "locks/x.json") {
 		t.Errorf("B syncs a remote with a lock at locks/x.json: %v; want INVALID_REMOTE_STATE naming it", err)
 	}
@@ -197,7 +197,7 @@ func TestRegressionConflictIDHasOneContent(t *testing.T) {
 	b.sync("origin")                                              // origin has w2's "first" version
 	b.ok("w2", "lock_acquire", `{"name":"db","reason":"second"}`) // renew: same claim
 	b.git("remote", "add", "a", a.dir)
-	if _, err := tools.Sync(t.Context(), b.st, human, "a", false, nil); err != nil { // B merges A's claim
+	if _, err := tools.Builtin().Sync(t.Context(), b.st, tools.Origin{ID: human}, "a", false, nil); err != nil { // B merges A's claim
 		t.Fatal(err)
 	}
 	a.sync("origin") // A merges w2's "first" version

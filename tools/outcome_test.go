@@ -38,12 +38,12 @@ func instanceRepo(t *testing.T, command string) (*gitstate.Store, *Registry, str
 	t.Cleanup(func() { tm.KillServer(context.Background()); os.RemoveAll(sock) })
 	reg := Builtin().WithEnv(Env{Tmux: tm})
 	ctx := context.Background()
-	if _, err := Init(ctx, st, "human:t@example.com"); err != nil {
+	if _, err := NewRegistry().Init(ctx, st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	launcher, _ := json.Marshal("sh -c '" + command + "; exec cat'")
 	for _, args := range []string{`{"key":"agent.cat.command","value":` + string(launcher) + `}`, `{"key":"agent.default","value":"cat"}`} {
-		if r := reg.Call(ctx, st, "human:t@example.com", "config_set", json.RawMessage(args)); !r.OK {
+		if r := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "config_set", json.RawMessage(args)); !r.OK {
 			t.Fatalf("config_set %s: %+v", args, r.Error)
 		}
 	}
@@ -60,7 +60,7 @@ func TestStartOutcomeSaysWhatHappened(t *testing.T) {
 	st, reg, dir := instanceRepo(t, "touch "+marker)
 	done := make(chan Result)
 	go func() {
-		done <- reg.Call(ctx, st, "human:t@example.com", "spawn", json.RawMessage(`{"type":"coding","prompt":"p","name":"quick"}`))
+		done <- reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "spawn", json.RawMessage(`{"type":"coding","prompt":"p","name":"quick"}`))
 	}()
 	// the agent calls in as soon as its pane runs, well inside the
 	// start check's 150 ms
@@ -74,7 +74,7 @@ func TestStartOutcomeSaysWhatHappened(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if r := reg.Call(ctx, st, "quick", "agent_get_status", json.RawMessage(`{}`)); !r.OK {
+	if r := reg.CallAs(ctx, st, Origin{ID: "quick"}, "agent_get_status", json.RawMessage(`{}`)); !r.OK {
 		t.Fatalf("agent_get_status: %+v", r.Error)
 	}
 	if r := <-done; !r.OK {
@@ -104,7 +104,7 @@ func TestOutcomeWithoutSummary(t *testing.T) {
 	reg := effectsRegistry(func(ctx context.Context, f *Followup) error {
 		return f.Record(ctx, func(*Call) error { return nil })
 	}, nil)
-	if res := reg.Call(ctx, st, "human:t@example.com", "probe", json.RawMessage(`{}`)); !res.OK {
+	if res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`)); !res.OK {
 		t.Fatalf("result = %+v", res)
 	}
 	intent := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"~2")

@@ -47,5 +47,9 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 // Adapters that follow the policy look again after such calls; other
 // changes (a sync, another process's call) they find by watching the tip.
 func (t *Tool) ChangesPolicy() bool {
-	return strings.HasPrefix(t.Permission, "config.") || t.Permission == AgentRegister.Permission
+	return strings.HasPrefix(t.Permission, "config.") || t.Permission == permRegisterAgent
 }
+
+// permRegisterAgent is agent_register's permission: registering an agent
+// gives it a type, which the policy is per.
+const permRegisterAgent = "agent.register"

@@ -14,6 +14,9 @@ import (
 // the state's config (keys policy.<type>.allow and policy.<type>.deny), so
 // `git codex config set` changes it and the change is audited like any call.
 // Every type may use the prompt registry ("prompt.*"): it only reads.
+// Every type may sync ("state.sync", entry.go): it brings what peers
+// recorded; init and restore ("state.init", "state.restore") are for
+// people and supervisors.
 // Delegation ("delegate.*", seed 002) is for the agents that hand out or
 // do work: orchestrators, planners, workers and coders delegate a focused
 // job to a fresh agent CLI; reviewers review and do not.
@@ -22,31 +25,31 @@ func defaultPolicy() map[AgentType]rule {
 		TypeSupervisor: {allow: []string{"*"}},
 		TypeHuman:      {allow: []string{"*"}},
 		TypeOrchestrator: {
-			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*", "session.*", "cycle.*", "handoff.*", "delegate.*"},
+			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.*", "prompt.*", "session.*", "cycle.*", "handoff.*", "delegate.*", "state.sync"},
 			deny:  []string{"supervisor.*"},
 		},
 		TypeWorker: {
 			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "agent.get_task", "agent.get_epic",
 				"system.log_decision", "system.read_decisions", "task.update_status", "task.add_comment",
 				"task.list", "task.show", "task.claim", "task.release", "lock.*", "conflict.list", "prompt.*",
-				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "github.create_pull_request", "delegate.*"},
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "github.create_pull_request", "delegate.*", "state.sync"},
 			deny: []string{"supervisor.*", "orchestrator.*", "epic.*", "task.create", "task.assign"},
 		},
 		TypePlanning: {
 			allow: []string{"mail.*", "agent.*", "system.*", "task.*", "epic.*", "lock.*", "conflict.*", "instance.list", "instance.peek",
-				"github.create_issues", "github.create_pull_request", "github.retry", "prompt.*", "session.*", "cycle.*", "handoff.*", "delegate.*"},
+				"github.create_issues", "github.create_pull_request", "github.retry", "prompt.*", "session.*", "cycle.*", "handoff.*", "delegate.*", "state.sync"},
 			deny: []string{"supervisor.*"},
 		},
 		TypeCoding: {
 			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.request", "github.*",
 				"task.list", "task.show", "task.claim", "task.release", "task.update_status", "lock.*", "conflict.list", "prompt.*",
-				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "delegate.*"},
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "delegate.*", "state.sync"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 		TypeReview: {
 			allow: []string{"mail.*", "agent.get_status", "agent.set_status", "system.log_decision", "system.read_decisions", "review.send_feedback", "github.create_pull_request", "github.retry",
 				"task.list", "task.show", "lock.*", "conflict.list", "prompt.*",
-				"agent.rotate_token", "session.*", "cycle.*", "handoff.*"},
+				"agent.rotate_token", "session.*", "cycle.*", "handoff.*", "state.sync"},
 			deny: []string{"supervisor.*", "orchestrator.*"},
 		},
 	}
@@ -61,9 +64,10 @@ const permResetConfig = "config.reset"
 const permSetConfig = "config.set"
 
 // permitted is the registry's permission check: the caller's type passes
-// the policy in force, or the caller is a person resetting config.
+// the policy in force, or the caller is a person resetting config or
+// restoring the state (the ways back, whatever the policy says).
 func permitted(cfg *Config, t AgentType, permission string) bool {
-	if t == TypeHuman && permission == permResetConfig {
+	if t == TypeHuman && (permission == permResetConfig || permission == permRestore) {
 		return true
 	}
 	return cfg.rule(t).permits(permission)
@@ -104,4 +108,18 @@ func checkGlob(glob string) error {
 	}
 	_, err := path.Match(glob, "")
 	return err
+}
+
+// policyKeys are the permission policy's settings: an allow and a deny
+// list per agent type, defaulting to defaultPolicy.
+func policyKeys() []configKey {
+	var keys []configKey
+	pol := defaultPolicy()
+	for _, t := range AgentTypes() {
+		r := pol[t]
+		keys = append(keys,
+			configKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
+			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
+	}
+	return keys
 }

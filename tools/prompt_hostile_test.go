@@ -64,7 +64,7 @@ func TestPromptRegistryHostileFiles(t *testing.T) {
 	})
 	call := func(tool, args string) tools.Result {
 		return within(t, 10*time.Second, fifos, func() tools.Result {
-			return e.reg.Call(context.Background(), e.st, "w1", tool, json.RawMessage(args))
+			return e.reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, tool, json.RawMessage(args))
 		})
 	}
 	r := call("prompt_reload", `{}`)
@@ -126,11 +126,14 @@ func TestPrepareRunsOutsideTheLock(t *testing.T) {
 		return "prepared"
 	})
 	reg := tools.NewRegistry(append(tools.Builtin().All(), slow)...)
+	reg.SetHooks(tools.BuiltinHooks())
 	done := make(chan tools.Result, 1)
-	go func() { done <- reg.Call(context.Background(), e.st, "w1", "slow_read", json.RawMessage(`{}`)) }()
+	go func() {
+		done <- reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "slow_read", json.RawMessage(`{}`))
+	}()
 	<-started
 	mail := within(t, 10*time.Second, nil, func() tools.Result {
-		return reg.Call(context.Background(), e.st, "w1", "mail_send", json.RawMessage(`{"to":"w1","subject":"s","body":"b"}`))
+		return reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "mail_send", json.RawMessage(`{"to":"w1","subject":"s","body":"b"}`))
 	})
 	close(release)
 	if !mail.OK {

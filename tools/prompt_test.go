@@ -156,7 +156,7 @@ func TestPromptExecuteContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	x = decode[tools.PromptExecuted](t, e.reg.Call(context.Background(), st, "c1", "prompt_execute", json.RawMessage(`{"c1":"codex","c2":"work","c3":"task"}`)))
+	x = decode[tools.PromptExecuted](t, e.reg.CallAs(context.Background(), st, tools.Origin{ID: "c1"}, "prompt_execute", json.RawMessage(`{"c1":"codex","c2":"work","c3":"task"}`)))
 	if !strings.Contains(x.Prompt, "the worktree "+wt+" on the branch feature/x;") {
 		t.Errorf("work prompt in a linked worktree:\n%s", x.Prompt)
 	}

@@ -81,6 +81,8 @@ type Call struct {
 	Repo Repo
 
 	tool    string
+	args    string // the redacted arguments, for the Codex-Args trailer
+	follows string // the call's first commit, for the commits of its outcome
 	summary string
 	failed  *Error // an outcome recorded as a failure (Followup.Record)
 	target  string
@@ -201,13 +203,17 @@ func (t *Tool) InputType() reflect.Type { return t.inType }
 // outside world through.
 type Registry struct {
 	tools map[string]*Tool
-	env   Env
+	// internal are the registry-internal tools (entry.go): init, restore
+	// and sync, admitted like calls but not called as tools.
+	internal map[string]*Tool
+	env      Env
+	hooks    Hooks
 }
 
 // NewRegistry returns a registry of the given tools. It panics on a
 // duplicate name.
 func NewRegistry(tools ...*Tool) *Registry {
-	r := &Registry{tools: map[string]*Tool{}}
+	r := &Registry{tools: map[string]*Tool{}, internal: internalTools()}
 	for _, t := range tools {
 		r.Register(t)
 	}
@@ -259,18 +265,16 @@ type Result struct {
 	Timestamp string `json:"timestamp,omitempty"`
 }
 
-// Call runs the named tool for the caller with raw JSON arguments, as one
-// transaction on st. Every outcome that can be recorded is: unknown tools,
-// bad input, refusals and failures all commit an audit record with their
-// error code and change nothing else. A tool that works outside git (see
-// Call.After) does that once the call has committed, and records the
-// outcome in one more commit; undo steps that fail are recorded too.
-func (r *Registry) Call(ctx context.Context, st *gitstate.Store, callerID, name string, args json.RawMessage) Result {
-	return r.CallAs(ctx, st, Origin{ID: callerID}, name, args)
-}
-
-// CallAs is Call for a caller whose origin carries credentials (the
-// adapters' form: CODEX_TOKEN, the agent environment, local PSKs).
+// CallAs runs the named tool for the caller o with raw JSON arguments, as
+// one transaction on st. o is the caller as the adapter knows it, with its
+// credentials (CODEX_TOKEN, the agent environment, local PSKs): every
+// adapter passes it whole, so a call is authenticated the same way from
+// the CLI, MCP, its prompts and the web page. Every outcome that can be
+// recorded is: unknown tools, bad input, refusals and failures all commit
+// an audit record with their error code and change nothing else. A tool
+// that works outside git (see Call.After) does that once the call has
+// committed, and records the outcome in one more commit; undo steps that
+// fail are recorded too.
 func (r *Registry) CallAs(ctx context.Context, st *gitstate.Store, o Origin, name string, args json.RawMessage) Result {
 	tctx, limit := newCallLimit(ctx)
 	defer limit.stop()
@@ -342,7 +346,7 @@ func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitst
 		}
 	}
 	if !res.OK {
-		res.Commit = r.escalate(ctx, st, c, res)
+		res.Commit = r.onFailure(ctx, st, c, res)
 	}
 	return res, c
 }
@@ -422,13 +426,11 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
 func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any, limit *callLimit) (res Result, c *Call) {
-	callerID := o.ID
-	a := audit{tool: name, actor: callerID, args: redactArgs(args)}
-	c = &Call{Caller: Caller{ID: callerID}, Tx: tx, Env: r.env, Repo: repo, tool: name, origin: o, Prepared: prepared}
+	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil
-		tx.SetMeta(a.meta(c, e))
+		tx.SetMeta(auditRecord(c, e))
 		return Result{Error: e, Warnings: c.warnings}
 	}
 	defer func() {
@@ -436,39 +438,19 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 			res = fail(Errorf(InternalError, "tool %s panicked: %v", name, p))
 		}
 	}()
-	// The caller's type goes into every audit record, refusals included.
-	callerErr := resolveCaller(c)
-	a.actorType = c.Caller.Type
-	t, ok := r.Lookup(name)
-	if !ok {
-		return fail(unknownTool(name)), c
+	t, _ := r.Lookup(name)
+	if e := r.admit(c, tx, o, t); e != nil {
+		return fail(e), c
 	}
-	if callerErr != nil {
-		return fail(AsError(callerErr)), c
-	}
-	cfg, err := loadConfig(tx)
-	if err != nil {
-		return fail(AsError(err)), c
-	}
-	c.Config = cfg
-	limit.arm(cfg.toolTimeout(ctx, name))
+	limit.arm(c.Config.toolTimeout(ctx, name))
 	if limit.expired() { // the wait for the writer lock took it all
 		return fail(limit.err(name, "it waited for the state's writer lock that long, and did nothing", nil)), c
-	}
-	if err := authenticate(c, o); err != nil {
-		return fail(AsError(err)), c
-	}
-	// Permission first: a caller who may not use the tool learns that, not
-	// what was wrong with arguments it should not have sent.
-	if !permitted(cfg, c.Caller.Type, t.Permission) {
-		return fail(Errorf(PermissionDenied, "tool %q (permission %s) is not allowed for agent type %q; see `git codex config get policy.%s.allow`",
-			name, t.Permission, c.Caller.Type, c.Caller.Type).With("tool", name).With("permission", t.Permission).With("agent_type", string(c.Caller.Type))), c
 	}
 	in, ierr := t.decode(args)
 	if ierr != nil {
 		return fail(ierr), c
 	}
-	if err := markRunning(c); err != nil {
+	if err := r.beforeHandler(c); err != nil {
 		return fail(AsError(err)), c
 	}
 	out, err := t.run(ctx, c, in)
@@ -482,28 +464,6 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 	if err != nil {
 		return fail(AsError(err)), c
 	}
-	tx.SetMeta(a.meta(c, nil))
+	tx.SetMeta(auditRecord(c, nil))
 	return Result{OK: true, Data: out, Warnings: c.warnings}, c
-}
-
-// resolveCaller fills in the caller's type from its agent record. People
-// need no record.
-func resolveCaller(c *Call) error {
-	id := c.Caller.ID
-	if err := ValidateCallerID(id); err != nil {
-		return Errorf(AgentNotFound, "caller %q is not a valid agent id; set --as or CODEX_INSTANCE to a registered agent", id).With("agent_id", id)
-	}
-	if IsHuman(id) {
-		c.Caller.Type = TypeHuman
-		return nil
-	}
-	var a Agent
-	if err := c.Tx.Get(agentPath(id), &a); err != nil {
-		if errors.Is(err, gitstate.ErrNotFound) {
-			return Errorf(AgentNotFound, "caller %q is not a registered agent; register it with `git codex agent add %s --type <type>`", id, id).With("agent_id", id)
-		}
-		return err
-	}
-	c.Agent, c.Caller.Type = &a, a.Type
-	return nil
 }

@@ -106,7 +106,7 @@ func contendedStore(t *testing.T) (*gitstate.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := Init(context.Background(), st, "human:t@example.com"); err != nil {
+	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	setConfig(t, st, map[string]string{"retry.delay_ms": "100", "retry.max_attempts": "4", "retry.jitter": `"off"`})
@@ -136,7 +136,7 @@ func TestLockContentionRetried(t *testing.T) {
 		os.Remove(lock)
 		close(released)
 	}()
-	res := Builtin().Call(ctx, st, "human:t@example.com", "log_decision", json.RawMessage(`{"title":"retried","body":"through a held lock"}`))
+	res := Builtin().CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "log_decision", json.RawMessage(`{"title":"retried","body":"through a held lock"}`))
 	<-released
 	if !res.OK {
 		t.Fatalf("a call through a lock held 250ms: %+v", res.Error)
@@ -156,7 +156,7 @@ func TestLockContentionRetried(t *testing.T) {
 	}
 	defer os.Remove(lock)
 	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
-	res = Builtin().Call(context.Background(), st, "human:t@example.com", "log_decision", json.RawMessage(`{"title":"never","body":"x"}`))
+	res = Builtin().CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "log_decision", json.RawMessage(`{"title":"never","body":"x"}`))
 	if res.OK || res.Error.Code != TransientError || res.Error.Details["attempts"] != 4 {
 		t.Fatalf("a lock held for good: %+v, want TRANSIENT_ERROR after 4 tries", res.Error)
 	}

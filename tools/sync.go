@@ -30,16 +30,20 @@ type SyncResult struct {
 // Sync merges the remote's git codex state into the local one and, with
 // push, publishes the result: fetch, deterministic merge (MergeRecord, then
 // restoreInvariants for resources granted on both sides), notes by union of
-// lines, push, again if the remote moved meanwhile.
-func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push bool, progress io.Writer) (SyncResult, error) {
-	args, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
+// lines, push, again if the remote moved meanwhile. It is the
+// registry-internal tool "sync" (entry.go): the caller o is admitted
+// against the local state first (refused, and recorded, like a call), and
+// the merge commit is its audit record.
+func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remote string, push bool, progress io.Writer) (SyncResult, error) {
+	raw, _ := json.Marshal(map[string]any{"remote": remote, "push": push})
+	args := redactArgs(raw) // a remote may be a URL with a token in it
+	admitted, err := r.admitTo(ctx, st, o, r.internal["sync"], args)
+	if err != nil {
+		return SyncResult{}, err
+	}
 	var conflicts []Conflict // settled by every round's merge
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
-		a := audit{tool: "sync", actor: callerID, args: redactArgs(args)} // a remote may be a URL with a token in it
-		if IsHuman(callerID) {
-			a.actorType = TypeHuman
-		}
-		c := &Call{Caller: Caller{ID: callerID, Type: a.actorType}, Tx: tx}
+		c := &Call{Caller: admitted.Caller, Tx: tx, tool: "sync", args: args, auth: admitted.auth}
 		settled, err := restoreInvariants(tx, report)
 		if err != nil {
 			return err
@@ -50,8 +54,8 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			kept = fmt.Sprintf(", %d kept that one side deleted", len(report.Kept))
 		}
 		c.Summarize("%s merged the state of %s (%d record(s) changed on both sides, %d conflict(s)%s%s)",
-			callerID, redactName(remote), len(report.Resolved), len(settled), droppedNote(len(report.Dropped)), kept)
-		tx.SetMeta(a.meta(c, nil))
+			o.ID, redactName(remote), len(report.Resolved), len(settled), droppedNote(len(report.Dropped)), kept)
+		tx.SetMeta(auditRecord(c, nil))
 		return nil
 	}
 	before := ignoredAt(ctx, st)
@@ -77,7 +81,7 @@ func Sync(ctx context.Context, st *gitstate.Store, callerID, remote string, push
 			fmt.Fprintf(progress, "%s did not answer (try %d of %d): %s; trying again in %s\n", redactName(remote), try, pol.attempts, n.Error, wait.Round(time.Millisecond))
 		}
 	})
-	err := done.err
+	err = done.err
 	if done.interrupted != nil {
 		err = fmt.Errorf("%w (interrupted while waiting to try again: %v)", err, done.interrupted)
 	}

@@ -87,7 +87,7 @@ func (p *peer) blob(t *testing.T, data []byte) string {
 func refused(t *testing.T, c *clone, what string) {
 	t.Helper()
 	before := c.git("for-each-ref", "refs/codex/state", "refs/notes/")
-	_, err := tools.Sync(context.Background(), c.st, human, "origin", true, nil)
+	_, err := tools.Builtin().Sync(context.Background(), c.st, tools.Origin{ID: human}, "origin", true, nil)
 	if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, what) {
 		t.Fatalf("%s: sync: %v; want INVALID_REMOTE_STATE naming %q", c.name, err, what)
 	}
@@ -359,7 +359,7 @@ func TestSyncBusyPeer(t *testing.T) {
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
 			p.a.call("alice", "mail_send", fmt.Sprintf(`{"to":"bob","subject":"busy %d","body":"b"}`, i))
-			if _, err := tools.Sync(ctx, p.a.st, human, "origin", true, nil); err != nil && ctx.Err() == nil {
+			if _, err := tools.Builtin().Sync(ctx, p.a.st, tools.Origin{ID: human}, "origin", true, nil); err != nil && ctx.Err() == nil {
 				t.Errorf("the busy peer's sync: %v", err)
 			}
 			pushes.Add(1)
@@ -376,7 +376,7 @@ func TestSyncBusyPeer(t *testing.T) {
 		p.b.ok("alice", "mail_send", fmt.Sprintf(`{"to":"bob","subject":"from B %d","body":"b"}`, i))
 		start := time.Now()
 		progress.Reset()
-		res, err := tools.Sync(context.Background(), p.b.st, human, "origin", true, &progress)
+		res, err := tools.Builtin().Sync(context.Background(), p.b.st, tools.Origin{ID: human}, "origin", true, &progress)
 		if err != nil {
 			t.Fatalf("sync %d of B beside a busy peer (after %v): %v", i, time.Since(start), err)
 		}

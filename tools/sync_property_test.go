@@ -208,7 +208,7 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 			res := c.sync("origin")
 			trace = append(trace, fmt.Sprintf("%s: sync %s, %d resolved, attempts %d", c.name, res.Merge.Status, len(res.Merge.Report.Resolved), res.Attempts))
 		default: // pull: merge without pushing
-			res, err := tools.Sync(context.Background(), c.st, human, "origin", false, nil)
+			res, err := tools.Builtin().Sync(context.Background(), c.st, tools.Origin{ID: human}, "origin", false, nil)
 			if err != nil {
 				t.Fatalf("%s: pull: %v", c.name, err)
 			}

@@ -66,13 +66,13 @@ func openClone(t testing.TB, name, dir string) *clone {
 
 func (c *clone) init() {
 	c.t.Helper()
-	if _, err := tools.Init(context.Background(), c.st, human); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), c.st, tools.Origin{ID: human}); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
 func (c *clone) call(caller, tool, args string) tools.Result {
-	return c.reg.Call(context.Background(), c.st, caller, tool, json.RawMessage(args))
+	return c.reg.CallAs(context.Background(), c.st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 }
 
 // ok runs a call that must succeed and returns its data and commit.
@@ -90,7 +90,7 @@ func (c *clone) ok(caller, tool, args string) (map[string]any, string) {
 
 func (c *clone) sync(remote string) tools.SyncResult {
 	c.t.Helper()
-	res, err := tools.Sync(context.Background(), c.st, human, remote, true, nil)
+	res, err := tools.Builtin().Sync(context.Background(), c.st, tools.Origin{ID: human}, remote, true, nil)
 	if err != nil {
 		c.t.Fatalf("%s: sync %s: %v", c.name, remote, err)
 	}
@@ -313,7 +313,7 @@ func TestSyncUnreachableRemote(t *testing.T) {
 	for _, remote := range []string{"bad", "/nonexistent/other.git", "git://127.0.0.1:" + closed + "/remote.git"} {
 		tip, tree := a.tip(), a.tree()
 		refs := a.git("for-each-ref")
-		_, err := tools.Sync(context.Background(), a.st, human, remote, true, nil)
+		_, err := tools.Builtin().Sync(context.Background(), a.st, tools.Origin{ID: human}, remote, true, nil)
 		if e := tools.AsError(err); err == nil || e.Code != tools.RemoteError {
 			t.Fatalf("sync %s: %v, want REMOTE_ERROR", remote, err)
 		}
@@ -322,7 +322,7 @@ func TestSyncUnreachableRemote(t *testing.T) {
 		}
 	}
 	// a remote not configured at all is an error of its own kind too
-	if _, err := tools.Sync(context.Background(), a.st, human, "nosuchremote", true, nil); tools.AsError(err).Code != tools.RemoteError {
+	if _, err := tools.Builtin().Sync(context.Background(), a.st, tools.Origin{ID: human}, "nosuchremote", true, nil); tools.AsError(err).Code != tools.RemoteError {
 		t.Fatalf("unknown remote: %v", err)
 	}
 }
@@ -399,7 +399,7 @@ func TestSyncRemoteRefuses(t *testing.T) {
 		t.Fatalf("no-op sync: %+v", res)
 	}
 	a.ok(human, "agent_register", `{"id":"alice","type":"worker"}`)
-	res, err := tools.Sync(context.Background(), a.st, human, "origin", true, nil)
+	res, err := tools.Builtin().Sync(context.Background(), a.st, tools.Origin{ID: human}, "origin", true, nil)
 	if e := tools.AsError(err); err == nil || e.Code != tools.RemoteError || res.Attempts != 1 {
 		t.Fatalf("sync to a refusing remote: %+v, %v; want REMOTE_ERROR after one attempt", res, err)
 	}
@@ -476,7 +476,7 @@ func TestSyncWhileWriting(t *testing.T) {
 					return
 				default:
 				}
-				r := reg.Call(context.Background(), st, "alice", "mail_send",
+				r := reg.CallAs(context.Background(), st, tools.Origin{ID: "alice"}, "mail_send",
 					json.RawMessage(fmt.Sprintf(`{"to":"bob","subject":"w%d #%d","body":"x"}`, w, i)))
 				if !r.OK {
 					errs <- fmt.Errorf("writer %d: %+v", w, r.Error)
@@ -713,7 +713,7 @@ func TestSyncRefusesInvalidRemoteState(t *testing.T) {
 	fresh := newClone(t, "C", remote)
 	for _, c := range []*clone{b, fresh} { // fast-forward, adopt
 		tip := c.git("for-each-ref", gitstate.RefState)
-		_, err := tools.Sync(context.Background(), c.st, human, "origin", true, nil)
+		_, err := tools.Builtin().Sync(context.Background(), c.st, tools.Origin{ID: human}, "origin", true, nil)
 		if e := tools.AsError(err); err == nil || e.Code != tools.InvalidRemoteState || !strings.Contains(e.Message, "mail/alice/e/f/m-0000000000abcdef.json") {
 			t.Fatalf("%s: sync of a forged state: %v, want INVALID_REMOTE_STATE naming the record", c.name, err)
 		}
@@ -724,7 +724,7 @@ func TestSyncRefusesInvalidRemoteState(t *testing.T) {
 	// and when both moved on: a real merge is refused too
 	b.ok(human, "log_decision", `{"title":"t","body":"b"}`)
 	tip := b.tip()
-	if _, err := tools.Sync(context.Background(), b.st, human, "origin", true, nil); tools.AsError(err).Code != tools.InvalidRemoteState {
+	if _, err := tools.Builtin().Sync(context.Background(), b.st, tools.Origin{ID: human}, "origin", true, nil); tools.AsError(err).Code != tools.InvalidRemoteState {
 		t.Fatalf("merge with a forged state: %v", err)
 	}
 	if b.tip() != tip {
@@ -807,7 +807,7 @@ func TestConcurrentSyncsOfOneRepository(t *testing.T) {
 				return
 			}
 			defer st.Close()
-			if _, err := tools.Sync(context.Background(), st, human, "origin", true, nil); err != nil {
+			if _, err := tools.Builtin().Sync(context.Background(), st, tools.Origin{ID: human}, "origin", true, nil); err != nil {
 				errs <- fmt.Errorf("sync: %w", err)
 			}
 		}()

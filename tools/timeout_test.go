@@ -71,7 +71,7 @@ func TestToolTimeout(t *testing.T) {
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}")
 
 	start := time.Now()
-	res := reg.Call(context.Background(), st, "human:t@example.com", "slow", json.RawMessage(`{"sleep_ms":1600}`))
+	res := reg.CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "slow", json.RawMessage(`{"sleep_ms":1600}`))
 	took := time.Since(start)
 	if res.OK || res.Error.Code != Timeout {
 		t.Fatalf("a call past its limit: %+v, want TIMEOUT", res)
@@ -107,7 +107,7 @@ func TestToolTimeout(t *testing.T) {
 
 	// within its limit, the same call commits
 	setConfig(t, st, map[string]string{"tools.slow.timeout_seconds": "30"})
-	if res := reg.Call(context.Background(), st, "human:t@example.com", "slow", json.RawMessage(`{"sleep_ms":10}`)); !res.OK {
+	if res := reg.CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "slow", json.RawMessage(`{"sleep_ms":10}`)); !res.OK {
 		t.Fatalf("a call within its limit: %+v", res.Error)
 	}
 	if out := gitstatetest.Git(t, dir, "ls-tree", "-r", "--name-only", gitstate.RefState); !strings.Contains(out, "slow/record.json") {
@@ -120,7 +120,7 @@ func TestToolTimeout(t *testing.T) {
 func TestToolTimeoutGlobal(t *testing.T) {
 	st, _ := effectsStore(t)
 	setConfig(t, st, map[string]string{"tools.timeout_seconds": "1"})
-	res := NewRegistry(slowTool(nil)).Call(context.Background(), st, "human:t@example.com", "slow", json.RawMessage(`{"sleep_ms":1300}`))
+	res := NewRegistry(slowTool(nil)).CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "slow", json.RawMessage(`{"sleep_ms":1300}`))
 	if res.OK || res.Error.Code != Timeout || res.Error.Details["key"] != "tools.timeout_seconds" {
 		t.Fatalf("got %+v, want TIMEOUT by tools.timeout_seconds", res)
 	}
@@ -143,7 +143,7 @@ func TestToolTimeoutAfterStep(t *testing.T) {
 	// the after-step itself fail, as the instance tools do
 	reg.tools["probe"].run = wrapFail(reg.tools["probe"].run)
 	start := time.Now()
-	res := reg.Call(context.Background(), st, "human:t@example.com", "probe", json.RawMessage(`{}`))
+	res := reg.CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`))
 	if res.OK || res.Error.Code != Timeout {
 		t.Fatalf("got %+v, want TIMEOUT", res)
 	}

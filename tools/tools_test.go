@@ -28,7 +28,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := tools.Init(context.Background(), st, human); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, st: st, reg: tools.Builtin()}
@@ -37,7 +37,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) call(caller, tool, args string) tools.Result {
 	e.t.Helper()
-	return e.reg.Call(context.Background(), e.st, caller, tool, json.RawMessage(args))
+	return e.reg.CallAs(context.Background(), e.st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 }
 
 func (e *env) ok(caller, tool, args string) map[string]any {
@@ -213,7 +213,7 @@ func TestNotInitialised(t *testing.T) {
 	dir := gitstatetest.NewRepo(t)
 	st, _ := gitstate.Open(dir, gitstate.Options{})
 	defer st.Close()
-	r := tools.Builtin().Call(context.Background(), st, human, "mail_list_inbox", nil)
+	r := tools.Builtin().CallAs(context.Background(), st, tools.Origin{ID: human}, "mail_list_inbox", nil)
 	if r.OK || r.Error.Code != tools.NotInitialized {
 		t.Fatalf("got %+v", r)
 	}

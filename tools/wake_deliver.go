@@ -251,7 +251,7 @@ func (w *Waker) report(e WakeEvent) {
 // longer anyone's to announce).
 func (w *Waker) record(ctx context.Context, to string, fn func(c *Call, wk *Wake, all []Arrival) error) error {
 	_, _, err := update(ctx, w.Store, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: w.Caller, Tx: tx, Env: w.Env, Repo: repoOf(w.Store)}
+		c := &Call{Caller: w.Caller, Tx: tx, Env: w.Env, Repo: repoOf(w.Store), tool: "watch"}
 		wk, err := getWake(tx, to)
 		if err != nil {
 			return err
@@ -278,8 +278,7 @@ func (w *Waker) record(ctx context.Context, to string, fn func(c *Call, wk *Wake
 			return err
 		}
 		c.Target(to)
-		a := audit{tool: "watch", actor: w.Caller.ID, actorType: w.Caller.Type, args: "{}"}
-		tx.SetMeta(a.meta(c, nil))
+		tx.SetMeta(auditRecord(c, nil))
 		return nil
 	})
 	if errors.Is(err, errNoWake) {

@@ -149,3 +149,13 @@ func (c *Config) workflow() (Workflow, error) {
 	}
 	return w, nil
 }
+
+// cycleKeys are the settings of seed 001's cycles.
+func cycleKeys() []configKey {
+	return []configKey{
+		{Name: "cycle.session_ttl_hours", Kind: "int", Default: defaultSessionTTLHours,
+			Doc: "a cycle session unused for longer than this many hours expires (INVALID_SESSION); open a new one"},
+		{Name: "cycle.workflow", Kind: "json", Default: DefaultWorkflow(), Check: checkWorkflow,
+			Doc: "the phases, roles and handoffs of cycles (JSON); the default is seed 001's frontend -> backend -> frontend_refine -> complete"},
+	}
+}

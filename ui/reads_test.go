@@ -28,12 +28,12 @@ func TestEventsWithReads(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	if _, err := tools.Init(ctx, st, human); err != nil {
+	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	reg := tools.Builtin()
 	call := func(caller, tool, args string) tools.Result {
-		return reg.Call(ctx, st, caller, tool, json.RawMessage(args))
+		return reg.CallAs(ctx, st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 	}
 	call(human, "agent_register", `{"id":"alice","type":"worker"}`)
 	call(human, "mail_send", `{"to":"alice","subject":"hi","body":"there"}`)

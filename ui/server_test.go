@@ -36,7 +36,7 @@ func newFixture(t *testing.T, initialised bool, opts Options) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	if initialised {
-		if _, err := tools.Init(context.Background(), st, human); err != nil {
+		if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func newFixture(t *testing.T, initialised bool, opts Options) *fixture {
 
 func (f *fixture) call(t *testing.T, caller, tool, args string) tools.Result {
 	t.Helper()
-	r := f.reg.Call(context.Background(), f.st, caller, tool, json.RawMessage(args))
+	r := f.reg.CallAs(context.Background(), f.st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 	if !r.OK {
 		t.Fatalf("%s %s: %+v", tool, args, r.Error)
 	}
@@ -87,7 +87,7 @@ func TestStateAndEvents(t *testing.T) {
 	f.call(t, human, "mail_send", `{"to":"alice","subject":"hi","body":"there"}`)
 	f.call(t, human, "task_create", `{"title":"t1","description":"d"}`)
 	f.call(t, human, "lock_acquire", `{"name":"db"}`)
-	r := f.reg.Call(context.Background(), f.st, "alice", "mail_send", json.RawMessage(`{"to":"nobody","subject":"x","body":"y"}`))
+	r := f.reg.CallAs(context.Background(), f.st, tools.Origin{ID: "alice"}, "mail_send", json.RawMessage(`{"to":"nobody","subject":"x","body":"y"}`))
 	if r.OK {
 		t.Fatal("mail to nobody was accepted")
 	}
@@ -281,7 +281,7 @@ func TestNoState(t *testing.T) {
 	}
 	// the page appears once someone initialises
 	events := openStream(t, f.url+"/api/stream")
-	if _, err := tools.Init(context.Background(), f.st, human); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), f.st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, events); ev.Tool != "init" {
@@ -489,7 +489,7 @@ func TestRefMovesDuringRead(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 0; i < 40; i++ {
-			f.reg.Call(context.Background(), f.st, human, "mail_send", json.RawMessage(fmt.Sprintf(`{"to_human":true,"subject":"m%d","body":"b"}`, i)))
+			f.reg.CallAs(context.Background(), f.st, tools.Origin{ID: human}, "mail_send", json.RawMessage(fmt.Sprintf(`{"to_human":true,"subject":"m%d","body":"b"}`, i)))
 		}
 	}()
 	for {

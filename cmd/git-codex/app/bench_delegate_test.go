@@ -39,7 +39,7 @@ func BenchmarkDelegatedTurn(b *testing.B) {
 	defer st.Close()
 	ctx := context.Background()
 	reg := tools.Builtin()
-	if r := reg.Call(ctx, st, mcpHuman, "config_set", json.RawMessage(`{"key":"agent.claude.command","value":"`+fake+`"}`)); !r.OK {
+	if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "config_set", json.RawMessage(`{"key":"agent.claude.command","value":"`+fake+`"}`)); !r.OK {
 		b.Fatal(r.Error)
 	}
 	// the CLI alone, as the runner starts it
@@ -55,7 +55,7 @@ func BenchmarkDelegatedTurn(b *testing.B) {
 	cli := time.Since(start) / alone
 	b.ResetTimer()
 	for range b.N {
-		if r := reg.Call(ctx, st, mcpHuman, "agent_query", json.RawMessage(`{"prompt":"hello"}`)); !r.OK {
+		if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "agent_query", json.RawMessage(`{"prompt":"hello"}`)); !r.OK {
 			b.Fatal(r.Error)
 		}
 	}

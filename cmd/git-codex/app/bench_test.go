@@ -55,12 +55,12 @@ func benchRepo(b *testing.B) string {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	if _, err := tools.Init(ctx, st, mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
 		b.Fatal(err)
 	}
 	reg := tools.Builtin()
 	for _, args := range []string{`{"id":"alice","type":"worker"}`, `{"id":"boss","type":"supervisor"}`} {
-		if r := reg.Call(ctx, st, mcpHuman, "agent_register", json.RawMessage(args)); !r.OK {
+		if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			b.Fatal(r.Error)
 		}
 	}
@@ -136,7 +136,7 @@ func BenchmarkMailSend(b *testing.B) {
 		var samples []time.Duration
 		for b.Loop() {
 			start := time.Now()
-			r := reg.Call(ctx, st, "alice", "mail_send", args)
+			r := reg.CallAs(ctx, st, tools.Origin{ID: "alice"}, "mail_send", args)
 			samples = append(samples, time.Since(start))
 			if !r.OK {
 				b.Fatal(r.Error)
@@ -210,7 +210,7 @@ func BenchmarkInboxListing(b *testing.B) {
 		var samples []time.Duration
 		for b.Loop() {
 			start := time.Now()
-			r := reg.Call(ctx, st, inboxRecipient, "mail_list_inbox", args)
+			r := reg.CallAs(ctx, st, tools.Origin{ID: inboxRecipient}, "mail_list_inbox", args)
 			samples = append(samples, time.Since(start))
 			if !r.OK {
 				b.Fatal(r.Error)
@@ -268,12 +268,12 @@ func inboxBenchRepo(b *testing.B) string {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := tools.Init(ctx, st, mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
 		b.Fatal(err)
 	}
 	reg := tools.Builtin()
 	for _, args := range []string{`{"id":"` + inboxRecipient + `","type":"worker"}`, `{"id":"sender","type":"worker"}`} {
-		if r := reg.Call(ctx, st, mcpHuman, "agent_register", json.RawMessage(args)); !r.OK {
+		if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			b.Fatal(r.Error)
 		}
 	}

@@ -25,7 +25,7 @@ func (e *env) initCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			// open first: a repository git codex cannot write is refused
 			// before anything, its config included, is changed
-			caller, st, err := e.session(c)
+			o, st, err := e.origin(c)
 			if err != nil {
 				return err
 			}
@@ -36,7 +36,7 @@ func (e *env) initCommand() *cli.Command {
 				}
 			}
 			if rev := c.String("restore"); rev != "" {
-				return e.restore(c, st, caller, rev)
+				return e.restore(c, st, o, rev)
 			}
 			if !c.Bool("fresh") {
 				lost, ok, err := st.FindLostState(c.Context)
@@ -49,7 +49,7 @@ func (e *env) initCommand() *cli.Command {
 						With("commit", lost.Commit).With("clock", uint64(lost.Clock))
 				}
 			}
-			commit, err := tools.Init(c.Context, st, caller)
+			commit, err := e.reg.Init(c.Context, st, o)
 			if errors.Is(err, gitstate.ErrAlreadyInitialized) {
 				fmt.Fprintf(e.stderr, "git codex is already initialised in %s\n", st.GitDir())
 				return nil
@@ -64,8 +64,8 @@ func (e *env) initCommand() *cli.Command {
 }
 
 // restore runs `init --restore <commit>`.
-func (e *env) restore(c *cli.Context, st *gitstate.Store, caller, rev string) error {
-	commit, err := tools.Restore(c.Context, st, caller, rev)
+func (e *env) restore(c *cli.Context, st *gitstate.Store, o tools.Origin, rev string) error {
+	commit, err := e.reg.Restore(c.Context, st, o, rev)
 	switch {
 	case errors.Is(err, gitstate.ErrAlreadyInitialized):
 		return tools.Errorf(tools.AlreadyExists, "%v; see `git codex log`", err)

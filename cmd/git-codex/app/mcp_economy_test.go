@@ -56,7 +56,7 @@ func TestMCPToolListEconomy(t *testing.T) {
 	st := mcpStore(t, dir)
 	for _, typ := range []tools.AgentType{tools.TypeWorker, tools.TypeCoding, tools.TypeReview, tools.TypePlanning, tools.TypeOrchestrator, tools.TypeSupervisor} {
 		id := "eco-" + string(typ)
-		if r := reg.Call(context.Background(), st, mcpHuman, "agent_register", json.RawMessage(fmt.Sprintf(`{"id":%q,"type":%q}`, id, typ))); !r.OK {
+		if r := reg.CallAs(context.Background(), st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(fmt.Sprintf(`{"id":%q,"type":%q}`, id, typ))); !r.OK {
 			t.Fatalf("agent_register %s: %+v", id, r.Error)
 		}
 		cs, _ := mcpConnect(t, dir, id)

@@ -28,12 +28,12 @@ func mcpRepo(t *testing.T) string {
 	t.Helper()
 	dir := gitstatetest.NewRepo(t)
 	st := mcpStore(t, dir)
-	if _, err := tools.Init(context.Background(), st, mcpHuman); err != nil {
+	if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: mcpHuman}); err != nil {
 		t.Fatal(err)
 	}
 	reg := tools.Builtin()
 	for _, args := range []string{`{"id":"alice","type":"worker"}`, `{"id":"boss","type":"supervisor"}`} {
-		if r := reg.Call(context.Background(), st, mcpHuman, "agent_register", json.RawMessage(args)); !r.OK {
+		if r := reg.CallAs(context.Background(), st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			t.Fatalf("agent_register %s: %+v", args, r.Error)
 		}
 	}
@@ -365,7 +365,7 @@ func TestMCPRefusals(t *testing.T) {
 	if got := commitCount(t, dir) - n; got != 1 {
 		t.Errorf("an unknown tool made %d commits, want its audit record", got)
 	}
-	cli := tools.Builtin().Call(context.Background(), mcpStore(t, dir), "alice", "no_such_tool", json.RawMessage(`{}`))
+	cli := tools.Builtin().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: "alice"}, "no_such_tool", json.RawMessage(`{}`))
 	if env.Timestamp == "" || cli.Timestamp == "" {
 		t.Errorf("envelopes without a timestamp: MCP %q, call %q", env.Timestamp, cli.Timestamp)
 	}
@@ -388,7 +388,7 @@ func TestMCPConcurrentSessions(t *testing.T) {
 	st := mcpStore(t, dir)
 	for i := range agents {
 		args := fmt.Sprintf(`{"id":"w%d","type":"worker"}`, i)
-		if r := reg.Call(context.Background(), st, mcpHuman, "agent_register", json.RawMessage(args)); !r.OK {
+		if r := reg.CallAs(context.Background(), st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			t.Fatal(r.Error)
 		}
 	}

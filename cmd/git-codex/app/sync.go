@@ -65,7 +65,7 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if err != nil {
 				return err
 			}
-			caller, st, err := e.session(c)
+			o, st, err := e.origin(c)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if progress != nil {
 				fmt.Fprintf(progress, "syncing with %s...\n", remote)
 			}
-			res, err := tools.Sync(c.Context, st, caller, remote, push, progress)
+			res, err := e.reg.Sync(c.Context, st, o, remote, push, progress)
 			if progress == nil { // (progress told them as they came)
 				for _, n := range res.Retries {
 					fmt.Fprintf(e.stderr, "git codex: note: %s did not answer (try %d of %d): %s; tried again after %dms\n", remote, n.Attempt, n.Of, n.Error, n.WaitMS)

@@ -155,7 +155,7 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 			gitstatetest.WaitForMaintenance(tb, c.dir)
 		}
 	})
-	if _, err := tools.Init(s.ctx, s.clones[0].st, simHuman); err != nil {
+	if _, err := tools.Builtin().Init(s.ctx, s.clones[0].st, tools.Origin{ID: simHuman}); err != nil {
 		tb.Fatal(err)
 	}
 	for i := 0; i < cfg.Workers+cfg.Supervisors; i++ {
@@ -247,7 +247,7 @@ func (s *teamSim) mustCall(clone int, caller, token, tool string, args any, out 
 // sync merges clone i with origin and pushes, in-process and on the
 // simulated clock (the syncs measured are processes: measureSync).
 func (s *teamSim) sync(i int) {
-	if _, err := tools.Sync(s.ctx, s.clones[i].st, simHuman, "origin", true, nil); err != nil {
+	if _, err := tools.Builtin().Sync(s.ctx, s.clones[i].st, tools.Origin{ID: simHuman}, "origin", true, nil); err != nil {
 		s.tb.Fatalf("sync clone%d: %v", i, err)
 	}
 	s.syncs++

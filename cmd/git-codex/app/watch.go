@@ -203,7 +203,7 @@ func (w *watcher) sync(ctx context.Context) {
 			continue
 		}
 		synced = true
-		res, err := tools.Sync(ctx, w.st, w.origin.ID, r, true, nil)
+		res, err := w.e.reg.Sync(ctx, w.st, w.origin, r, true, nil)
 		if ctx.Err() != nil {
 			return
 		}
