@@ -173,9 +173,11 @@ var Archive = Define("archive", "state.archive",
 				return nil, err
 			}
 			files.data["manifest.json"] = append(b, '\n')
-			meta := gitstate.Meta{Summary: fmt.Sprintf("%d records archived by %s from %s", out.Total, c.Caller.ID, out.From), Author: authorOf(c.Caller.ID),
-				Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "archive"}, {Key: gitstate.TrailerActor, Value: c.Caller.ID}}}
-			if err := c.Tx.CommitAt(out.Ref, files.data, meta); err != nil {
+			// the archive's commit is audited as the call is (auditRecord)
+			ar := &Call{Caller: c.Caller, tool: c.tool, auth: c.auth}
+			ar.Target(out.From)
+			ar.Summarize("%d records archived by %s from %s", out.Total, c.Caller.ID, out.From)
+			if err := c.Tx.CommitAt(out.Ref, files.data, auditRecord(ar, nil)); err != nil {
 				return nil, err
 			}
 			c.Target(out.Ref)

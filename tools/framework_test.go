@@ -14,7 +14,7 @@ import (
 // merge, claims, the agent record. The nouns (every other file but
 // builtin.go, the assembly) build on them; they use no noun.
 var frameworkFiles = []string{
-	"admit.go", "agent.go", "audit.go", "auth.go", "caller.go", "claim.go", "config.go", "configtools.go",
+	"admit.go", "agent.go", "audit.go", "auth.go", "caller.go", "claim.go", "coderepo.go", "config.go", "configtools.go",
 	"credential.go", "doc.go", "effects.go", "entry.go", "env.go", "errors.go", "fieldmerge.go", "github.go",
 	"input.go", "kinds.go", "layout.go", "lazyregexp.go", "listing.go", "localconfig.go", "merge.go",
 	"permitted.go", "policy.go", "progress.go", "registry.go", "retry.go", "schemanull.go", "seal.go",
