@@ -3,6 +3,8 @@ package gitstate_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +208,52 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 	}
 	if n := gitstatetest.Git(t, dir, "rev-list", "--count", "--glob=refs/codex/reads/*/*"); n != fmt.Sprint(goroutines*each-writes) {
 		t.Errorf("reads refs hold %s commits, want %d", n, goroutines*each-writes)
+	}
+}
+
+// MachineID makes the machine id without a lock: callers racing to make
+// it (spawns and reads of processes of their own) all get the one id the
+// file keeps, and a read committed afterwards goes under it.
+func TestMachineIDRaceAgrees(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	const n = 16
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			s, err := gitstate.Open(dir, gitstate.Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			id, err := s.MachineID()
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- id
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		case id := <-ids:
+			seen[id] = true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "codex", "machine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := strings.TrimSpace(string(b))
+	if len(seen) != 1 || !seen[kept] || len(kept) != 12 {
+		t.Fatalf("racing callers got %v; the file keeps %q", seen, kept)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".git", "codex", "machine.*"))
+	if len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }
