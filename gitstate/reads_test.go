@@ -13,12 +13,21 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
-// openReadsLocal is openInit in a repository with the default outside
-// tests: reads and refusals on the machine's reads ref.
+// openReadsLocal is openInit with a clock of the test's (nil: the real
+// one), in a repository with the default: reads and refusals on the
+// machine's reads ref; onState (codex.reads=state) commits them on the
+// state instead.
 func openReadsLocal(t *testing.T, now func() time.Time) (*gitstate.Store, string) {
 	t.Helper()
+	return openReads(t, now, false)
+}
+
+func openReads(t *testing.T, now func() time.Time, onState bool) (*gitstate.Store, string) {
+	t.Helper()
 	dir := gitstatetest.NewRepo(t)
-	gitstatetest.ReadsLocal(t, dir)
+	if onState {
+		gitstatetest.ReadsOnState(t, dir)
+	}
 	s, err := gitstate.Open(dir, gitstate.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +166,7 @@ func TestReadsGoToTheMachinesReadsRef(t *testing.T) {
 // commit on the state.
 func TestReadsOnStateWhenConfigured(t *testing.T) {
 	ctx := context.Background()
-	s, dir := openInit(t) // NewRepo sets codex.reads=state
+	s, dir := openReads(t, nil, true)
 	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 	c, err := s.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("look")); return nil })
 	if err != nil {
