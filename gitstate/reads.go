@@ -99,8 +99,10 @@ func (s *Store) SyncReads(ctx context.Context, remote string, progress io.Writer
 	return nil
 }
 
-// Machine is this repository's machine id, the directory of its reads
-// refs; it is made (random) by the first read committed here.
+// Machine is this repository's machine id: it names this machine's reads
+// refs and marks the instances spawned here (whose sessions only this
+// machine can judge). The first read committed or instance spawned here
+// makes it (MachineID).
 func (s *Store) Machine() (string, error) {
 	b, err := os.ReadFile(filepath.Join(s.commonDir, "codex", machineFile))
 	if err != nil {
@@ -109,9 +111,12 @@ func (s *Store) Machine() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// machineLocked returns the machine id, making it if there is none. The
-// caller holds the writer lock, so no other writer makes one meanwhile.
-func (s *Store) machineLocked() (string, error) {
+// MachineID is this repository's machine id, made (random) if it has none
+// yet. It takes no lock: the new id is written to a file of its own and
+// linked into place, the first link wins and every caller reads the one
+// id, so a spawn (which records it on its instance) and a read racing to
+// make it agree.
+func (s *Store) MachineID() (string, error) {
 	id, err := s.Machine()
 	if err == nil && id != "" {
 		return id, nil
@@ -124,12 +129,31 @@ func (s *Store) machineLocked() (string, error) {
 		return "", err
 	}
 	id = hex.EncodeToString(b[:])
-	path := filepath.Join(s.commonDir, "codex", machineFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
+	dir := filepath.Join(s.commonDir, "codex")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("gitstate: write machine id: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	tmp, err := os.CreateTemp(dir, machineFile+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("gitstate: write machine id: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(id + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("gitstate: write machine id: %w", err)
+	}
+	path := filepath.Join(dir, machineFile)
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("gitstate: write machine id: %w", err)
+	}
+	if got, err := s.Machine(); err != nil || got != "" {
+		return got, err
+	}
+	// an empty file (written by hand): replace it
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("gitstate: write machine id: %w", err)
 	}
 	return id, nil
@@ -146,7 +170,7 @@ func (s *Store) recordsNothing(tx *Tx, tip, root plumbing.Hash) bool {
 // reads ref of the day. objs holds what tx.build wrote (nothing new: the
 // tree is the tip's). The caller holds the writer lock.
 func (s *Store) commitRead(tx *Tx, tip, root plumbing.Hash, objs *gitrepo.Batch) (Commit, error) {
-	machine, err := s.machineLocked()
+	machine, err := s.MachineID()
 	if err != nil {
 		return Commit{}, err
 	}

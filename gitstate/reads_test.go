@@ -3,6 +3,8 @@ package gitstate_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +13,21 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
-// openReadsLocal is openInit in a repository with the default outside
-// tests: reads and refusals on the machine's reads ref.
+// openReadsLocal is openInit with a clock of the test's (nil: the real
+// one), in a repository with the default: reads and refusals on the
+// machine's reads ref; onState (codex.reads=state) commits them on the
+// state instead.
 func openReadsLocal(t *testing.T, now func() time.Time) (*gitstate.Store, string) {
 	t.Helper()
+	return openReads(t, now, false)
+}
+
+func openReads(t *testing.T, now func() time.Time, onState bool) (*gitstate.Store, string) {
+	t.Helper()
 	dir := gitstatetest.NewRepo(t)
-	gitstatetest.ReadsLocal(t, dir)
+	if onState {
+		gitstatetest.ReadsOnState(t, dir)
+	}
 	s, err := gitstate.Open(dir, gitstate.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +166,7 @@ func TestReadsGoToTheMachinesReadsRef(t *testing.T) {
 // commit on the state.
 func TestReadsOnStateWhenConfigured(t *testing.T) {
 	ctx := context.Background()
-	s, dir := openInit(t) // NewRepo sets codex.reads=state
+	s, dir := openReads(t, nil, true)
 	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 	c, err := s.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("look")); return nil })
 	if err != nil {
@@ -206,5 +217,52 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 	}
 	if n := gitstatetest.Git(t, dir, "rev-list", "--count", "--glob=refs/codex/reads/*/*"); n != fmt.Sprint(goroutines*each-writes) {
 		t.Errorf("reads refs hold %s commits, want %d", n, goroutines*each-writes)
+	}
+}
+
+// MachineID makes the machine id without a lock: callers racing to make
+// it (spawns and reads of processes of their own) all get the one id the
+// file keeps, and a read committed afterwards goes under it.
+func TestMachineIDRaceAgrees(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	const n = 16
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			s, err := gitstate.Open(dir, gitstate.Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			id, err := s.MachineID()
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- id
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		case id := <-ids:
+			seen[id] = true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "codex", "machine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := strings.TrimSpace(string(b))
+	if len(seen) != 1 || !seen[kept] || len(kept) != 12 {
+		t.Fatalf("racing callers got %v; the file keeps %q", seen, kept)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".git", "codex", "machine.*"))
+	if len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

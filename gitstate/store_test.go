@@ -125,7 +125,7 @@ func TestDiscardCommitsAuditOnly(t *testing.T) {
 	s, dir := openInit(t)
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}")
 	undone := false
-	_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+	c, err := s.Update(ctx, func(tx *gitstate.Tx) error {
 		tx.OnAbort(func(context.Context) error { undone = true; return nil })
 		tx.Put("x/y.json", rec{N: 1})
 		tx.Discard()
@@ -142,8 +142,12 @@ func TestDiscardCommitsAuditOnly(t *testing.T) {
 	if before != after {
 		t.Errorf("tree changed on discard: %s -> %s", before, after)
 	}
-	if got := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); got != "2" {
-		t.Errorf("commits = %s, want 2", got)
+	// the audit commit changed nothing: it is on this machine's reads ref
+	if got := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); got != "1" {
+		t.Errorf("the state's commits = %s, want 1", got)
+	}
+	if !strings.HasPrefix(c.Ref, gitstate.ReadsPrefix) || gitstatetest.Git(t, dir, "log", "-1", "--format=%s", c.Hash) != "refused summary" {
+		t.Errorf("the refusal's audit commit is %+v", c)
 	}
 }
 
@@ -336,8 +340,13 @@ func TestUndoRunsOutsideTheLock(t *testing.T) {
 	if gotCtx != "update's" {
 		t.Errorf("the hook got another context (value %v)", gotCtx)
 	}
-	if got := gitstatetest.Git(t, dir, "log", "--format=%s", gitstate.RefState); !strings.HasPrefix(got, "written by an undo step summary\nrefused summary\n") {
-		t.Errorf("history = %q, want the undo's write after the refusal", got)
+	// the refusal changed nothing (it is on the reads ref); the undo's
+	// write is the state's next commit
+	if got := gitstatetest.Git(t, dir, "log", "--format=%s", gitstate.RefState); !strings.HasPrefix(got, "written by an undo step summary\ninit summary") {
+		t.Errorf("history = %q, want the undo's write after init", got)
+	}
+	if !strings.HasPrefix(c.Ref, gitstate.ReadsPrefix) || gitstatetest.Git(t, dir, "log", "-1", "--format=%s", c.Hash) != "refused summary" {
+		t.Errorf("the refusal's audit commit is %+v", c)
 	}
 	boom := errors.New("boom")
 	_, err = s.Update(ctx, func(tx *gitstate.Tx) error {

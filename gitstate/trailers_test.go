@@ -24,7 +24,9 @@ func TestMessageShapedByNoField(t *testing.T) {
 				{Key: gitstate.TrailerResult, Value: "ok"},
 			},
 		})
-		return nil
+		// a write, so that the commit is the state's (a read's message
+		// also names the state commit it read)
+		return tx.Put("x.json", rec{N: 1})
 	})
 	if err != nil {
 		t.Fatal(err)

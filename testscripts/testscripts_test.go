@@ -48,10 +48,11 @@ func setup(e *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	// codex.reads=state: the scripts written before issue 27 find every
-	// call's audit record on refs/codex/state; reads.txtar unsets it to
-	// test the default, reads and refusals on this machine's reads ref.
-	gitconfig := "[user]\n\tname = Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n[codex]\n\treads = state\n"
+	// git codex's defaults, codex.reads included: reads and refusals are
+	// recorded on this machine's reads ref, and a script that reads their
+	// audit records looks there (or sets codex.reads=state, to test that
+	// mode).
+	gitconfig := "[user]\n\tname = Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -86,8 +87,9 @@ type SessionSpec struct {
 	// more elements are an argv executed directly, without a shell. Empty
 	// means the default shell.
 	Command []string
-	// Env is added to the environment of the session (tmux new-session -e),
-	// on top of the server's global environment.
+	// Env is added to the environment of the session, on top of the
+	// server's global environment. It is given to tmux on its standard
+	// input, never on a command line (environ.go), so it may hold secrets.
 	Env map[string]string
 	// Width and Height are the window size in cells; zero leaves tmux's
 	// default (80x24 for a detached session).
@@ -175,17 +177,20 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 	if spec.Height > 0 {
 		args = append(args, "-y", strconv.Itoa(spec.Height))
 	}
-	envArgs, err := envFlags(spec.Env)
+	script, err := envScript(spec.Name, spec.Env)
 	if err != nil {
 		return Session{}, opError(op, spec.Name, err)
 	}
-	args = append(args, envArgs...)
+	// The pane's command is started (respawned) only once its session is
+	// set up: told to remain when its process exits (a command that exits
+	// at once would otherwise take its session with it before any option
+	// could be set) and given its environment (read from stdin, never
+	// argv: environ.go). Until then a command runs as a placeholder; no
+	// command (the default shell) starts twice, the first time without
+	// either.
+	respawn := spec.KeepDeadPane || script != ""
 	command := spec.Command
-	if spec.KeepDeadPane {
-		// The pane starts with a placeholder, is told to remain when its
-		// process exits, and only then runs the command: a command that
-		// exits at once would otherwise take its session with it before
-		// any option could be set.
+	if respawn && len(command) > 0 {
 		command = []string{"sleep", "2147483647"}
 	}
 	if len(command) > 0 {
@@ -194,8 +199,13 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 		args = append(args, literals(command)...)
 	}
 	if spec.KeepDeadPane {
-		args = append(args, ";", "set-option", "-w", "-t", paneTarget(spec.Name), "remain-on-exit", "on",
-			";", "respawn-pane", "-k", "-t", paneTarget(spec.Name))
+		args = append(args, ";", "set-option", "-w", "-t", paneTarget(spec.Name), "remain-on-exit", "on")
+	}
+	if script != "" {
+		args = append(args, ";", "source-file", "-")
+	}
+	if respawn {
+		args = append(args, ";", "respawn-pane", "-k", "-t", paneTarget(spec.Name))
 		if spec.Dir != "" {
 			args = append(args, "-c", literal(escapeFormat(spec.Dir)))
 		}
@@ -204,12 +214,16 @@ func (r Runner) NewSession(ctx context.Context, spec SessionSpec) (Session, erro
 			args = append(args, literals(spec.Command)...)
 		}
 	}
-	out, err := r.run(ctx, op, spec.Name, true, args...)
+	var stdin io.Reader
+	if script != "" {
+		stdin = strings.NewReader(script)
+	}
+	out, err := r.runIn(ctx, stdin, op, spec.Name, true, args...)
 	if err != nil {
 		return Session{}, err
 	}
 	var s Session
-	if spec.KeepDeadPane {
+	if respawn {
 		// the respawned pane's process; -P's line, printed through a
 		// chain of commands, comes with its tabs made into '_'
 		s, err = r.describe(ctx, spec.Name)
@@ -476,6 +490,12 @@ func (r Runner) Args() []string {
 // label errors; targetsSession says the command names a session, so that a
 // missing server also counts as a missing session.
 func (r Runner) run(ctx context.Context, op, name string, targetsSession bool, args ...string) (string, error) {
+	return r.runIn(ctx, nil, op, name, targetsSession, args...)
+}
+
+// runIn is run with stdin as the client's standard input (nil: none), for
+// what a command reads there (source-file -).
+func (r Runner) runIn(ctx context.Context, stdin io.Reader, op, name string, targetsSession bool, args ...string) (string, error) {
 	bin := r.Binary
 	if bin == "" {
 		bin = "tmux"
@@ -483,6 +503,7 @@ func (r Runner) run(ctx context.Context, op, name string, targetsSession bool, a
 	argv := append(r.Args(), args...)
 
 	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A client that starts the server must not hold us hostage through
@@ -611,22 +632,4 @@ func checkDir(dir string) error {
 		return fmt.Errorf("working directory %s is not a directory", dir)
 	}
 	return nil
-}
-
-// envFlags turns env into -e KEY=VALUE flags, sorted by key so that the
-// command line is deterministic.
-func envFlags(env map[string]string) ([]string, error) {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("invalid environment variable name %q", k)
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	flags := make([]string, 0, 2*len(keys))
-	for _, k := range keys {
-		flags = append(flags, "-e", literal(k+"="+env[k]))
-	}
-	return flags, nil
 }

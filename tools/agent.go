@@ -40,6 +40,11 @@ type Agent struct {
 	Worktree    string    `json:"worktree,omitempty"`
 	Branch      string    `json:"branch,omitempty"`
 	TmuxSession string    `json:"tmux_session,omitempty"`
+	// Machine and Host say where an instance runs: its tmux session and
+	// worktree exist only there, so only that machine's reap and cleanup
+	// judge it. Records made before they were kept have neither.
+	Machine string `json:"machine,omitempty" jsonschema:"the machine id (<git dir>/codex/machine) of the repository that spawned it: only there is its session judged"`
+	Host    string `json:"host,omitempty" jsonschema:"the host name of the machine that spawned it"`
 	// Status, Launcher, BaseCommit and Prompt are an instance's: an agent
 	// git codex runs in its worktree and tmux session (see instance.go).
 	Status       string     `json:"status,omitempty" jsonschema:"an instance's lifecycle: STARTING, ACTIVE, WAITING_REVIEW, REVIEWING, TERMINATED, ABANDONED, FAILED, COMPLETED"`

@@ -54,6 +54,10 @@ type CleanedUp struct {
 	// FailedSessions are delegated sessions recorded RUNNING whose runner
 	// died (reap only), marked FAILED.
 	FailedSessions []string `json:"failed_sessions"`
+	// Elsewhere are instances another machine (or clone) spawned, not
+	// cleaned up: only that machine can see their sessions, so they are
+	// neither judged dead nor cleaned up here.
+	Elsewhere []Elsewhere `json:"elsewhere,omitempty" jsonschema:"instances of another machine or clone (their record names another machine id), left to that machine's reap and cleanup"`
 }
 
 // CleanupIn is cleanup's input.
@@ -87,10 +91,16 @@ var Reap = Define("instance_reap", "instance.reap",
 // recorded in one more commit.
 func sweep(c *Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	out := &CleanedUp{DryRun: in.DryRun, Failed: []string{}, TimedOut: []string{}, Items: []CleanupItem{}, FailedSessions: []string{}}
+	machine, err := c.Repo.MachineID()
+	if err != nil {
+		return nil, err
+	}
 	var live, done []Agent
-	err := walkJSON(c.Tx, dirAgents, func(a Agent) {
+	err = walkJSON(c.Tx, dirAgents, func(a Agent) {
 		switch {
 		case a.Status == "" || a.CleanedAt != nil:
+		case elsewhere(a, machine):
+			out.Elsewhere = append(out.Elsewhere, Elsewhere{ID: a.ID, Status: a.Status, Host: a.Host, Machine: a.Machine})
 		case ended(a.Status):
 			done = append(done, a)
 		case a.Status == StatusStarting && !c.Repo.WorkHeld(a.ID):
@@ -198,9 +208,10 @@ func findDead(ctx context.Context, st Dirs, tm tmux.Runner, live []Agent, now ti
 	for _, a := range live {
 		s, found := byName[a.TmuxSession]
 		switch {
-		case !found && !WorktreeHere(a.Worktree, st.GitDir()):
-			// another clone's instance (two clones on one machine, after
-			// a sync): its session is not this repository's to judge
+		case !found && a.Machine == "" && !WorktreeHere(a.Worktree, st.GitDir()):
+			// a record from before instances kept their machine, of
+			// another clone (two clones on one machine, after a sync):
+			// its session is not this repository's to judge
 		case !found || s.PaneDead:
 			dead = append(dead, a)
 			why[a.ID] = deathOf(ctx, st, tm, a, s, found)

@@ -47,3 +47,9 @@ func repoOf(st *gitstate.Store) CodeRepo { return storeRepo{Repo: repo.Of(st), m
 func (r storeRepo) HoldWork(name string) (func(), error) { return r.marks.HoldWork(name) }
 
 func (r storeRepo) WorkHeld(name string) bool { return r.marks.WorkHeld(name) }
+
+func (r storeRepo) MachineID() (string, error) { return r.marks.MachineID() }
+
+// RepoOf is the code repository st lives in, for adapters that hand it to
+// the tools' helpers (the watcher's reaping).
+func RepoOf(st *gitstate.Store) Repo { return repoOf(st) }

@@ -75,8 +75,8 @@ var ConfigList = Define("config_list", "config.get",
 
 // allKeys is every setting config_get and config_list show: the fixed
 // ones and the launchers git config or the shared config name, by key.
-func (cfg *Config) allKeys() []configKey {
-	keys := append(configKeys(), cfg.patternKeysIn()...)
+func (c *Config) allKeys() []configKey {
+	keys := append(configKeys(), c.patternKeysIn()...)
 	sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 }
@@ -84,13 +84,13 @@ func (cfg *Config) allKeys() []configKey {
 // show is one key as config_get and config_list return it. A local key
 // shows git config's value, and a value the shared state holds of it as
 // ignored.
-func (cfg *Config) show(k configKey) ConfigValue {
-	e, set := cfg.set(k.Name)
+func (c *Config) show(k configKey) ConfigValue {
+	e, set := c.set(k.Name)
 	if !k.Local {
-		return ConfigValue{Key: k.Name, Value: cfg.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
+		return ConfigValue{Key: k.Name, Value: c.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
 	}
-	_, valid := cfg.localValue(k)
-	v := ConfigValue{Key: k.Name, Value: cfg.value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: gitConfigName(k.Name)}
+	_, valid := c.localValue(k)
+	v := ConfigValue{Key: k.Name, Value: c.value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: gitConfigName(k.Name)}
 	if set {
 		v.Ignored = &IgnoredSetting{Key: k.Name, GitKey: v.GitKey, SetBy: e.SetBy, SetAt: e.SetAt}
 	}

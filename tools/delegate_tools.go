@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -727,23 +730,25 @@ var AgentListSessions = Define("agent_list_sessions", "delegate.list",
 		return out, err
 	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
-// ExportTrajectory reads a session the caller may see and its transcript
-// (kept on the machine that ran its turns), for `git codex delegate
-// export`.
-func ExportTrajectory(ctx context.Context, st *gitstate.Store, callerID, id string) (Trajectory, error) {
-	t := Trajectory{Version: 1, Transcript: []json.RawMessage{}}
+// ExportTrajectory finds a session the caller may see, for `git codex
+// delegate export`, which then writes it with WriteTo: its transcript
+// (kept on the machine that ran its turns) is streamed from its file,
+// never read whole into memory: a long session's transcript runs to many
+// megabytes.
+func ExportTrajectory(ctx context.Context, st *gitstate.Store, callerID, id string) (*TrajectoryExport, error) {
+	x := &TrajectoryExport{}
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		if !delegationIDPattern.MatchString(id) {
 			return Errorf(ResourceNotFound, "no delegated session %q; list them with `git codex delegate list`", id).With("session_id", id)
 		}
-		err := sn.Get(delegationPath(id), &t.Session)
+		err := sn.Get(delegationPath(id), &x.Session)
 		if errors.Is(err, gitstate.ErrNotFound) {
 			return Errorf(ResourceNotFound, "no delegated session %q; list them with `git codex delegate list`", id).With("session_id", id)
 		}
 		if err != nil {
 			return err
 		}
-		d := t.Session
+		d := x.Session
 		if callerID == d.Owner || IsHuman(callerID) {
 			return nil
 		}
@@ -758,34 +763,92 @@ func ExportTrajectory(ctx context.Context, st *gitstate.Store, callerID, id stri
 		return Errorf(PermissionDenied, "delegated session %s belongs to %s", id, d.Owner).With("session_id", id).With("owner", d.Owner)
 	})
 	if err != nil {
-		return t, err
+		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(delegationDir(st.GitDir()), id+".jsonl"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return t, err
-	}
-	for _, line := range splitLines(b) {
-		if json.Valid(line) {
-			t.Transcript = append(t.Transcript, json.RawMessage(line))
-		}
-	}
-	return t, nil
+	x.transcript = filepath.Join(delegationDir(st.GitDir()), id+".jsonl")
+	return x, nil
 }
 
-func splitLines(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
-		}
-		if i > 0 {
-			out = append(out, b[:i])
-		}
-		if i < len(b) {
-			i++
-		}
-		b = b[i:]
+// TrajectoryExport is a session ExportTrajectory found, to write.
+type TrajectoryExport struct {
+	Session Delegation
+	// Messages is how many transcript messages WriteTo wrote.
+	Messages   int
+	transcript string
+}
+
+// WriteTo writes the trajectory as json.MarshalIndent(Trajectory, "",
+// "  ") would, byte for byte, reading the transcript one line at a time:
+// each valid JSON line is one message, the others (a line the agent CLI
+// cut short) are left out.
+func (x *TrajectoryExport) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriter(cw)
+	head, err := json.MarshalIndent(struct {
+		Version int        `json:"version"`
+		Session Delegation `json:"session"`
+	}{1, x.Session}, "", "  ")
+	if err != nil {
+		return 0, err
 	}
-	return out
+	bw.Write(head[:len(head)-2]) // without its closing "\n}"
+	bw.WriteString(",\n  \"transcript\": [")
+	x.Messages = 0
+	f, err := os.Open(x.transcript)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, err
+	}
+	if f != nil {
+		defer f.Close()
+		r := bufio.NewReaderSize(f, 64<<10)
+		var esc, compact, indented bytes.Buffer
+		for {
+			line, rerr := r.ReadBytes('\n')
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			if len(line) > 0 && json.Valid(line) {
+				// as MarshalIndent writes a json.RawMessage: HTML
+				// characters escaped, compacted, then indented
+				esc.Reset()
+				compact.Reset()
+				indented.Reset()
+				json.HTMLEscape(&esc, line)
+				if err := json.Compact(&compact, esc.Bytes()); err != nil {
+					return cw.n, err
+				}
+				if x.Messages > 0 {
+					bw.WriteByte(',')
+				}
+				bw.WriteString("\n    ")
+				if err := json.Indent(&indented, compact.Bytes(), "    ", "  "); err != nil {
+					return cw.n, err
+				}
+				bw.Write(indented.Bytes())
+				x.Messages++
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				return cw.n, fmt.Errorf("read %s: %w", x.transcript, rerr)
+			}
+		}
+	}
+	if x.Messages > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	err = bw.Flush()
+	return cw.n, err
+}
+
+// countingWriter counts what it writes, for WriteTo's answer.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -139,8 +139,11 @@ func TestUndoFailureIsAudited(t *testing.T) {
 	if res.OK || res.Error.Code != InvalidInput || !ran {
 		t.Fatalf("result = %+v (undo ran: %v)", res, ran)
 	}
-	got := gitstatetest.Git(t, dir, "log", "-2", "--format=%(trailers:key=Codex-Error,key=Codex-Undo-Error,key=Codex-Follows,valueonly,separator=|)", gitstate.RefState)
-	refusal := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"~1")
+	// both change nothing in the state: they are on this machine's reads
+	// ref, the undo's after the refusal
+	reads := "--glob=" + gitstate.ReadsPrefix + "*/*"
+	got := gitstatetest.Git(t, dir, "log", "-2", "--format=%(trailers:key=Codex-Error,key=Codex-Undo-Error,key=Codex-Follows,valueonly,separator=|)", reads)
+	refusal := gitstatetest.Git(t, dir, "log", "-1", "--skip=1", "--format=%H", reads)
 	if want := refusal + "|worktree busy\nINVALID_INPUT"; got != want {
 		t.Errorf("trailers =\n%s\nwant\n%s", got, want)
 	}

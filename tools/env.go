@@ -50,6 +50,10 @@ type Repo interface {
 	// whether a live process holds one.
 	HoldWork(name string) (release func(), err error)
 	WorkHeld(name string) bool
+	// MachineID is this repository's machine id (made if it has none):
+	// spawn records it on an instance, and reap and cleanup judge only
+	// the instances that carry it.
+	MachineID() (string, error)
 }
 
 // WithEnv returns a copy of the registry whose tools reach the outside

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/github/githubtest"
-	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 )
@@ -90,7 +89,7 @@ func TestEpicOverGitHubREST(t *testing.T) {
 	srv.Fail(githubtest.Failure{Method: "PUT", PathSuffix: "/merge", Status: 502, Times: 2})
 	tip := e.tip()
 	a := e.ok("boss", "epic_approve_pr", `{"task_id":"`+t1+`"}`)
-	trail := gitstatetest.Git(t, e.dir, "log", "--format=%(trailers:key=Codex-Error,valueonly)", tip+".."+gitstate.RefState)
+	trail := e.since(tip, "%(trailers:key=Codex-Error,valueonly)")
 	if n := strings.Count(trail, string(tools.TransientError)); n != 2 {
 		t.Errorf("%d failed tries in the audit trail, want 2:\n%s", n, trail)
 	}

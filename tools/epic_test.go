@@ -254,11 +254,12 @@ func TestEpicReviewLoop(t *testing.T) {
 	}
 
 	// approve t1: squash-merged once, COMPLETED, the others told to rebase
+	tip := e.tip()
 	a := e.ok("boss", "epic_approve_pr", `{"task_id":"`+t1+`"}`)
 	if a["merged"] != true || a["state"] != tools.TaskCompleted || fmt.Sprint(a["rebase_requests"]) != "[w2 w3]" {
 		t.Fatalf("approve = %v", a)
 	}
-	msgs := gitstatetest.Git(t, e.dir, "log", "-2", "--format=%s%n%(trailers:key=Codex-Follows,valueonly)", gitstate.RefState)
+	msgs := e.since(tip, "%s%n%(trailers:key=Codex-Follows,valueonly)")
 	if !strings.Contains(msgs, "merged pull request #") || !strings.Contains(msgs, "approves task "+t1) {
 		t.Errorf("audit trail of the approval:\n%s", msgs)
 	}
@@ -618,8 +619,18 @@ func (e *env) workTrees() string {
 }
 
 // tip is the state's tip commit.
+// tip marks the audit trail as it is now: the heads of the state and of
+// the reads refs, as the exclusions `git log` takes (since).
 func (e *env) tip() string {
-	return gitstatetest.Git(e.t, e.dir, "rev-parse", gitstate.RefState)
+	return gitstatetest.Git(e.t, e.dir, "for-each-ref", "--format=^%(objectname)", gitstate.RefState, gitstate.ReadsPrefix)
+}
+
+// since is `git log` with format of what the audit trail got after tip:
+// on the state and on the reads refs.
+func (e *env) since(tip, format string) string {
+	e.t.Helper()
+	args := append([]string{"log", "--format=" + format}, strings.Fields(tip)...)
+	return gitstatetest.Git(e.t, e.dir, append(args, gitstate.RefState, "--glob="+gitstate.ReadsPrefix+"*/*")...)
 }
 
 // failureRecorded checks that a commit since tip records a failure with
@@ -627,7 +638,7 @@ func (e *env) tip() string {
 // comes after it (an escalation mail), the failure is in the trail.
 func (e *env) failureRecorded(tip string, code tools.Code) {
 	e.t.Helper()
-	log := gitstatetest.Git(e.t, e.dir, "log", "--format=%B%x00", tip+".."+gitstate.RefState)
+	log := e.since(tip, "%B%x00")
 	for _, msg := range strings.Split(log, "\x00") {
 		if strings.Contains(msg, "Codex-Error: "+string(code)) && strings.Contains(msg, "Codex-Follows: ") {
 			return

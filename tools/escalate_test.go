@@ -52,9 +52,13 @@ func TestEscalationFoldsPerHour(t *testing.T) {
 	call("s2", "boom", `{"code":"INVALID_INPUT"}`)
 	// and a person's failure is one commit, the call's own, not a second
 	// saying that nobody was mailed
-	commits := func() int {
+	commits := func() int { // the state's and the reads refs'
 		n := 0
-		st.Events(ctx, "", func(gitstate.Event) bool { n++; return true })
+		reads, err := st.ReadsRefs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.EventsOf(ctx, append([]string{""}, reads...), func(gitstate.Event) bool { n++; return true })
 		return n
 	}
 	before := commits()

@@ -239,7 +239,7 @@ func TestRetryTwiceThenSucceed(t *testing.T) {
 	if g := e.githubCall(out["call_id"].(string)); g.Attempts != 3 || g.State != tools.GitHubDone {
 		t.Fatalf("record %+v", g)
 	}
-	trail := gitstatetest.Git(t, e.dir, "log", "--format=%(trailers:key=Codex-Error,valueonly,separator=)|%(trailers:key=Codex-Message,valueonly,separator=)", gitstate.RefState)
+	trail := e.trail("%(trailers:key=Codex-Error,valueonly,separator=)|%(trailers:key=Codex-Message,valueonly,separator=)")
 	for _, want := range []string{"TRANSIENT_ERROR|try 1 of 3 failed: GitHub answered 503", "TRANSIENT_ERROR|try 2 of 3 failed: GitHub answered 503"} {
 		if !strings.Contains(trail, want) {
 			t.Fatalf("audit trail lacks %q:\n%s", want, trail)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 )
@@ -25,7 +24,7 @@ func (e *env) refusedField(caller, tool, args string, code tools.Code, field str
 	if e.tree() != tree {
 		e.t.Errorf("%s: the state changed on refusal", tool)
 	}
-	msg := gitstatetest.Git(e.t, e.dir, "log", "-1", "--format=%B", gitstate.RefState)
+	msg := e.audit(r)
 	if !strings.Contains(msg, "Codex-Error: "+string(code)) || !strings.Contains(msg, "Codex-Clock: ") {
 		e.t.Errorf("%s: audit commit cut short:\n%q", tool, msg)
 	}

@@ -207,13 +207,17 @@ func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) 
 		return nil, Errorf(AlreadyExists, "instance %q is being made by another call", id).With("agent_id", id)
 	}
 	c.Tx.OnAbort(func(context.Context) error { release(); return nil })
+	machine, host, err := spawnedHere(c)
+	if err != nil {
+		return nil, err
+	}
 	now := c.Tx.Now()
 	// the instance's credential: in its environment and MCP config
 	// only (files git ignores), its hash in the state
 	token := newSecret(prefixAgentToken)
 	a := Agent{
 		ID: id, Type: t, State: StateIdle, Status: StatusStarting, Supervisor: supervisorOf(c),
-		Worktree: out.WorktreePath, Branch: out.Branch, TmuxSession: out.SessionName, Launcher: l.Name, BaseCommit: base, Prompt: in.Prompt,
+		Worktree: out.WorktreePath, Branch: out.Branch, TmuxSession: out.SessionName, Machine: machine, Host: host, Launcher: l.Name, BaseCommit: base, Prompt: in.Prompt,
 		CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, TokenHash: hashSecret(token), Clock: c.Tx.Clock(),
 	}
 	if err := c.Tx.Put(agentPath(id), a); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-// A launcher says how to start one agent CLI in a pane: the command line,
+// A Launcher says how to start one agent CLI in a pane: the command line,
 // how it gets its first prompt, and how it finds git codex's MCP server.
 // The built-in ones use the real CLIs' interactive invocations; any other
 // is configured with agent.<name>.command (and agent.<name>.prompt).

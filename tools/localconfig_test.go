@@ -150,8 +150,11 @@ func TestLocalSettingsSetByPeopleOnly(t *testing.T) {
 	if e.tree() != tree {
 		t.Fatal("refused calls changed the state")
 	}
-	if n := gitstatetest.Git(t, e.dir, "rev-list", "--count", gitstate.RefState); n == commits {
-		t.Fatal("refusals were not audited")
+	if e.commits() != commits {
+		t.Fatal("refused calls moved the state")
+	}
+	if n := strings.Count(e.trail("%(trailers:key=Codex-Error,valueonly)"), string(tools.PermissionDenied)); n != 6 {
+		t.Fatalf("%d refusals audited, want 6", n)
 	}
 	// the supervisor still sets shared keys
 	e.ok("boss", "config_set", `{"key":"review.max_iterations","value":"4"}`)
@@ -168,9 +171,10 @@ func TestLocalSettingsSetByPeopleOnly(t *testing.T) {
 	if got := gitstatetest.Git(t, e.dir, "config", "--local", "codex.github.apiUrl"); got != "https://ghe.example.com/api/v3/" {
 		t.Fatalf("git config codex.github.apiUrl = %q", got)
 	}
-	// never in the state, nor in any commit message
+	// never in the state, nor in any commit message (the calls changed no
+	// state: they are on the reads ref)
 	state := gitstatetest.Git(t, e.dir, "cat-file", "-p", gitstate.RefState+":config/config.json")
-	log := gitstatetest.Git(t, e.dir, "log", "--format=%B", gitstate.RefState)
+	log := e.trail("%B")
 	for _, s := range []string{"my-agent", "ghe.example.com", "agent.mine.command\": {"} {
 		if strings.Contains(state, s) || strings.Contains(log, "my-agent") {
 			t.Fatalf("%q reached the state:\n%s\n%s", s, state, log)

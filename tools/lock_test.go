@@ -39,10 +39,10 @@ func (e *env) lockAt(name string) tools.Lock {
 	return l
 }
 
-// lockTrailer is one trailer of the tip commit of refs/codex/state.
+// lockTrailer is one trailer of the latest call's audit commit.
 func (e *env) lockTrailer(key string) string {
 	e.t.Helper()
-	return gitstatetest.Git(e.t, e.dir, "log", "-1", "--format=%(trailers:key="+key+",valueonly)", gitstate.RefState)
+	return e.auditTrailer(e.last, key)
 }
 
 // lockRefused makes a call that must be refused with code, and checks that
@@ -58,13 +58,13 @@ func (e *env) lockRefused(caller, tool, args string, code tools.Code) *tools.Err
 	if got := e.tree(); got != tree {
 		e.t.Errorf("%s %s %s: refusal changed the state tree %s -> %s", caller, tool, args, tree, got)
 	}
-	if got, _ := strconv.Atoi(e.commits()); strconv.Itoa(got-1) != n {
-		e.t.Errorf("%s %s %s: commits %s -> %d, want one audit commit", caller, tool, args, n, got)
+	if got := e.commits(); got != n {
+		e.t.Errorf("%s %s %s: the state's commits %s -> %s; a refusal goes on the reads ref", caller, tool, args, n, got)
 	}
-	if got := e.lockTrailer(gitstate.TrailerError); got != string(code) {
+	if got := e.auditTrailer(r, gitstate.TrailerError); got != string(code) {
 		e.t.Errorf("%s %s %s: Codex-Error trailer %q, want %q", caller, tool, args, got, code)
 	}
-	if got := e.lockTrailer(gitstate.TrailerTool); got != tool {
+	if got := e.auditTrailer(r, gitstate.TrailerTool); got != tool {
 		e.t.Errorf("Codex-Tool trailer %q, want %q", got, tool)
 	}
 	return r.Error

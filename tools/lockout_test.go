@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,10 +38,12 @@ func TestPolicyLockout(t *testing.T) {
 	// narrowing people while keeping config.set is fine
 	e.ok(human, "config_set", `{"key":"policy.human.deny","value":"task.*"}`)
 
-	// A locked config arrives by sync (written here as a peer would).
+	// A locked config arrives by sync (written here as a peer would), set
+	// at a clock older than this state's (a merge would have witnessed a
+	// newer one; this raw write does not).
 	locked := map[string]any{"entries": map[string]any{
-		"policy.human.deny":      map[string]any{"value": []string{"*"}, "set_by": "human:mallory@example.com", "set_at": "2026-01-01T00:00:00Z", "clock": 5},
-		"policy.supervisor.deny": map[string]any{"value": []string{"*"}, "set_by": "human:mallory@example.com", "set_at": "2026-01-01T00:00:00Z", "clock": 5},
+		"policy.human.deny":      map[string]any{"value": []string{"*"}, "set_by": "human:mallory@example.com", "set_at": "2026-01-01T00:00:00Z", "clock": 2},
+		"policy.supervisor.deny": map[string]any{"value": []string{"*"}, "set_by": "human:mallory@example.com", "set_at": "2026-01-01T00:00:00Z", "clock": 2},
 	}}
 	if _, err := e.st.Update(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(gitstate.Meta{Summary: "sync: a peer's config", Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "sync"}}})
@@ -59,6 +62,7 @@ func TestPolicyLockout(t *testing.T) {
 		t.Fatalf("reset nonsense: %+v", r)
 	}
 	out := e.ok(human, "config_reset", `{"what":"policy"}`)
+	resetClock := e.auditTrailer(e.last, gitstate.TrailerClock)
 	if n := len(out["settings"].([]any)); n != 2*len(tools.AgentTypes()) {
 		t.Errorf("reset %d keys", n)
 	}
@@ -74,7 +78,7 @@ func TestPolicyLockout(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if d := cfg.Entries["policy.human.deny"]; string(d.Value) != "[]" || d.Clock <= 5 || d.SetBy != human {
+	if d := cfg.Entries["policy.human.deny"]; string(d.Value) != "[]" || fmt.Sprint(d.Clock) != resetClock || d.Clock <= 2 || d.SetBy != human {
 		t.Errorf("policy.human.deny after reset = %+v", d)
 	}
 }

@@ -77,18 +77,25 @@ func TestStartOutcomeSaysWhatHappened(t *testing.T) {
 	if r := reg.CallAs(ctx, st, Origin{ID: "quick"}, "agent_get_status", json.RawMessage(`{}`)); !r.OK {
 		t.Fatalf("agent_get_status: %+v", r.Error)
 	}
-	if r := <-done; !r.OK {
+	r := <-done
+	if !r.OK {
 		t.Fatalf("spawn: %+v", r.Error)
 	}
-	log := gitstatetest.Git(t, dir, "log", "-1", "--format=%s%n%(trailers:key=Codex-Tool,valueonly)", gitstate.RefState)
+	// the call's last commit, the outcome: it changed nothing, so it is
+	// a read of the state it saw (on this machine's reads ref)
+	log := gitstatetest.Git(t, dir, "show", "-s", "--format=%s%n%(trailers:key=Codex-Tool,valueonly)", r.Commit)
 	if log != "spawn: quick's session started; it was ACTIVE already\nspawn" {
 		t.Fatalf("the start outcome's commit:\n%s", log)
 	}
-	if diff := gitstatetest.Git(t, dir, "diff", "--stat", gitstate.RefState+"^", gitstate.RefState); diff != "" {
+	readAt := gitstatetest.Git(t, dir, "show", "-s", "--format=%(trailers:key="+gitstate.TrailerReadAt+",valueonly)", r.Commit)
+	if readAt == "" {
+		t.Fatalf("the outcome is not a read")
+	}
+	if diff := gitstatetest.Git(t, dir, "diff", "--stat", readAt, r.Commit); diff != "" {
 		t.Errorf("the outcome changed %s", diff)
 	}
 	// no commit of the trail says only "tool: actor" about a change of nothing
-	for _, line := range strings.Split(gitstatetest.Git(t, dir, "log", "--format=%s|%(trailers:key=Codex-Tool,valueonly)|%(trailers:key=Codex-Actor,valueonly)|%(trailers:key=Codex-Follows,valueonly)", gitstate.RefState), "\n") {
+	for _, line := range strings.Split(gitstatetest.Git(t, dir, "log", "--format=%s|%(trailers:key=Codex-Tool,valueonly)|%(trailers:key=Codex-Actor,valueonly)|%(trailers:key=Codex-Follows,valueonly)", gitstate.RefState, "--glob="+gitstate.ReadsPrefix+"*/*"), "\n") {
 		f := strings.Split(line, "|")
 		if len(f) == 4 && f[3] != "" && f[0] == f[1]+": "+f[2] {
 			t.Errorf("an outcome whose summary says nothing: %s", line)
@@ -107,8 +114,10 @@ func TestOutcomeWithoutSummary(t *testing.T) {
 	if res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`)); !res.OK {
 		t.Fatalf("result = %+v", res)
 	}
-	intent := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"~2")
-	got := gitstatetest.Git(t, dir, "log", "-1", "--format=%s", gitstate.RefState+"~1")
+	// the intent and the probe's own outcome change the state; the
+	// outcome that changes nothing is on this machine's reads ref
+	intent := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"~1")
+	got := gitstatetest.Git(t, dir, "log", "-1", "--format=%s", "--glob="+gitstate.ReadsPrefix+"*/*")
 	if want := "probe: human:t@example.com: the outcome of " + intent[:12]; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}

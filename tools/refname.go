@@ -20,9 +20,9 @@ func checkRefFormat(ref string) error {
 	case strings.HasPrefix(ref, "/") || strings.HasSuffix(ref, "/") || strings.Contains(ref, "//"):
 		return fmt.Errorf("a name may not start or end with / nor hold //")
 	case strings.HasSuffix(ref, "."):
-		return fmt.Errorf("a name may not end with .")
+		return fmt.Errorf("a name may not end with a dot")
 	case strings.Contains(ref, ".."):
-		return fmt.Errorf("a name may not hold ..")
+		return fmt.Errorf("a name may not hold two dots in a row (..)")
 	case strings.Contains(ref, "@{"):
 		return fmt.Errorf("a name may not hold @{")
 	}
@@ -33,7 +33,7 @@ func checkRefFormat(ref string) error {
 	}
 	for _, part := range strings.Split(ref, "/") {
 		if strings.HasPrefix(part, ".") {
-			return fmt.Errorf("no part of a name may start with .")
+			return fmt.Errorf("no part of a name may start with a dot")
 		}
 		if strings.HasSuffix(part, ".lock") {
 			return fmt.Errorf("no part of a name may end with .lock")

@@ -168,13 +168,17 @@ var RequestReview = Define("request_review", "review.request",
 			return nil, Errorf(AlreadyExists, "reviewer %s is being made by another call", id)
 		}
 		c.Tx.OnAbort(func(context.Context) error { release(); return nil })
+		machine, host, err := spawnedHere(c)
+		if err != nil {
+			return nil, err
+		}
 		now, clock := c.Tx.Now(), c.Tx.Clock()
 		iteration++
 		token := newSecret(prefixAgentToken) // the reviewer's credential (see spawn)
 		r := Agent{
 			ID: id, Type: TypeReview, State: StateIdle, Status: StatusStarting, Supervisor: coder.ID, ReviewOf: coder.ID,
 			Worktree: filepath.Join(worktreeDir(c), id), Branch: branchName(id), TmuxSession: sessionName(id), Launcher: l.Name,
-			BaseCommit: reviewed, Prompt: in.ReviewerPrompt,
+			Machine: machine, Host: host, BaseCommit: reviewed, Prompt: in.ReviewerPrompt,
 			CreatedBy: coder.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: coder.ID, TokenHash: hashSecret(token), Clock: clock,
 		}
 		if c.Repo.BranchExists(ctx, r.Branch) {

@@ -31,9 +31,10 @@ func (e *env) taskBlob(id string) string {
 	return gitstatetest.Git(e.t, e.dir, "rev-parse", gitstate.RefState+":"+taskFile(id))
 }
 
-// lastMessage is the newest audit commit's message.
+// lastMessage is the message of the latest call's audit commit.
 func (e *env) lastMessage() string {
-	return gitstatetest.Git(e.t, e.dir, "log", "-1", "--format=%B", gitstate.RefState)
+	e.t.Helper()
+	return e.audit(e.last)
 }
 
 // refused calls a tool that must fail with code, and checks the refusal
@@ -48,13 +49,10 @@ func (e *env) refused(caller, tool, args string, code tools.Code) *tools.Error {
 	if r.Error.Message == "" {
 		e.t.Errorf("%s %s: error without a message", caller, tool)
 	}
-	if e.tree() != tree {
-		e.t.Errorf("%s %s: the refusal changed the state tree", caller, tool)
+	if e.tree() != tree || e.commits() != n {
+		e.t.Errorf("%s %s: the refusal moved the state", caller, tool)
 	}
-	if e.commits() == n {
-		e.t.Errorf("%s %s: no audit commit for the refusal", caller, tool)
-	}
-	if msg := e.lastMessage(); !strings.Contains(msg, "Codex-Error: "+string(code)) || !strings.Contains(msg, "Codex-Tool: "+tool) {
+	if msg := e.audit(r); !strings.Contains(msg, "Codex-Error: "+string(code)) || !strings.Contains(msg, "Codex-Tool: "+tool) {
 		e.t.Errorf("%s %s: audit trailers:\n%s", caller, tool, msg)
 	}
 	return r.Error

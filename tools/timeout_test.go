@@ -54,9 +54,10 @@ func slowTool(cancelled chan<- time.Duration) *Tool {
 	})
 }
 
-func lastTrailer(t *testing.T, dir, key string) string {
+// commitTrailer is one trailer of an audit commit.
+func commitTrailer(t *testing.T, dir, commit, key string) string {
 	t.Helper()
-	return gitstatetest.Git(t, dir, "log", "-1", "--format=%(trailers:key="+key+",valueonly)", gitstate.RefState)
+	return gitstatetest.Git(t, dir, "show", "-s", "--format=%(trailers:key="+key+",valueonly)", commit)
 }
 
 // TestToolTimeout (issue 25 item 10): a call that outlasts its time limit
@@ -95,7 +96,7 @@ func TestToolTimeout(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("the call took %s", took)
 	}
-	if got := lastTrailer(t, dir, "Codex-Error"); got != "TIMEOUT" {
+	if got := commitTrailer(t, dir, res.Commit, "Codex-Error"); got != "TIMEOUT" {
 		t.Errorf("the audit record says %q, want TIMEOUT", got)
 	}
 	if after := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}"); after != before {

@@ -18,6 +18,9 @@ type env struct {
 	dir string
 	st  *gitstate.Store
 	reg *tools.Registry
+	// last is what the latest e.call answered: its Commit is the call's
+	// audit record, wherever it went (the state, or the reads ref).
+	last tools.Result
 }
 
 func newEnv(t *testing.T) *env {
@@ -37,7 +40,8 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) call(caller, tool, args string) tools.Result {
 	e.t.Helper()
-	return e.reg.CallAs(context.Background(), e.st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
+	e.last = e.reg.CallAs(context.Background(), e.st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
+	return e.last
 }
 
 func (e *env) ok(caller, tool, args string) map[string]any {
@@ -58,6 +62,33 @@ func (e *env) commits() string {
 
 func (e *env) tree() string {
 	return gitstatetest.Git(e.t, e.dir, "rev-parse", gitstate.RefState+"^{tree}")
+}
+
+// audit is the message of the audit commit a call returned: on the state
+// for a call that changed it, on this machine's reads ref for a read or a
+// refusal (gitstate/reads.go).
+func (e *env) audit(r tools.Result) string {
+	e.t.Helper()
+	if r.Commit == "" {
+		e.t.Fatalf("the call wrote no audit commit: %+v", r)
+	}
+	return gitstatetest.Git(e.t, e.dir, "show", "-s", "--format=%B", r.Commit)
+}
+
+// auditTrailer is one trailer of the audit commit a call returned.
+func (e *env) auditTrailer(r tools.Result, key string) string {
+	e.t.Helper()
+	if r.Commit == "" {
+		e.t.Fatalf("the call wrote no audit commit: %+v", r)
+	}
+	return gitstatetest.Git(e.t, e.dir, "show", "-s", "--format=%(trailers:key="+key+",valueonly)", r.Commit)
+}
+
+// trail is the whole audit trail, newest first: the state's history and
+// the reads and refusals on the reads refs.
+func (e *env) trail(format string) string {
+	e.t.Helper()
+	return gitstatetest.Git(e.t, e.dir, "log", "--format="+format, gitstate.RefState, "--glob="+gitstate.ReadsPrefix+"*/*")
 }
 
 func TestMailRoundTrip(t *testing.T) {
@@ -160,13 +191,13 @@ func TestRefusalsCommitAuditOnly(t *testing.T) {
 			if r.Error.Message == "" || r.Error.Details == nil {
 				t.Errorf("error lacks message/details: %+v", r.Error)
 			}
-			if e.tree() != treeBefore {
-				t.Errorf("state tree changed on refusal")
+			if e.tree() != treeBefore || e.commits() != n {
+				t.Errorf("the state moved on refusal")
 			}
-			if got := e.commits(); got == n {
-				t.Errorf("no audit commit for refusal")
+			msg := e.audit(r)
+			if !strings.Contains(msg, gitstate.TrailerReadAt+": ") {
+				t.Errorf("the refusal is not recorded as a read:\n%s", msg)
 			}
-			msg := gitstatetest.Git(t, e.dir, "log", "-1", "--format=%B", gitstate.RefState)
 			if !strings.Contains(msg, "Codex-Error: "+string(tt.code)) {
 				t.Errorf("audit trailer missing:\n%s", msg)
 			}
@@ -200,7 +231,7 @@ func TestPolicyIsEditableAndSecretsRedacted(t *testing.T) {
 	}
 	// an argument that looks like a secret never reaches the trailer
 	e.call("w1", "mail_send", `{"to":"w1","subject":"s","body":"b","api_key":"sk-SECRET123"}`)
-	all := gitstatetest.Git(t, e.dir, "log", "--format=%B", gitstate.RefState)
+	all := e.trail("%B")
 	if strings.Contains(all, "sk-SECRET123") {
 		t.Errorf("secret leaked into the audit trail")
 	}

@@ -16,11 +16,15 @@ import (
 
 // ReapDue lists the instances reap would act on now: a live instance of
 // this machine whose session died or is gone, and a review running past
-// review.timeout_hours. An instance whose worktree belongs to another
-// clone is not this machine's to reap.
-func ReapDue(ctx context.Context, sn *gitstate.Snapshot, env Env, gitDir string, now time.Time) ([]string, error) {
+// review.timeout_hours. An instance another machine (or clone) spawned
+// is not this machine's to reap (runsHere).
+func ReapDue(ctx context.Context, sn *gitstate.Snapshot, env Env, repo Repo, now time.Time) ([]string, error) {
 	if sn.Commit() == "" {
 		return nil, nil
+	}
+	machine, err := repo.MachineID()
+	if err != nil {
+		return nil, err
 	}
 	views, err := LiveInstances(ctx, sn, env)
 	if err != nil {
@@ -33,7 +37,7 @@ func ReapDue(ctx context.Context, sn *gitstate.Snapshot, env Env, gitDir string,
 	timeout := time.Duration(cfg.intValue("review.timeout_hours")) * time.Hour
 	var due []string
 	for _, v := range views {
-		if v.Status == "" || ended(v.Status) || v.Status == StatusStarting || v.CleanedAt != nil || !WorktreeHere(v.Worktree, gitDir) {
+		if v.Status == "" || ended(v.Status) || v.Status == StatusStarting || v.CleanedAt != nil || !runsHere(v.Agent, machine, repo.GitDir()) {
 			continue
 		}
 		switch {

@@ -20,7 +20,6 @@ import (
 // first, paged without losing or repeating one.
 func TestEventsWithReads(t *testing.T) {
 	dir := gitstatetest.NewRepo(t)
-	gitstatetest.ReadsLocal(t, dir)
 	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	st, err := gitstate.Open(dir, gitstate.Options{Now: func() time.Time { now = now.Add(time.Second); return now }})
 	if err != nil {

@@ -29,7 +29,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, initialised bool, opts Options) *fixture {
 	t.Helper()
-	dir := gitstatetest.NewRepo(t)
+	return newFixtureAt(t, gitstatetest.NewRepo(t), initialised, opts)
+}
+
+// newFixtureAt is newFixture in the repository at dir.
+func newFixtureAt(t *testing.T, dir string, initialised bool, opts Options) *fixture {
+	t.Helper()
 	st, err := gitstate.Open(dir, gitstate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +86,13 @@ func get(t *testing.T, url string, out any) int {
 	return res.StatusCode
 }
 
+// TestStateAndEvents reads the page of a repository that records reads
+// and refusals on the state (codex.reads=state), where its log shows them
+// among the changes; reads_test.go has the default, reads on the reads ref.
 func TestStateAndEvents(t *testing.T) {
-	f := newFixture(t, true, Options{})
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.ReadsOnState(t, dir)
+	f := newFixtureAt(t, dir, true, Options{})
 	f.call(t, human, "agent_register", `{"id":"alice","type":"worker"}`)
 	f.call(t, human, "mail_send", `{"to":"alice","subject":"hi","body":"there"}`)
 	f.call(t, human, "task_create", `{"title":"t1","description":"d"}`)
@@ -404,7 +414,7 @@ func TestStreamOneEventPerCommit(t *testing.T) {
 	// a burst of commits arrives one event each, oldest first
 	var want []string
 	for i := 0; i < 20; i++ {
-		want = append(want, f.call(t, human, "agent_list", `{}`).Commit)
+		want = append(want, f.call(t, human, "mail_send", fmt.Sprintf(`{"to_human":true,"subject":"burst%d","body":"b"}`, i)).Commit)
 	}
 	for i, w := range want {
 		if ev := next(t, events); ev.Commit != w {

@@ -27,23 +27,16 @@ func NewRepo(t testing.TB) string {
 	Git(t, dir, "config", "user.name", "Test User")
 	Git(t, dir, "config", "user.email", "test@example.com")
 	Git(t, dir, "config", "gc.autoDetach", "false")
-	// The tests written before issue 27 find every call's audit record on
-	// refs/codex/state; reads and refusals now go to the machine's reads
-	// ref by default, which the tests of that design ask for with
-	// ReadsLocal. GIT_CODEX_TEST_READS=local runs every test with the
-	// default, to see which are left to move to it.
-	if os.Getenv("GIT_CODEX_TEST_READS") != "local" {
-		Git(t, dir, "config", "codex.reads", "state")
-	}
 	return dir
 }
 
-// ReadsLocal makes the repository in dir record reads and refusals on
-// its reads ref (refs/codex/reads/), the default outside tests, undoing
-// what NewRepo sets. Stores opened before do not see it.
-func ReadsLocal(t testing.TB, dir string) {
+// ReadsOnState makes the repository in dir record reads and refusals on
+// refs/codex/state, as every call was before issue 27 (codex.reads=state),
+// for the tests of that mode; the default, which NewRepo leaves, records
+// them on this machine's reads ref. Stores opened before do not see it.
+func ReadsOnState(t testing.TB, dir string) {
 	t.Helper()
-	Git(t, dir, "config", "--unset", "codex.reads")
+	Git(t, dir, "config", "codex.reads", "state")
 }
 
 // Git runs git in dir and returns its trimmed stdout; it fails the test on

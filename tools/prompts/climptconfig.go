@@ -189,13 +189,13 @@ func (cat *Catalog) configured(it registryItem) (climptConfig, *templateDir) {
 
 // checkConfig refuses a command its prefix's user file does not allow, as
 // Climpt does.
-func (cmd *Command) checkConfig() error {
-	cfg := cmd.cfg
-	if cfg.directive != nil && !cfg.directive.MatchString(cmd.C2) {
-		return &ExecError{Path: cfg.userFile, Cause: fmt.Sprintf("action %q does not match params.two.directiveType.pattern %q of config %s", cmd.C2, cfg.directiveSrc, cfg.name)}
+func (c *Command) checkConfig() error {
+	cfg := c.cfg
+	if cfg.directive != nil && !cfg.directive.MatchString(c.C2) {
+		return &ExecError{Path: cfg.userFile, Cause: fmt.Sprintf("action %q does not match params.two.directiveType.pattern %q of config %s", c.C2, cfg.directiveSrc, cfg.name)}
 	}
-	if cfg.layer != nil && !cfg.layer.MatchString(cmd.C3) {
-		return &ExecError{Path: cfg.userFile, Cause: fmt.Sprintf("target %q does not match params.two.layerType.pattern %q of config %s", cmd.C3, cfg.layerSrc, cfg.name)}
+	if cfg.layer != nil && !cfg.layer.MatchString(c.C3) {
+		return &ExecError{Path: cfg.userFile, Cause: fmt.Sprintf("target %q does not match params.two.layerType.pattern %q of config %s", c.C3, cfg.layerSrc, cfg.name)}
 	}
 	return nil
 }

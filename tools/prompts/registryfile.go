@@ -120,21 +120,21 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (f *flexBool) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	s := strings.TrimSpace(string(data))
 	if strings.HasPrefix(s, "[") {
 		var many []flexBool
-		if err := json.Unmarshal(b, &many); err != nil {
+		if err := json.Unmarshal(data, &many); err != nil {
 			return err
 		}
-		*f = false
+		*b = false
 		for _, v := range many {
-			*f = *f || v
+			*b = *b || v
 		}
 		return nil
 	}
 	v, _ := strconv.ParseBool(strings.Trim(s, `"`))
-	*f = flexBool(v)
+	*b = flexBool(v)
 	return nil
 }
 

@@ -151,61 +151,61 @@ func adaptationNote(a string) string {
 
 // checkChoice accepts an edition or adaptation the command declares, or
 // one a template file exists for (part 0 or 1 of f_<edition>_<adaptation>).
-func (cmd *Command) checkChoice(opt, value string, declared []string, part int) error {
+func (c *Command) checkChoice(opt, value string, declared []string, part int) error {
 	if slices.Contains(declared, value) || (opt == OptEdition && value == "default") {
 		return nil
 	}
-	for _, n := range cmd.Templates {
+	for _, n := range c.Templates {
 		e, a, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(n, "f_"), ".md"), "_")
 		if (part == 0 && e == value) || (part == 1 && a == value) {
 			return nil
 		}
 	}
-	return &OptionError{Option: opt, Reason: fmt.Sprintf("%s %q is not one %s offers (%s)", opt, value, cmd.Key(), strings.Join(declared, ", "))}
+	return &OptionError{Option: opt, Reason: fmt.Sprintf("%s %q is not one %s offers (%s)", opt, value, c.Key(), strings.Join(declared, ", "))}
 }
 
 // checkOption accepts the options the command declares: input_text when
 // it takes stdin, input_text_file when it takes a file, destination_path
 // when it takes a destination, uv-<name> for a declared uv variable or one
 // its template uses.
-func (cmd *Command) checkOption(k string, used map[string]bool) error {
+func (c *Command) checkOption(k string, used map[string]bool) error {
 	ok := false
 	switch {
 	case k == VarInputText:
-		ok = cmd.Options.Stdin
+		ok = c.Options.Stdin
 	case k == VarInputTextFile:
-		ok = cmd.Options.File
+		ok = c.Options.File
 	case k == VarDestinationPath:
-		ok = cmd.Options.Destination
+		ok = c.Options.Destination
 	case strings.HasPrefix(k, UVPrefix):
-		ok = cmd.hasUV(strings.TrimPrefix(k, UVPrefix)) || used[k]
+		ok = c.hasUV(strings.TrimPrefix(k, UVPrefix)) || used[k]
 	}
 	if !ok {
-		return &OptionError{Option: k, Reason: fmt.Sprintf("option %q is not declared for %s; it accepts: %s", k, cmd.Key(), strings.Join(cmd.AcceptedOptions(), ", "))}
+		return &OptionError{Option: k, Reason: fmt.Sprintf("option %q is not declared for %s; it accepts: %s", k, c.Key(), strings.Join(c.AcceptedOptions(), ", "))}
 	}
 	return nil
 }
 
 // AcceptedOptions lists the option names the command declares.
-func (cmd *Command) AcceptedOptions() []string {
+func (c *Command) AcceptedOptions() []string {
 	out := []string{OptEdition, OptAdaptation}
-	if cmd.Options.Stdin {
+	if c.Options.Stdin {
 		out = append(out, VarInputText)
 	}
-	if cmd.Options.File {
+	if c.Options.File {
 		out = append(out, VarInputTextFile)
 	}
-	if cmd.Options.Destination {
+	if c.Options.Destination {
 		out = append(out, VarDestinationPath)
 	}
-	for _, v := range cmd.UV {
+	for _, v := range c.UV {
 		out = append(out, UVPrefix+v.Name)
 	}
 	return out
 }
 
 // choose picks the template file in Climpt's order of preference.
-func (cmd *Command) choose(edition, adaptation string) (string, bool) {
+func (c *Command) choose(edition, adaptation string) (string, bool) {
 	var cands []string
 	if adaptation != "" {
 		cands = append(cands, "f_"+edition+"_"+adaptation+".md")
@@ -215,9 +215,9 @@ func (cmd *Command) choose(edition, adaptation string) (string, bool) {
 		cands = append(cands, "f_default_"+adaptation+".md")
 	}
 	cands = append(cands, "f_default.md")
-	for _, c := range cands {
-		if slices.Contains(cmd.Templates, c) {
-			return c, true
+	for _, name := range cands {
+		if slices.Contains(c.Templates, name) {
+			return name, true
 		}
 	}
 	return "", false
@@ -325,20 +325,20 @@ func isVarByte(c byte) bool {
 
 // Arguments lists what a command takes, for MCP's prompt arguments: the
 // option names with a description each, sorted as AcceptedOptions.
-func (cmd *Command) Arguments() [][2]string {
+func (c *Command) Arguments() [][2]string {
 	var out [][2]string
-	for _, o := range cmd.AcceptedOptions() {
+	for _, o := range c.AcceptedOptions() {
 		desc := ""
 		switch o {
 		case OptEdition:
 			desc = "edition (default: default)"
-			if len(cmd.Options.Edition) > 0 {
-				desc += "; one of " + strings.Join(cmd.Options.Edition, ", ")
+			if len(c.Options.Edition) > 0 {
+				desc += "; one of " + strings.Join(c.Options.Edition, ", ")
 			}
 		case OptAdaptation:
 			desc = "adaptation (processing mode)"
-			if len(cmd.Options.Adaptation) > 0 {
-				desc += "; one of " + strings.Join(cmd.Options.Adaptation, ", ")
+			if len(c.Options.Adaptation) > 0 {
+				desc += "; one of " + strings.Join(c.Options.Adaptation, ", ")
 			}
 		case VarInputText:
 			desc = "the input text ({input_text}, Climpt's stdin)"
@@ -347,7 +347,7 @@ func (cmd *Command) Arguments() [][2]string {
 		case VarDestinationPath:
 			desc = "the output destination ({destination_path}, Climpt's --destination)"
 		default:
-			for _, v := range cmd.UV {
+			for _, v := range c.UV {
 				if UVPrefix+v.Name == o {
 					desc = v.Description
 				}

@@ -119,7 +119,7 @@ func TestListFlagsSendArrays(t *testing.T) {
 		if code != exitError || !strings.Contains(stderr, "PERMISSION_DENIED") {
 			t.Fatalf("%v: code %d, stderr %q: want the schema to accept the list", c.flags, code, stderr)
 		}
-		got := gitstatetest.Git(t, dir, "log", "-1", "--format=%(trailers:key=Codex-Args,valueonly)", "refs/codex/state")
+		got := gitstatetest.Git(t, dir, "log", "-1", "--format=%(trailers:key=Codex-Args,valueonly)", lastAudit(t, dir))
 		if !strings.Contains(got, `"actionable_items":`+c.want) {
 			t.Errorf("%v: Codex-Args = %s, want actionable_items %s", c.flags, got, c.want)
 		}

@@ -1,8 +1,8 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -41,26 +41,40 @@ func (e *env) delegateExportCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
-			t, err := tools.ExportTrajectory(c.Context, st, caller, opts.Session)
+			x, err := tools.ExportTrajectory(c.Context, st, caller, opts.Session)
 			if err != nil {
 				return tools.AsError(err)
 			}
-			b, err := json.MarshalIndent(t, "", "  ")
-			if err != nil {
-				return err
-			}
-			b = append(b, '\n')
 			if opts.Output == "-" {
-				_, err = e.stdout.Write(b)
+				_, err = x.WriteTo(e.stdout)
 				return err
 			}
-			if err := os.WriteFile(e.path(opts.Output), b, 0o600); err != nil {
+			if err := writeFileAtomic(e.path(opts.Output), x); err != nil {
 				return fmt.Errorf("write trajectory: %w", err)
 			}
-			fmt.Fprintf(e.stderr, "wrote %s (%d message(s))\n", opts.Output, len(t.Transcript))
+			fmt.Fprintf(e.stderr, "wrote %s (%d message(s))\n", opts.Output, x.Messages)
 			return nil
 		},
 	}
+}
+
+// writeFileAtomic writes what src writes to path (mode 0600: a transcript
+// may hold anything the agent saw), through a temporary file beside it
+// renamed into place, so a failure midway leaves no half-written file.
+func writeFileAtomic(path string, src io.WriterTo) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := src.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // path resolves a file name given on the command line against the

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate"
-	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,7 +44,6 @@ func BenchmarkMCPServerHeap(b *testing.B) {
 		}
 	}
 	dir := benchRepo(b)
-	gitstatetest.ReadsLocal(b, dir)
 	st, err := gitstate.Open(dir, gitstate.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -165,9 +164,11 @@ func TestMCPUnregisteredCallerListsNothing(t *testing.T) {
 	}
 }
 
+// stateHead is the newest audit commit (lastAudit): the state's tip, or a
+// read made after it.
 func stateHead(t *testing.T, dir string) string {
 	t.Helper()
-	return gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	return lastAudit(t, dir)
 }
 
 // TestMCPBeforeInit: a server started before `git codex init` lists nothing

@@ -145,20 +145,36 @@ func mcpCall(t *testing.T, cs *mcp.ClientSession, tool, args string) envelope {
 	return env
 }
 
+// commitCount is the length of the audit trail: the state's commits and
+// the reads refs' (reads and refusals, which change nothing).
 func commitCount(t *testing.T, dir string) int {
 	t.Helper()
-	n, err := strconv.Atoi(gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState))
+	n, err := strconv.Atoi(gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState, "--glob="+gitstate.ReadsPrefix+"*/*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
+// lastAudit is the newest audit commit: the newest read if it read the
+// state's tip (a read sees the tip under the writer lock, so one made
+// after the tip names it), else the state's tip. Commit times, to the
+// second, cannot order the two chains.
+func lastAudit(t *testing.T, dir string) string {
+	t.Helper()
+	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	read := gitstatetest.Git(t, dir, "log", "-1", "--format=%H %(trailers:key="+gitstate.TrailerReadAt+",valueonly)", "--glob="+gitstate.ReadsPrefix+"*/*")
+	if h, at, ok := strings.Cut(read, " "); ok && at == tip {
+		return h
+	}
+	return tip
+}
+
 func lastTrailers(t *testing.T, dir string) string {
 	t.Helper()
 	return gitstatetest.Git(t, dir, "log", "-1",
 		"--format=%(trailers:key=Codex-Tool,valueonly,separator=%x2C)/%(trailers:key=Codex-Actor,valueonly,separator=%x2C)/%(trailers:key=Codex-Result,valueonly,separator=%x2C)%(trailers:key=Codex-Error,valueonly,separator=%x2C)",
-		gitstate.RefState)
+		lastAudit(t, dir))
 }
 
 // workerTools are the tools tools/list shows a worker up front: of those

@@ -90,6 +90,13 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 				fmt.Fprintf(w, "  kept: %s\n", it.Error)
 			}
 		}
+		for _, o := range d.Elsewhere {
+			host := o.Host
+			if host == "" {
+				host = "an unnamed host"
+			}
+			fmt.Fprintf(w, "%s (%s): runs on another machine (%s, machine %s): left to its reap and cleanup\n", o.ID, o.Status, host, o.Machine)
+		}
 		if len(d.Items)+len(d.Failed)+len(d.TimedOut) == 0 {
 			fmt.Fprintln(e.stderr, "nothing to clean up")
 		}

@@ -37,8 +37,8 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 		}
 		b.Run("design="+d.name, func(b *testing.B) {
 			dir := benchRepo(b)
-			if !d.readsOnState {
-				gitstatetest.ReadsLocal(b, dir)
+			if d.readsOnState {
+				gitstatetest.ReadsOnState(b, dir)
 			}
 			cmd := exec.Command(bin, "mcp", "--as", "alice")
 			cmd.Dir, cmd.Env, cmd.Stderr = dir, benchEnv(), os.Stderr

@@ -232,7 +232,7 @@ func (w *watcher) reap(ctx context.Context) {
 	var due []string
 	err := w.st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		due, err = tools.ReapDue(ctx, sn, w.e.reg.Env(), w.st.GitDir(), time.Now())
+		due, err = tools.ReapDue(ctx, sn, w.e.reg.Env(), tools.RepoOf(w.st), time.Now())
 		return err
 	})
 	if err != nil || len(due) == 0 {

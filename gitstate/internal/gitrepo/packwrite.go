@@ -28,25 +28,11 @@ type objectBatch struct {
 	seen map[plumbing.Hash]bool
 }
 
-// rawObject is a git object's type and content (without git's header), or
-// its whole pack entry (header and compressed content) copied from another
-// pack.
+// rawObject is a git object's type and content (without git's header).
 type rawObject struct {
-	hash  plumbing.Hash
-	typ   plumbing.ObjectType
-	data  []byte
-	entry []byte // when set, written as is
-}
-
-// addEntry records an object by its undeltified pack entry.
-func (b *objectBatch) addEntry(h plumbing.Hash, entry []byte) {
-	if b.seen == nil {
-		b.seen = map[plumbing.Hash]bool{}
-	}
-	if !b.seen[h] {
-		b.seen[h] = true
-		b.objs = append(b.objs, rawObject{hash: h, entry: entry})
-	}
+	hash plumbing.Hash
+	typ  plumbing.ObjectType
+	data []byte
 }
 
 // add records an object and returns its hash; adding the same object twice
@@ -79,11 +65,6 @@ func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbi
 	entries := make([]entry, len(objs))
 	for i, o := range objs {
 		start := p.Len()
-		if o.entry != nil {
-			p.Write(o.entry)
-			entries[i] = entry{o.hash, uint64(start), crc32.ChecksumIEEE(o.entry)}
-			continue
-		}
 		size := uint64(len(o.data))
 		c := byte(o.typ)<<4 | byte(size&0x0f)
 		size >>= 4

@@ -1,0 +1,50 @@
+package tools
+
+import "os"
+
+// Where an instance runs. Its tmux session and worktree exist on one
+// machine only, and only that machine can tell whether it is alive: on
+// another, a session it cannot find says nothing. So spawn records the
+// repository's machine id (and the host name, for people), and reap,
+// cleanup and the watcher judge only the instances that carry this
+// repository's; the others are reported, never marked FAILED nor cleaned
+// up. The machine id is per repository (<git dir>/codex/machine), so two
+// clones on one machine are two machines here, as they are to tmux
+// sessions named after instances.
+
+// spawnedHere is what an instance made by this call records of where it
+// runs: this repository's machine id and the host name.
+func spawnedHere(c *Call) (machine, host string, err error) {
+	machine, err = c.Repo.MachineID()
+	if err != nil {
+		return "", "", err
+	}
+	host, _ = os.Hostname() // for people only: none is no harm
+	return machine, host, nil
+}
+
+// elsewhere reports whether instance a records another machine than this
+// repository's (machine): reap and cleanup leave it to that machine.
+func elsewhere(a Agent, machine string) bool {
+	return a.Machine != "" && a.Machine != machine
+}
+
+// runsHere reports whether instance a is this repository's to judge:
+// machine is this repository's id. A record made before instances kept
+// their machine is judged as it was then: its worktree must be this
+// repository's, or gone (WorktreeHere).
+func runsHere(a Agent, machine, gitDir string) bool {
+	if a.Machine != "" {
+		return a.Machine == machine
+	}
+	return WorktreeHere(a.Worktree, gitDir)
+}
+
+// Elsewhere is an instance reap or cleanup left alone because another
+// machine runs it.
+type Elsewhere struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Host    string `json:"host,omitempty"`
+	Machine string `json:"machine"`
+}
