@@ -21,7 +21,7 @@ func Builtin() *Registry {
 		ConflictListTool,
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
 		RequestReview, SendFeedback,
-		CreatePullRequest, CreateIssues, GitHubRetry,
+		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,

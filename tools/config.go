@@ -107,6 +107,7 @@ var allConfigKeys = sync.OnceValue(func() []configKey {
 	keys = append(keys, retryKeys()...)
 	keys = append(keys, mcpKeys()...)
 	keys = append(keys, wakeKeys()...)
+	keys = append(keys, githubReviewKeys()...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 })

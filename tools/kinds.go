@@ -86,7 +86,7 @@ func Kinds() []Kind {
 		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
 		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
-		epicKind(), commentKind(), wakeKind(),
+		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}
 }
 

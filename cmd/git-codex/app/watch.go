@@ -96,6 +96,7 @@ type watcher struct {
 	origin tools.Origin
 	opts   watchOptions
 	waker  *tools.Waker
+	review *tools.ReviewFetcher
 
 	nextSync   map[string]time.Time
 	backoff    map[string]time.Duration
@@ -103,6 +104,7 @@ type watcher struct {
 	lastChange time.Time
 	nextReap   time.Time
 	nextGitHub time.Time
+	nextReview time.Time
 	reported   map[string]string // the last line per subject, not repeated
 }
 
@@ -117,6 +119,21 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
 		Report: func(ev tools.WakeEvent) {
 			line := fmt.Sprintf("wake %s: %s (%d arrival(s): %s)", ev.Recipient, ev.Outcome, len(ev.Items), strings.Join(ev.Items, " "))
+			if ev.Why != "" {
+				line += ": " + ev.Why
+			}
+			w.say(line)
+		}}
+	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Caller: caller, Holder: w.waker.Holder,
+		Report: func(ev tools.ReviewEvent) {
+			r := ev.Review
+			line := fmt.Sprintf("github review %d (%s by @%s) of #%d for %s: %s", r.ReviewID, r.State, r.User, r.PR, r.Coder, ev.Outcome)
+			if r.Commit != "" {
+				line += fmt.Sprintf(" as %.12s", r.Commit)
+			}
+			if r.Completed != "" {
+				line += "; task " + r.Completed + " COMPLETED"
+			}
 			if ev.Why != "" {
 				line += ": " + ev.Why
 			}
@@ -162,11 +179,21 @@ func (w *watcher) sayOnce(subject, line string) {
 	w.say(line)
 }
 
-// pass is one round: sync, wake, reap, GitHub.
+// pass is one round: sync, GitHub reviews, wake, reap, GitHub retries.
+// Reviews come before wake-ups, so that a review's feedback wakes its
+// instance in the same pass.
 func (w *watcher) pass(ctx context.Context) {
 	w.sync(ctx)
 	if ctx.Err() != nil {
 		return
+	}
+	if now := time.Now(); now.After(w.nextReview) {
+		w.nextReview = now.Add(w.opts.Interval)
+		if _, err := w.review.Pass(ctx); err != nil && ctx.Err() == nil {
+			w.sayOnce("reviews", "github reviews: "+err.Error())
+		} else {
+			delete(w.reported, "reviews")
+		}
 	}
 	if _, err := w.waker.Pass(ctx); err != nil && ctx.Err() == nil {
 		w.sayOnce("wake", "wake: "+err.Error())
