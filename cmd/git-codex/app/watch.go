@@ -32,12 +32,14 @@ type watchOptions struct {
 func (e *env) watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
-		Usage: "keep this machine in step: sync, wake instances on mail and feedback, reap, retry GitHub (foreground)",
+		Usage: "keep this machine in step: sync, deliver GitHub reviews, wake instances on mail and feedback, reap, retry GitHub (foreground)",
 		Description: "Runs until interrupted, printing one line per event. Each pass: syncs with the remotes (on a local\n" +
 			"change, and every --interval, backing off while a remote fails), types one folded nudge into the pane\n" +
 			"of each live instance that has unread mail or new review feedback (only when it waits at its input;\n" +
 			"at most wake.max_per_minute), runs wake.human_command for mail to the humans if set, reaps instances\n" +
 			"whose session died and reviews past review.timeout_hours, and replays GitHub calls that are due.\n" +
+			"Every --interval it also fetches the GitHub reviews of pull requests instances opened and delivers\n" +
+			"each new one to its instance as review feedback (REVIEW_FEEDBACK.md commit, note, wake-up), once.\n" +
 			"Deliveries are claimed and recorded in the state (wake/<recipient>.json): killing the watcher loses\n" +
 			"nothing, and two watchers never type the same nudge. See docs/WATCH.md for systemd and launchd units.",
 		Flags: []cli.Flag{
