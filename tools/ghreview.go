@@ -137,6 +137,7 @@ type GitHubReview struct {
 	Claim    *ReviewClaim `json:"claim,omitempty"`
 	Commit   string       `json:"commit,omitempty" jsonschema:"the commit that added REVIEW_FEEDBACK.md to the coder's branch"`
 	Why      string       `json:"why,omitempty"`
+	Attempts int          `json:"attempts" jsonschema:"delivery attempts (claims) so far"`
 	// Completed is the task an approval completed (github.approval_completes).
 	Completed string         `json:"completed_task,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`

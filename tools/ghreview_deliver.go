@@ -28,15 +28,17 @@ type ReviewFetcher struct {
 	Caller Caller // the person the watcher acts for
 	// Holder names this fetcher in claims: watch:<host>:<pid>.
 	Holder string
-	// Report is told of every delivery attempt (nil: nobody).
+	// Report is told of every review delivered (nil: nobody).
 	Report func(ReviewEvent)
+	// Backoff makes a review whose delivery failed wait before it is
+	// tried again: a minute after the first failure, doubling up to an
+	// hour (the watcher's pace); without it every pass tries (by hand).
+	Backoff bool
 }
 
-// ReviewEvent is one delivery attempt, for the watcher's terminal.
+// ReviewEvent is one review delivered, for the watcher's terminal.
 type ReviewEvent struct {
-	Review  GitHubReview
-	Outcome string // delivered or failed
-	Why     string
+	Review GitHubReview
 }
 
 // reviewTarget is a pull request an instance opened, whose reviews go to
@@ -106,6 +108,9 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 			if !rv.deliverable() || (seen && (k.Delivery == "delivered" || (k.Claim != nil && r.Store.WorkHeld(k.Claim.Mark)))) {
 				continue
 			}
+			if seen && r.Backoff && k.Delivery == "failed" && time.Since(k.UpdatedAt) < retryWait(k.Attempts) {
+				continue
+			}
 			due = append(due, rv)
 		}
 		if len(due) == 0 {
@@ -134,6 +139,12 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 		}
 	}
 	return out, first
+}
+
+// retryWait is how long a failed delivery waits after attempt n: a
+// minute, doubling with every attempt, up to an hour.
+func retryWait(n int) time.Duration {
+	return min(time.Minute<<min(max(n-1, 0), 6), time.Hour)
 }
 
 // cmp keeps the first error.
@@ -248,6 +259,7 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 		cur.Repo, cur.PR, cur.Coder, cur.Task = t.repo, t.pr.Number, coder.ID, t.task
 		cur.State, cur.User, cur.URL, cur.CommitID, cur.SubmittedAt, cur.Comments = rv.State, rv.User, rv.URL, rv.CommitID, rv.SubmittedAt, len(comments)
 		cur.Delivery, cur.Why = "claimed", ""
+		cur.Attempts++
 		cur.Claim = &ReviewClaim{Holder: r.Holder, Mark: mark, At: now}
 		cur.UpdatedAt, cur.UpdatedBy, cur.Clock = now, c.Caller.ID, c.Tx.Clock()
 		if err := c.Tx.Get(feedbackPath(cur.FeedbackID), &fb); err != nil {
@@ -317,15 +329,13 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 	if err != nil {
 		return nil, err
 	}
-	ev := ReviewEvent{Review: rec, Outcome: rec.Delivery}
 	if derr != nil {
-		ev.Why = derr.Error()
+		// recorded failed; a later pass tries again
+		return nil, Errorf(FeedbackNotDelivered, "GitHub review %d could not be committed in %s's worktree: %v; it is tried again on a later pass", rv.ID, rec.Coder, derr).
+			With("review_id", rv.ID).With("coder", rec.Coder)
 	}
 	if r.Report != nil {
-		r.Report(ev)
-	}
-	if derr != nil {
-		return nil, nil // recorded; the next pass tries again
+		r.Report(ReviewEvent{Review: rec})
 	}
 	return &rec, nil
 }

@@ -126,18 +126,12 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 			}
 			w.say(line)
 		}}
-	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Caller: caller, Holder: w.waker.Holder,
+	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Caller: caller, Holder: w.waker.Holder, Backoff: true,
 		Report: func(ev tools.ReviewEvent) {
 			r := ev.Review
-			line := fmt.Sprintf("github review %d (%s by @%s) of #%d for %s: %s", r.ReviewID, r.State, r.User, r.PR, r.Coder, ev.Outcome)
-			if r.Commit != "" {
-				line += fmt.Sprintf(" as %.12s", r.Commit)
-			}
+			line := fmt.Sprintf("github review %d (%s by @%s) of #%d for %s: delivered as %.12s", r.ReviewID, r.State, r.User, r.PR, r.Coder, r.Commit)
 			if r.Completed != "" {
 				line += "; task " + r.Completed + " COMPLETED"
-			}
-			if ev.Why != "" {
-				line += ": " + ev.Why
 			}
 			w.say(line)
 		}}
