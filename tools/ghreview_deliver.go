@@ -292,15 +292,18 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 	}
 	err = r.record(ctx, func(c *Call) error {
 		cur, found, err := getGitHubReview(c.Tx, id)
-		if err != nil || !found {
-			return fmt.Errorf("github review %s: its record is gone: %w", id, err)
+		if err != nil {
+			return err
+		}
+		if !found { // kept records are never removed, even by a sync
+			return fmt.Errorf("github review %s: its record is gone", id)
 		}
 		now := c.Tx.Now()
 		cur.Claim, cur.UpdatedAt, cur.UpdatedBy, cur.Clock = nil, now, c.Caller.ID, c.Tx.Clock()
 		c.Target(id)
 		if derr != nil {
 			cur.Delivery, cur.Why, cur.Commit = "failed", derr.Error(), commit
-			c.Summarize("GitHub review %d of pull request #%d could not be delivered to %s; tried again on the next pass", rv.ID, t.pr.Number, cur.Coder)
+			c.Summarize("GitHub review %d of pull request #%d could not be delivered to %s; it is tried again later", rv.ID, t.pr.Number, cur.Coder)
 			c.Failed(Errorf(FeedbackNotDelivered, "GitHub review %d could not be committed in %s's worktree: %v", rv.ID, cur.Coder, derr).With("review_id", rv.ID))
 			rec = cur
 			return c.Tx.Put(githubReviewPath(id), cur)
