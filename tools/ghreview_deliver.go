@@ -267,7 +267,7 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 				return err
 			}
 			text, items := githubFeedback(rv, t.pr.Number, comments)
-			fb = Feedback{ID: cur.FeedbackID, Reviewer: "github:" + rv.User, Coder: coder.ID, Type: rv.feedbackType(), Items: items, Text: text,
+			fb = Feedback{ID: cur.FeedbackID, Reviewer: githubReviewer + rv.User, Coder: coder.ID, Type: rv.feedbackType(), Items: items, Text: text,
 				ReviewedCommit: reviewed, Delivery: "pending", CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock()}
 			if err := c.Tx.Put(feedbackPath(fb.ID), fb); err != nil {
 				return err
