@@ -33,7 +33,11 @@ type ReviewFetcher struct {
 	// Backoff makes a review whose delivery failed wait before it is
 	// tried again: a minute after the first failure, doubling up to an
 	// hour (the watcher's pace); without it every pass tries (by hand).
+	// It also keeps a pass from asking GitHub before a rate limit it
+	// reported resets.
 	Backoff bool
+
+	notBefore time.Time // GitHub's rate limit resets then
 }
 
 // ReviewEvent is one review delivered, for the watcher's terminal.
@@ -79,7 +83,7 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 	if err != nil {
 		return nil, StoreError(err)
 	}
-	if len(targets) == 0 {
+	if len(targets) == 0 || (r.Backoff && time.Now().Before(r.notBefore)) {
 		return nil, nil
 	}
 	f := &Followup{Env: r.Env, Store: r.Store, Caller: r.Caller, tool: "github_reviews"}
@@ -100,6 +104,9 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 		reviews, err := lister.ListReviews(ctx, t.pr.Number)
 		if err != nil {
 			first = cmp(first, listError(err, t.pr.Number))
+			if r.rateLimited(err) {
+				break
+			}
 			continue
 		}
 		var due []PRReview
@@ -119,6 +126,9 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 		comments, err := lister.ListReviewComments(ctx, t.pr.Number)
 		if err != nil {
 			first = cmp(first, listError(err, t.pr.Number))
+			if r.rateLimited(err) {
+				break
+			}
 			continue
 		}
 		for _, rv := range due {
@@ -139,6 +149,17 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 		}
 	}
 	return out, first
+}
+
+// rateLimited notes when a rate limit GitHub reported resets, and
+// reports whether it did: the pass stops asking.
+func (r *ReviewFetcher) rateLimited(err error) bool {
+	var ge *GitHubError
+	if !errors.As(err, &ge) || ge.RetryAt.IsZero() {
+		return false
+	}
+	r.notBefore = ge.RetryAt
+	return true
 }
 
 // retryWait is how long a failed delivery waits after attempt n: a
@@ -169,6 +190,9 @@ func listError(err error, pr int) error {
 		e = Errorf(TransientError, "%s; the reviews are fetched again on the next pass", ge.Message)
 	default:
 		e = refused(ge)
+	}
+	if !ge.RetryAt.IsZero() {
+		e = e.With("retry_at", ge.RetryAt.UTC().Format(time.RFC3339))
 	}
 	return e.With("pr_number", pr)
 }
