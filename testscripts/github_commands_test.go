@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gitcodex/git-codex/github/githubtest"
@@ -21,6 +22,13 @@ import (
 //	github prs OWNER/NAME     print the repository's pull requests (JSON)
 //	github issues OWNER/NAME  print its issues (JSON)
 //	github requests           print "METHOD path" of every request received
+//	github review OWNER/NAME PR USER STATE BODY [commit=SHA] [PATH:LINE:COMMENT...]
+//	                          submit a review of pull request PR as USER
+//	                          (APPROVED, CHANGES_REQUESTED, COMMENTED,
+//	                          PENDING, DISMISSED) with line comments; prints
+//	                          {"id": N}
+//	github dismiss OWNER/NAME PR ID
+//	                          dismiss review ID (state DISMISSED)
 func githubCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"github": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -77,6 +85,18 @@ func githubCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 				b, err := json.MarshalIndent(v, "", "  ")
 				ts.Check(err)
 				fmt.Fprintf(ts.Stdout(), "%s\n", b)
+			case "review":
+				cmdGitHubReview(ts, srv, args[1:])
+			case "dismiss":
+				if len(args) != 4 {
+					ts.Fatalf("usage: github dismiss OWNER/NAME PR ID")
+				}
+				n, err1 := strconv.Atoi(args[2])
+				id, err2 := strconv.ParseInt(args[3], 10, 64)
+				if err1 != nil || err2 != nil {
+					ts.Fatalf("github dismiss: PR and ID are numbers")
+				}
+				ts.Check(srv.SetReviewState(args[1], n, id, "DISMISSED"))
 			case "requests":
 				for _, r := range srv.Requests() {
 					fmt.Fprintf(ts.Stdout(), "%s %s\n", r.Method, r.Path)
@@ -101,3 +121,35 @@ type githubKey struct{}
 
 // githubHolder is the stand-in a script started, if any.
 type githubHolder struct{ srv *githubtest.Server }
+
+// cmdGitHubReview submits a review on the stand-in (github review).
+func cmdGitHubReview(ts *testscript.TestScript, srv *githubtest.Server, args []string) {
+	if len(args) < 5 {
+		ts.Fatalf("usage: github review OWNER/NAME PR USER STATE BODY [commit=SHA] [PATH:LINE:COMMENT...]")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("github review: PR: %v", err)
+	}
+	commit := ""
+	var comments []githubtest.ReviewComment
+	for _, a := range args[5:] {
+		if c, ok := strings.CutPrefix(a, "commit="); ok {
+			commit = c
+			continue
+		}
+		parts := strings.SplitN(a, ":", 3)
+		if len(parts) != 3 {
+			ts.Fatalf("github review: a comment is PATH:LINE:COMMENT, not %q", a)
+		}
+		line, err := strconv.Atoi(parts[1])
+		if err != nil {
+			ts.Fatalf("github review: LINE of %q: %v", a, err)
+		}
+		hunk := fmt.Sprintf("@@ -0,0 +1,%d @@\n+line %d of %s", line, line, parts[0])
+		comments = append(comments, githubtest.ReviewComment{Path: parts[0], Line: line, Body: parts[2], DiffHunk: hunk})
+	}
+	r, err := srv.AddReview(args[0], n, args[2], args[3], args[4], commit, comments)
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "{\"id\": %d}\n", r.ID)
+}

@@ -21,7 +21,7 @@ func Builtin() *Registry {
 		ConflictListTool,
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
 		RequestReview, SendFeedback,
-		CreatePullRequest, CreateIssues, GitHubRetry,
+		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		Archive,
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
@@ -48,7 +48,7 @@ func BuiltinHooks() Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []func() []configKey {
 	return []func() []configKey{
-		mailKeys, cycleKeys, instanceKeys, githubKeys, taskKeys, delegateKeys, mcpKeys, wakeKeys, retentionKeys,
+		mailKeys, cycleKeys, instanceKeys, githubKeys, taskKeys, delegateKeys, mcpKeys, wakeKeys, retentionKeys, githubReviewKeys,
 	}
 }
 
@@ -69,6 +69,6 @@ func Kinds() []Kind {
 		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
 		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
-		epicKind(), commentKind(), wakeKind(),
+		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}
 }

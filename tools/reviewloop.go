@@ -470,11 +470,12 @@ func recordReason(c *Call, id, status, reason string) error {
 	return c.Tx.Put(agentPath(id), a)
 }
 
-// needsWorkCount counts the needs_work feedback a coder has received.
+// needsWorkCount counts the needs_work feedback a coder has received
+// from the review loop (a GitHub review's is not one of its iterations).
 func needsWorkCount(tx *gitstate.Tx, coder string) (int, error) {
 	n := 0
 	err := walkJSON(tx, dirFeedback, func(f Feedback) {
-		if f.Coder == coder && f.Type == "needs_work" && f.Delivery == "delivered" {
+		if f.Coder == coder && f.Type == "needs_work" && f.Delivery == "delivered" && !strings.HasPrefix(f.Reviewer, githubReviewer) {
 			n++
 		}
 	})

@@ -70,9 +70,15 @@ func WorktreeHere(worktree, gitDir string) bool {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(worktree, dir)
 	}
-	want, err1 := filepath.EvalSymlinks(filepath.Join(gitDir, "worktrees"))
-	got, err2 := filepath.EvalSymlinks(filepath.Dir(dir))
-	return err1 != nil || err2 != nil || want == got
+	got, err := filepath.EvalSymlinks(filepath.Dir(dir))
+	if err != nil {
+		return true // its repository is gone: nothing says it is another's
+	}
+	want, err := filepath.EvalSymlinks(filepath.Join(gitDir, "worktrees"))
+	if err != nil {
+		return false // this repository has no worktrees; that one's has
+	}
+	return want == got
 }
 
 // GitHubDue counts the PENDING GitHub calls due for a replay: each waits

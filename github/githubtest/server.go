@@ -1,6 +1,7 @@
 // Package githubtest is a stand-in for GitHub's REST API: a local HTTP
 // server that speaks the part of the contract git codex uses (a
 // repository's default branch; create, list, get and merge pull requests;
+// list a pull request's reviews and review comments, page by page;
 // create and list issues), answers with GitHub's error shapes (401, 403,
 // 404, 422, 5xx, rate limits with their headers, no answer at all), and
 // keeps a record of every request it received. Tests and `git codex demo`
@@ -38,6 +39,7 @@ type Server struct {
 	repos    map[string]*repo
 	failures []*Failure
 	requests []Request
+	nextID   int64 // the next review or review comment id (reviews.go)
 }
 
 type repo struct {
@@ -45,6 +47,8 @@ type repo struct {
 	next          int // the next pull request or issue number
 	pulls         []*PullRequest
 	issues        []*Issue
+	reviews       map[int][]*Review        // by pull request number (reviews.go)
+	comments      map[int][]*ReviewComment // by pull request number
 }
 
 // PullRequest is a pull request the server holds.
@@ -250,6 +254,8 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found", nil)
 	case len(rest) == 3 && rest[0] == "pulls" && rest[2] == "merge" && req.Method == http.MethodPut:
 		s.mergePull(w, repoName, rest[1], body)
+	case len(rest) >= 3 && rest[0] == "pulls" && (rest[2] == "reviews" || rest[2] == "comments") && req.Method == http.MethodGet:
+		s.serveReviews(w, req, repoName, rest)
 	case len(rest) == 1 && rest[0] == "issues" && req.Method == http.MethodPost:
 		s.createIssue(w, repoName, body)
 	case len(rest) == 1 && rest[0] == "issues" && req.Method == http.MethodGet:

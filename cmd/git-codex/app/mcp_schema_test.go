@@ -169,6 +169,7 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 	check(reviewer, "send_feedback", `{"feedback":"fine","feedback_type":"approved"}`, false, "")
 	check(coder, "create_pull_request", `{"title":"t","description":"d"}`, true, "")
 	check(coder, "github_retry", `{"list":true}`, true, "")
+	check(coder, "github_reviews", `{}`, true, "")
 	check(cs, "create_issues", `{"issues":[{"title":"a","body":"b","labels":["x"]}]}`, true, "")
 	check(coder, "agent_set_status", `{"status":"COMPLETED","reason":"approved"}`, true, "")
 	check(coder, "agent_set_status", `{"status":"ACTIVE"}`, false, "")

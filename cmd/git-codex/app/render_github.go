@@ -39,6 +39,15 @@ func (e *env) renderGitHub(data any) (bool, error) {
 			tp.EndRow()
 		}
 		return true, tp.Render()
+	case *tools.GitHubReviewsFetched:
+		fmt.Fprintf(w, "%d review(s) delivered from %d pull request(s)\n", d.Count, d.PullRequests)
+		for _, r := range d.Delivered {
+			line := fmt.Sprintf("review %d (%s by @%s) of #%d: delivered to %s as %.12s (feedback %s)", r.ReviewID, r.State, r.User, r.PR, r.Coder, r.Commit, r.FeedbackID)
+			if r.Completed != "" {
+				line += "; task " + r.Completed + " COMPLETED"
+			}
+			fmt.Fprintln(w, line)
+		}
 	default:
 		return false, nil
 	}

@@ -32,12 +32,14 @@ type watchOptions struct {
 func (e *env) watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
-		Usage: "keep this machine in step: sync, wake instances on mail and feedback, reap, retry GitHub (foreground)",
+		Usage: "keep this machine in step: sync, deliver GitHub reviews, wake instances on mail and feedback, reap, retry GitHub (foreground)",
 		Description: "Runs until interrupted, printing one line per event. Each pass: syncs with the remotes (on a local\n" +
 			"change, and every --interval, backing off while a remote fails), types one folded nudge into the pane\n" +
 			"of each live instance that has unread mail or new review feedback (only when it waits at its input;\n" +
 			"at most wake.max_per_minute), runs wake.human_command for mail to the humans if set, reaps instances\n" +
 			"whose session died and reviews past review.timeout_hours, and replays GitHub calls that are due.\n" +
+			"Every --interval it also fetches the GitHub reviews of pull requests instances opened and delivers\n" +
+			"each new one to its instance as review feedback (REVIEW_FEEDBACK.md commit, note, wake-up), once.\n" +
 			"Deliveries are claimed and recorded in the state (wake/<recipient>.json): killing the watcher loses\n" +
 			"nothing, and two watchers never type the same nudge. See docs/WATCH.md for systemd and launchd units.",
 		Flags: []cli.Flag{
@@ -96,6 +98,7 @@ type watcher struct {
 	origin tools.Origin
 	opts   watchOptions
 	waker  *tools.Waker
+	review *tools.ReviewFetcher
 
 	nextSync   map[string]time.Time
 	backoff    map[string]time.Duration
@@ -103,6 +106,7 @@ type watcher struct {
 	lastChange time.Time
 	nextReap   time.Time
 	nextGitHub time.Time
+	nextReview time.Time
 	reported   map[string]string // the last line per subject, not repeated
 }
 
@@ -119,6 +123,15 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 			line := fmt.Sprintf("wake %s: %s (%d arrival(s): %s)", ev.Recipient, ev.Outcome, len(ev.Items), strings.Join(ev.Items, " "))
 			if ev.Why != "" {
 				line += ": " + ev.Why
+			}
+			w.say(line)
+		}}
+	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Caller: caller, Holder: w.waker.Holder, Backoff: true,
+		Report: func(ev tools.ReviewEvent) {
+			r := ev.Review
+			line := fmt.Sprintf("github review %d (%s by @%s) of #%d for %s: delivered as %.12s", r.ReviewID, r.State, r.User, r.PR, r.Coder, r.Commit)
+			if r.Completed != "" {
+				line += "; task " + r.Completed + " COMPLETED"
 			}
 			w.say(line)
 		}}
@@ -162,11 +175,21 @@ func (w *watcher) sayOnce(subject, line string) {
 	w.say(line)
 }
 
-// pass is one round: sync, wake, reap, GitHub.
+// pass is one round: sync, GitHub reviews, wake, reap, GitHub retries.
+// Reviews come before wake-ups, so that a review's feedback wakes its
+// instance in the same pass.
 func (w *watcher) pass(ctx context.Context) {
 	w.sync(ctx)
 	if ctx.Err() != nil {
 		return
+	}
+	if now := time.Now(); now.After(w.nextReview) {
+		w.nextReview = now.Add(w.opts.Interval)
+		if _, err := w.review.Pass(ctx); err != nil && ctx.Err() == nil {
+			w.sayOnce("reviews", "github reviews: "+err.Error())
+		} else {
+			delete(w.reported, "reviews")
+		}
 	}
 	if _, err := w.waker.Pass(ctx); err != nil && ctx.Err() == nil {
 		w.sayOnce("wake", "wake: "+err.Error())
