@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
 // TestSpawnKilledAnyTime: `git codex spawn` and `request_review` killed
@@ -147,6 +149,14 @@ func TestSpawnKilledAnyTime(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(repo + ".codex-worktrees"); len(entries) != 0 {
 		t.Errorf("worktree directories left: %v", entries)
+	}
+	// the writes above started git's repack in the background
+	// (gitstate's maintain): fsck lists loose objects and then reads them,
+	// so a repack's prune-packed beside it reports a packed object's loose
+	// copy as missing (seen in CI); wait for it, as a person would see fsck
+	// run after git's maintenance
+	if err := gitstatetest.WaitForLocks(filepath.Join(repo, ".git")); err != nil {
+		t.Fatal(err)
 	}
 	run(repo, "git", "fsck", "--no-dangling")
 }
