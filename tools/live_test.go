@@ -59,7 +59,7 @@ func TestLiveInstances(t *testing.T) {
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 	var views []InstanceView
 	err = st.View(context.Background(), func(sn *gitstate.Snapshot) error {
-		views, err = LiveInstances(context.Background(), sn, Env{})
+		views, err = LiveInstances(context.Background(), sn, Env{}, "")
 		return err
 	})
 	if err != nil {

@@ -128,7 +128,11 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 // tmux sessions.
 func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, tip bool) ([]tools.InstanceView, error) {
 	if tip {
-		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.Env())
+		machine, err := s.opts.Store.MachineID()
+		if err != nil {
+			return nil, err
+		}
+		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.Env(), machine)
 		if v == nil {
 			v = []tools.InstanceView{}
 		}
