@@ -55,7 +55,7 @@ type InstanceListIn struct {
 
 // InstanceListTool lists instances with the live state of their sessions.
 var InstanceListTool = Define("instance_list", "instance.list",
-	"List the agent instances git codex runs, with their status, branch, worktree and whether their tmux session is running, dead or missing.",
+	"List the agent instances git codex runs, with their status, branch, worktree and whether their tmux session is running, dead or missing (elsewhere: another machine runs it).",
 	CLI{Path: "ps"},
 	func(ctx context.Context, c *Call, in InstanceListIn) (*InstanceList, error) {
 		out := &InstanceList{Instances: []InstanceView{}}
