@@ -31,7 +31,7 @@ type stateJSON struct {
 	Caller      string         `json:"caller,omitempty"`
 	ReviewLimit int            `json:"review_limit,omitempty"`
 	// Agents are every agent: the instances git codex runs (with status,
-	// branch, worktree and, at the tip, "live": running, dead or missing)
+	// branch, worktree and, at the tip, "live": running, dead, missing or elsewhere)
 	// and registered agents.
 	Agents []tools.InstanceView `json:"agents"`
 	// Mail counts messages per recipient ("human" is the people's inbox).
