@@ -29,6 +29,7 @@ const (
 	LockDenied           Code = "LOCK_DENIED"            // the lock is held by someone else
 	AlreadyClaimed       Code = "ALREADY_CLAIMED"        // the task is claimed by someone else
 	InstanceNotRunning   Code = "INSTANCE_NOT_RUNNING"   // the instance's tmux session is gone or its agent exited
+	InstanceElsewhere    Code = "INSTANCE_ELSEWHERE"     // the instance runs on another machine; act on it there
 	NudgeNotDelivered    Code = "NUDGE_NOT_DELIVERED"    // the agent was not seen to take a line typed into its pane
 	AgentStartFailed     Code = "AGENT_START_FAILED"     // the agent's worktree or session could not be made, or the agent exited at once
 	ReviewLimitExceeded  Code = "REVIEW_LIMIT_EXCEEDED"  // the coder has had review.max_iterations reviews
@@ -88,6 +89,7 @@ func Codes() []CodeInfo {
 		{LockDenied, "the lock is held by someone else (details name the holder and since when); wait, or ask a person or supervisor to release it with force"},
 		{AlreadyClaimed, "the task is claimed by someone else, or not open (details name the holder); pick another with `git codex task list --state PENDING`"},
 		{InstanceNotRunning, "the instance's tmux session is gone or its agent exited; see `git codex ps`, and `git codex reap` to record it"},
+		{InstanceElsewhere, "the instance runs on another machine (details.host): run the command there; nothing changed here"},
 		{AgentStartFailed, "the instance's worktree or tmux session could not be made, or its agent exited at once; it is recorded FAILED (see `git codex agent show <id>`) and what was made for it is removed"},
 		{ReviewLimitExceeded, "the coding agent has had review.max_iterations reviews (details: current_iteration, max_iterations, suggestions): open a pull request, abandon, or fix it by hand"},
 		{FeedbackNotDelivered, "the feedback could not be committed in the coder's worktree (gone, or its branch moved); it is kept in the state and may be sent again"},

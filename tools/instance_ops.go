@@ -16,6 +16,9 @@ const (
 	LiveDead    = "dead"    // the pane's process exited; the session stays for a look
 	LiveMissing = "missing" // no such session (killed, or its tmux server is gone)
 	LiveNone    = "-"       // ended and cleaned up: nothing should run
+	// LiveElsewhere: another machine runs it (its host is the record's);
+	// no session here says anything of it.
+	LiveElsewhere = "elsewhere"
 )
 
 // getInstance reads an instance (an agent git codex runs), or fails with
@@ -35,7 +38,7 @@ func getInstance(c *Call, id string) (Agent, error) {
 // state of its session.
 type InstanceView struct {
 	Agent
-	Live           string `json:"live" jsonschema:"running, dead, missing, or - for an instance that ended and was cleaned up"`
+	Live           string `json:"live" jsonschema:"running, dead, missing, elsewhere (another machine runs it: see host), or - for an instance that ended and was cleaned up"`
 	PaneExitStatus *int   `json:"pane_exit_status,omitempty"`
 }
 
@@ -52,7 +55,7 @@ type InstanceListIn struct {
 
 // InstanceListTool lists instances with the live state of their sessions.
 var InstanceListTool = Define("instance_list", "instance.list",
-	"List the agent instances git codex runs, with their status, branch, worktree and whether their tmux session is running, dead or missing.",
+	"List the agent instances git codex runs, with their status, branch, worktree and whether their tmux session is running, dead or missing (elsewhere: another machine runs it).",
 	CLI{Path: "ps"},
 	func(ctx context.Context, c *Call, in InstanceListIn) (*InstanceList, error) {
 		out := &InstanceList{Instances: []InstanceView{}}
@@ -61,18 +64,27 @@ var InstanceListTool = Define("instance_list", "instance.list",
 				out.Instances = append(out.Instances, InstanceView{Agent: a, Live: LiveNone})
 			}
 		})
+		if err != nil {
+			return nil, err
+		}
 		out.Count = len(out.Instances)
+		machine, err := c.Repo.MachineID()
+		if err != nil {
+			return nil, err
+		}
 		c.Summarize("%s listed %d instance(s)", c.Caller.ID, out.Count)
 		tm := tmuxFor(c.Config, c.Env)
 		c.After(func(ctx context.Context, f *Followup) error {
-			return fillLive(ctx, tm, out.Instances)
+			return fillLive(ctx, tm, machine, out.Instances)
 		})
-		return out, err
+		return out, nil
 	}).Hint(Hints{ReadOnly: true, Idempotent: true})
 
 // fillLive sets the live state of each instance from one listing of the
-// tmux server (outside the writer lock).
-func fillLive(ctx context.Context, tm tmux.Runner, views []InstanceView) error {
+// tmux server (outside the writer lock). An instance of another machine
+// than this repository's (machine) is elsewhere, whatever this machine's
+// tmux server holds: a session of the same name here is not its.
+func fillLive(ctx context.Context, tm tmux.Runner, machine string, views []InstanceView) error {
 	sessions, err := tm.List(ctx)
 	if err != nil {
 		return Errorf(InternalError, "list tmux sessions: %v", err)
@@ -85,6 +97,8 @@ func fillLive(ctx context.Context, tm tmux.Runner, views []InstanceView) error {
 		v := &views[i]
 		s, ok := byName[v.TmuxSession]
 		switch {
+		case v.CleanedAt == nil && elsewhere(v.Agent, machine):
+			v.Live = LiveElsewhere
 		case ok && s.PaneDead:
 			v.Live = LiveDead
 			if s.PaneExitStatus >= 0 {
@@ -126,6 +140,9 @@ var Peek = Define("instance_peek", "instance.peek",
 	func(ctx context.Context, c *Call, in PeekIn) (*Peeked, error) {
 		a, err := getInstance(c, in.ID)
 		if err != nil {
+			return nil, err
+		}
+		if err := refuseElsewhereCall(c, a, "peek"); err != nil {
 			return nil, err
 		}
 		if in.Lines < 0 || in.Lines > 10000 {
@@ -177,6 +194,9 @@ var Send = Define("instance_send", "instance.send",
 	func(ctx context.Context, c *Call, in SendIn) (*Sent, error) {
 		a, err := getInstance(c, in.ID)
 		if err != nil {
+			return nil, err
+		}
+		if err := refuseElsewhereCall(c, a, "send"); err != nil {
 			return nil, err
 		}
 		if strings.TrimSpace(in.Text) == "" || strings.ContainsAny(in.Text, "\r\n") {
@@ -235,6 +255,13 @@ var Abandon = Define("instance_abandon", "instance.abandon",
 func endInstance(c *Call, id, status, reason string) (*Ended, error) {
 	a, err := getInstance(c, id)
 	if err != nil {
+		return nil, err
+	}
+	verb := "kill"
+	if status == StatusAbandoned {
+		verb = "abandon"
+	}
+	if err := refuseElsewhereCall(c, a, verb); err != nil {
 		return nil, err
 	}
 	if ended(a.Status) {
@@ -298,11 +325,15 @@ func killSession(ctx context.Context, tm tmux.Runner, name string) string {
 
 // AttachTarget is the tmux server and session of an instance, read from a
 // snapshot, for `git codex attach` (which hands the terminal to tmux and
-// so is no tool call).
-func AttachTarget(sn *gitstate.Snapshot, id string) (tmux.Runner, string, error) {
+// so is no tool call). machine is this repository's machine id: another
+// machine's instance is refused (INSTANCE_ELSEWHERE).
+func AttachTarget(sn *gitstate.Snapshot, id, machine string) (tmux.Runner, string, error) {
 	var a Agent
 	if err := sn.Get(agentPath(id), &a); err != nil || a.Status == "" {
 		return tmux.Runner{}, "", Errorf(AgentNotFound, "no instance %q; list them with `git codex ps`", id).With("agent_id", id)
+	}
+	if err := refuseElsewhere(a, machine, "attach"); err != nil {
+		return tmux.Runner{}, "", err
 	}
 	if ended(a.Status) {
 		return tmux.Runner{}, "", Errorf(InstanceNotRunning, "%s is %s; see its last screen with `git codex peek %s` while its session lasts", id, a.Status, id).With("agent_id", id)

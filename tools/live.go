@@ -13,7 +13,9 @@ import (
 // web page looks again after every commit, and a look that committed an
 // audit record would itself be a commit to look at. Registered agents that
 // git codex does not run come back too, with Live empty. Sorted by id.
-func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env) ([]InstanceView, error) {
+// machine is this repository's machine id: another machine's instances
+// are elsewhere, not missing.
+func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env, machine string) ([]InstanceView, error) {
 	var views, running []InstanceView
 	err := walkSnapshot(sn, dirAgents, func(a Agent) {
 		if a.Status == "" {
@@ -30,11 +32,15 @@ func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env) ([]Insta
 		if err != nil {
 			return nil, err
 		}
-		if err := fillLive(ctx, tmuxFor(cfg, env), running); err != nil {
+		if err := fillLive(ctx, tmuxFor(cfg, env), machine, running); err != nil {
 			// No tmux server (or no tmux at all) means no session runs:
 			// fillLive's own answer for a server without them.
 			for i := range running {
-				if running[i].CleanedAt == nil {
+				switch {
+				case running[i].CleanedAt != nil:
+				case elsewhere(running[i].Agent, machine):
+					running[i].Live = LiveElsewhere
+				default:
 					running[i].Live = LiveMissing
 				}
 			}

@@ -45,6 +45,10 @@ func TestLiveInstances(t *testing.T) {
 			{ID: "b", Type: TypeCoding, Status: StatusActive, TmuxSession: sessionName("b")},
 			{ID: "c", Type: TypeCoding, Status: StatusTerminated, TmuxSession: sessionName("c"), CleanedAt: &now},
 			{ID: "d", Type: TypeWorker},
+			// another machine's: elsewhere, though a session of its
+			// name runs here; this machine's without a session: missing
+			{ID: "e", Type: TypeCoding, Status: StatusActive, TmuxSession: sessionName("a"), Machine: "m2", Host: "far"},
+			{ID: "f", Type: TypeCoding, Status: StatusActive, TmuxSession: sessionName("f"), Machine: "m1"},
 		} {
 			a.State, a.CreatedAt, a.UpdatedAt, a.Clock = StateIdle, now, now, tx.Clock()
 			if err := tx.Put(agentPath(a.ID), a); err != nil {
@@ -59,13 +63,13 @@ func TestLiveInstances(t *testing.T) {
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 	var views []InstanceView
 	err = st.View(context.Background(), func(sn *gitstate.Snapshot) error {
-		views, err = LiveInstances(context.Background(), sn, Env{})
+		views, err = LiveInstances(context.Background(), sn, Env{}, "m1")
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"a": LiveRunning, "b": LiveMissing, "c": LiveNone, "d": ""}
+	want := map[string]string{"a": LiveRunning, "b": LiveMissing, "c": LiveNone, "d": "", "e": LiveElsewhere, "f": LiveMissing}
 	if len(views) != len(want) {
 		t.Fatalf("views: %+v", views)
 	}

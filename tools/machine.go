@@ -48,3 +48,29 @@ type Elsewhere struct {
 	Host    string `json:"host,omitempty"`
 	Machine string `json:"machine"`
 }
+
+// refuseElsewhere refuses to act (verb: kill, peek, send, attach) on
+// instance a when another machine than this repository's (machine) runs
+// it: its session here, if one has its name, is another instance's, and
+// none says nothing of it. Records without a machine act as before.
+func refuseElsewhere(a Agent, machine, verb string) error {
+	if !elsewhere(a, machine) {
+		return nil
+	}
+	host := a.Host
+	if host == "" {
+		host = "the machine that spawned it"
+	}
+	return Errorf(InstanceElsewhere, "%s runs on another machine (%s, machine %s): run `git codex %s %s` on %s; nothing changed here", a.ID, host, a.Machine, verb, a.ID, host).
+		With("agent_id", a.ID).With("host", a.Host).With("machine", a.Machine)
+}
+
+// refuseElsewhereCall is refuseElsewhere with this call's repository's
+// machine id.
+func refuseElsewhereCall(c *Call, a Agent, verb string) error {
+	machine, err := c.Repo.MachineID()
+	if err != nil {
+		return err
+	}
+	return refuseElsewhere(a, machine, verb)
+}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,16 @@ func TestRunsHere(t *testing.T) {
 			}
 			if got := elsewhere(tt.a, tt.machine); got != tt.wantElse {
 				t.Errorf("elsewhere = %v, want %v", got, tt.wantElse)
+			}
+			// kill, peek, send and attach refuse just the instances
+			// elsewhere, with a stable code
+			err := refuseElsewhere(tt.a, tt.machine, "kill")
+			var te *Error
+			switch {
+			case tt.wantElse && (!errors.As(err, &te) || te.Code != InstanceElsewhere):
+				t.Errorf("refuseElsewhere = %v, want %s", err, InstanceElsewhere)
+			case !tt.wantElse && err != nil:
+				t.Errorf("refuseElsewhere = %v, want nil", err)
 			}
 		})
 	}

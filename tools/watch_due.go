@@ -26,7 +26,7 @@ func ReapDue(ctx context.Context, sn *gitstate.Snapshot, env Env, repo Repo, now
 	if err != nil {
 		return nil, err
 	}
-	views, err := LiveInstances(ctx, sn, env)
+	views, err := LiveInstances(ctx, sn, env, machine)
 	if err != nil {
 		return nil, err
 	}

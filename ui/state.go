@@ -31,7 +31,7 @@ type stateJSON struct {
 	Caller      string         `json:"caller,omitempty"`
 	ReviewLimit int            `json:"review_limit,omitempty"`
 	// Agents are every agent: the instances git codex runs (with status,
-	// branch, worktree and, at the tip, "live": running, dead or missing)
+	// branch, worktree and, at the tip, "live": running, dead, missing or elsewhere)
 	// and registered agents.
 	Agents []tools.InstanceView `json:"agents"`
 	// Mail counts messages per recipient ("human" is the people's inbox).
@@ -128,7 +128,11 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 // tmux sessions.
 func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, tip bool) ([]tools.InstanceView, error) {
 	if tip {
-		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.Env())
+		machine, err := s.opts.Store.MachineID()
+		if err != nil {
+			return nil, err
+		}
+		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.Env(), machine)
 		if v == nil {
 			v = []tools.InstanceView{}
 		}

@@ -110,7 +110,7 @@ function renderInstances(s) {
     out.push(table("Instances under " + key, ["id", "type", "status", "live", "branch", "worktree", "updated", "actions"],
       list.map(a => el("tr", { "data-agent": a.id },
         el("th", { scope: "row" }, a.id), td(a.type), td(a.status || "registered", "status st-" + (a.status || "")),
-        td(a.live || "", "live-" + (a.live || "")), td(a.branch, "mono"), td(a.worktree, "mono opt"), td(when(a.updated_at || a.created_at), "opt"),
+        td(a.live === "elsewhere" && a.host ? "elsewhere (" + a.host + ")" : a.live || "", "live-" + (a.live || "")), td(a.branch, "mono"), td(a.worktree, "mono opt"), td(when(a.updated_at || a.created_at), "opt"),
         el("td", {}, actionButtons(a)))), [5, 6]));
   }
   body.replaceChildren(...out);

@@ -27,9 +27,13 @@ func (e *env) attachCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
+			machine, err := st.MachineID()
+			if err != nil {
+				return tools.StoreError(err)
+			}
 			var argv []string
 			err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
-				r, session, err := tools.AttachTarget(sn, c.Args().First())
+				r, session, err := tools.AttachTarget(sn, c.Args().First(), machine)
 				if err != nil {
 					return err
 				}

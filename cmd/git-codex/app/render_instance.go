@@ -32,6 +32,9 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 			if v.PaneExitStatus != nil {
 				live = fmt.Sprintf("%s (exit %d)", live, *v.PaneExitStatus)
 			}
+			if v.Live == tools.LiveElsewhere && v.Host != "" {
+				live = fmt.Sprintf("%s (%s)", live, v.Host)
+			}
 			for _, f := range []string{v.ID, string(v.Type), v.Status, live, v.Launcher, v.Branch, e.when(v.UpdatedAt)} {
 				tp.AddField(f)
 			}
