@@ -9,44 +9,19 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-// eventJSON is one audit event (one state commit) as the API answers it.
+// eventJSON is one audit event as the API answers it: the store's one
+// projection of an event (`git codex log --json` prints the same), whose
+// result is also set on reads ("ok") and refusals (the error code), as the
+// page shows it.
 type eventJSON struct {
-	Commit  string         `json:"commit"`
-	Parents []string       `json:"parents"`
-	Time    time.Time      `json:"time"`
-	Clock   gitstate.Clock `json:"clock"`
-	// Kind is what the call did: "change" (the state changed), "read"
-	// (it succeeded and changed nothing) or "refusal" (it failed), as
-	// `git codex log` says.
-	Kind      string `json:"kind"`
-	Tool      string `json:"tool"`
-	Actor     string `json:"actor"`
-	ActorType string `json:"actor_type,omitempty"`
-	// Result is "ok", or the error code of a refusal.
-	Result  string `json:"result"`
-	Error   string `json:"error,omitempty"`
-	Target  string `json:"target,omitempty"`
-	Follows string `json:"follows,omitempty"`
-	Args    string `json:"args,omitempty"`
-	Summary string `json:"summary"`
+	gitstate.AuditEntry
+	Result string `json:"result"`
 }
 
 func eventOf(ev gitstate.Event) eventJSON {
-	e := eventJSON{Commit: ev.Commit, Parents: ev.Parents, Time: ev.Time, Clock: ev.Clock,
-		Tool: ev.Get(gitstate.TrailerTool), Actor: ev.Get(gitstate.TrailerActor), ActorType: ev.Get(gitstate.TrailerActorType),
-		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
-		Target: ev.Get(gitstate.TrailerTarget), Follows: ev.Get(gitstate.TrailerFollows), Args: ev.Get(gitstate.TrailerArgs),
-		Summary: ev.Summary}
-	if e.Parents == nil {
-		e.Parents = []string{}
-	}
-	switch {
-	case e.Error != "":
-		e.Kind, e.Result = "refusal", e.Error
-	case ev.Changed:
-		e.Kind = "change"
-	default:
-		e.Kind = "read"
+	e := eventJSON{AuditEntry: ev.Entry(), Result: ev.Get(gitstate.TrailerResult)}
+	if e.Error != "" {
+		e.Result = e.Error
 	}
 	if e.Result == "" {
 		e.Result = "ok"

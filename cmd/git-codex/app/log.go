@@ -3,53 +3,19 @@ package app
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
 )
 
-// logEntry is one audit event as `git codex log --json` prints it.
-type logEntry struct {
-	Commit  string         `json:"commit"`
-	Parents []string       `json:"parents"`
-	Time    time.Time      `json:"time"`
-	Clock   gitstate.Clock `json:"clock"`
-	// Kind is what the call did: "change" (it changed the state), "read"
-	// (it succeeded and changed nothing) or "refusal" (it failed; only
-	// its audit record was written).
-	Kind      string `json:"kind"`
-	Tool      string `json:"tool"`
-	Actor     string `json:"actor"`
-	ActorType string `json:"actor_type,omitempty"`
-	Result    string `json:"result,omitempty"`
-	Error     string `json:"error,omitempty"`
-	// Message is a refusal's error message (Codex-Message).
-	Message string `json:"message,omitempty"`
-	Target  string `json:"target,omitempty"`
-	Args    string `json:"args,omitempty"`
-	Summary string `json:"summary"`
-	// CutOff marks the oldest commit this repository has of a history
-	// a shallow fetch cut short.
-	CutOff bool `json:"cut_off,omitempty"`
-	// Auth is how an agent caller proved itself (Codex-Auth): token, or
-	// none or invalid for a call believed under auth.agents=warn.
-	Auth string `json:"auth,omitempty"`
-	// Redacted names the credentials git codex took out of what the call
-	// wrote (Codex-Redacted).
-	Redacted string `json:"redacted,omitempty"`
-	// ReadAt is the state commit a read or refusal recorded off the state
-	// saw (Codex-Read-At; --reads).
-	ReadAt string `json:"read_at,omitempty"`
-}
+// logEntry is one audit event as `git codex log --json` prints it: the
+// store's one projection of an event (the web page answers the same).
+type logEntry = gitstate.AuditEntry
 
-// unauthenticated reports a call as an agent that did not prove who it is
-// (believed under auth.agents=warn; refused under required).
-func (en logEntry) unauthenticated() bool { return en.Auth == "none" || en.Auth == "invalid" }
-
-// authMark is what the log's ACTOR column adds for such a call.
-func (en logEntry) authMark() string {
+// authMark is what the log's ACTOR column adds for a call as an agent
+// that did not prove who it is.
+func authMark(en logEntry) string {
 	switch en.Auth {
 	case "none":
 		return " (no token)"
@@ -61,22 +27,10 @@ func (en logEntry) authMark() string {
 
 // Event kinds, as logEntry.Kind names them.
 const (
-	kindChange  = "change"
-	kindRead    = "read"
-	kindRefusal = "refusal"
+	kindChange  = gitstate.KindChange
+	kindRead    = gitstate.KindRead
+	kindRefusal = gitstate.KindRefusal
 )
-
-// kindOf tells changes from reads and refusals: every call is a commit,
-// but a read's tree is its parent's, and a refusal carries Codex-Error.
-func kindOf(ev gitstate.Event) string {
-	switch {
-	case ev.Get(gitstate.TrailerError) != "":
-		return kindRefusal
-	case ev.Changed:
-		return kindChange
-	}
-	return kindRead
-}
 
 // kindColor is the colour of an event's kind in the log.
 func kindColor(kind string) string {
@@ -89,18 +43,7 @@ func kindColor(kind string) string {
 	return ""
 }
 
-func entryOf(ev gitstate.Event) logEntry {
-	return logEntry{Kind: kindOf(ev),
-		Commit: ev.Commit, Parents: ev.Parents, Time: ev.Time, Clock: ev.Clock,
-		Tool: ev.Get(gitstate.TrailerTool), Actor: ev.Get(gitstate.TrailerActor), ActorType: ev.Get(gitstate.TrailerActorType),
-		Result: ev.Get(gitstate.TrailerResult), Error: ev.Get(gitstate.TrailerError),
-		Message: ev.Get(gitstate.TrailerMessage),
-		Target:  ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
-		CutOff: ev.CutOff,
-		Auth:   ev.Get(gitstate.TrailerAuth), Redacted: ev.Get(gitstate.TrailerRedacted),
-		ReadAt: ev.Get(gitstate.TrailerReadAt),
-	}
-}
+func entryOf(ev gitstate.Event) logEntry { return ev.Entry() }
 
 func (e *env) logCommand() *cli.Command {
 	return &cli.Command{
@@ -189,7 +132,7 @@ func (e *env) logCommand() *cli.Command {
 				tp.AddField(e.when(en.Time))
 				if full {
 					tp.AddField(en.Tool)
-					if mark := en.authMark(); mark != "" {
+					if mark := authMark(en); mark != "" {
 						tp.AddColored(en.Actor+mark, func(s string) string { return e.paint(ansiRed, s) })
 					} else {
 						tp.AddField(en.Actor)
@@ -261,7 +204,7 @@ func matches(c *cli.Context, en logEntry) bool {
 		return false
 	case c.Bool("errors") && en.Error == "":
 		return false
-	case c.Bool("unauthenticated") && !en.unauthenticated():
+	case c.Bool("unauthenticated") && !en.Unauthenticated():
 		return false
 	}
 	return true

@@ -83,7 +83,7 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 	cutOff := false
 	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
 		cutOff = cutOff || ev.CutOff
-		if ev.Get(gitstate.TrailerTarget) == arg && kindOf(ev) == kindChange {
+		if ev.Get(gitstate.TrailerTarget) == arg && ev.Kind() == kindChange {
 			found = &ev
 			return false
 		}

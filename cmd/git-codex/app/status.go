@@ -112,7 +112,7 @@ func lastEvents(ctx context.Context, st *gitstate.Store, r *statusReport) error 
 		if ev.Commit == r.Commit {
 			r.LastEvent, r.LastEventAt = ev.Summary, ev.Time
 		}
-		if kindOf(ev) == kindChange {
+		if ev.Kind() == kindChange {
 			r.LastChange, r.LastChangeCommit, r.LastChangeAt = ev.Summary, ev.Commit, ev.Time
 			return false
 		}
