@@ -2,19 +2,12 @@ package gitstate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Reads and refusals (issue 27). Every call is a git transaction, but a
@@ -43,9 +36,6 @@ const (
 	// TrailerReadAt is the state commit a read saw; only reads carry it.
 	TrailerReadAt = "Codex-Read-At"
 )
-
-// machineFile holds this repository's machine id, under <git dir>/codex.
-const machineFile = "machine"
 
 // IsRead reports whether an event is a read or refusal recorded off the
 // state (on a reads ref), not a commit of the state's history.
@@ -97,66 +87,6 @@ func (s *Store) SyncReads(ctx context.Context, remote string, progress io.Writer
 		return fmt.Errorf("gitstate: fetch %s: %w", ReadsPrefix, err)
 	}
 	return nil
-}
-
-// Machine is this repository's machine id: it names this machine's reads
-// refs and marks the instances spawned here (whose sessions only this
-// machine can judge). The first read committed or instance spawned here
-// makes it (MachineID).
-func (s *Store) Machine() (string, error) {
-	b, err := os.ReadFile(filepath.Join(s.commonDir, "codex", machineFile))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// MachineID is this repository's machine id, made (random) if it has none
-// yet. It takes no lock: the new id is written to a file of its own and
-// linked into place, the first link wins and every caller reads the one
-// id, so a spawn (which records it on its instance) and a read racing to
-// make it agree.
-func (s *Store) MachineID() (string, error) {
-	id, err := s.Machine()
-	if err == nil && id != "" {
-		return id, nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("gitstate: read machine id: %w", err)
-	}
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	id = hex.EncodeToString(b[:])
-	dir := filepath.Join(s.commonDir, "codex")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("gitstate: write machine id: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, machineFile+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("gitstate: write machine id: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(id + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("gitstate: write machine id: %w", err)
-	}
-	path := filepath.Join(dir, machineFile)
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("gitstate: write machine id: %w", err)
-	}
-	if got, err := s.Machine(); err != nil || got != "" {
-		return got, err
-	}
-	// an empty file (written by hand): replace it
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", fmt.Errorf("gitstate: write machine id: %w", err)
-	}
-	return id, nil
 }
 
 // recordsNothing reports whether a transaction's commit would change

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -261,8 +262,82 @@ func TestMachineIDRaceAgrees(t *testing.T) {
 	if len(seen) != 1 || !seen[kept] || len(kept) != 12 {
 		t.Fatalf("racing callers got %v; the file keeps %q", seen, kept)
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, ".git", "codex", "machine.*"))
+	left, _ := filepath.Glob(filepath.Join(dir, ".git", "codex", "machine.*.tmp"))
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// A repository copied with `cp -r` is another machine: its instances'
+// sessions and worktrees are not the original's. The copy makes an id of
+// its own; the original keeps its id; a repository from before ids were
+// tied to their place keeps the id it had.
+func TestCopiedRepositoryIsAnotherMachine(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	idOf := func(dir string) string {
+		t.Helper()
+		s, err := gitstate.Open(dir, gitstate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		id, err := s.MachineID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.Machine()
+		if err != nil || again != id {
+			t.Fatalf("Machine() = %q, %v after MachineID() = %q", again, err, id)
+		}
+		return id
+	}
+	mirror := func(dir string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, ".git", "codex", "machine"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	orig := idOf(dir)
+	if got := mirror(dir); got != orig {
+		t.Fatalf(".git/codex/machine = %q, want %q", got, orig)
+	}
+	copied := filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", "-r", dir, copied).CombinedOutput(); err != nil {
+		t.Fatalf("cp -r: %v\n%s", err, out)
+	}
+	cp := idOf(copied)
+	if cp == orig {
+		t.Fatalf("the copy kept the original's machine id %s", orig)
+	}
+	if got := mirror(copied); got != cp {
+		t.Fatalf("the copy's .git/codex/machine = %q, want its own id %q", got, cp)
+	}
+	if again := idOf(copied); again != cp {
+		t.Fatalf("the copy's id changed: %s then %s", cp, again)
+	}
+	if again := idOf(dir); again != orig {
+		t.Fatalf("the original's id changed: %s then %s", orig, again)
+	}
+
+	// a repository whose id predates the place files keeps it
+	legacy := gitstatetest.NewRepo(t)
+	if err := os.MkdirAll(filepath.Join(legacy, ".git", "codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(legacy, ".git", "codex", "machine"), []byte("0123456789ab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := idOf(legacy); got != "0123456789ab" {
+		t.Fatalf("a repository from before kept no id: got %s", got)
+	}
+	// and once adopted, a copy of it is another machine too
+	copied = filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", "-r", legacy, copied).CombinedOutput(); err != nil {
+		t.Fatalf("cp -r: %v\n%s", err, out)
+	}
+	if got := idOf(copied); got == "0123456789ab" {
+		t.Fatal("a copy of an adopted repository kept its id")
 	}
 }
