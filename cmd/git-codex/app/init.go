@@ -16,7 +16,9 @@ func (e *env) initCommand() *cli.Command {
 		Description: "Writes the first state commit: an empty config, so the default permission policy applies.\n" +
 			"Running it again changes nothing. If refs/codex/state was deleted but its state is still in the\n" +
 			"object store, init says so and names it: --restore <commit> brings it back, --fresh starts afresh.\n" +
-			"--restore also recovers from a tip whose objects are gone (STATE_UNREADABLE names the commit).",
+			"--restore also recovers from a tip whose objects are gone (STATE_UNREADABLE names the commit), and\n" +
+			"repairs the reads refs that name objects that are gone (the reads of that tip): it prints each ref\n" +
+			"it repaired or dropped and how many reads lost the state they read or their record (docs/STATE.md).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "remote", Usage: "also configure `REMOTE` to carry the state (as `git codex remote add`)"},
 			&cli.StringFlag{Name: "restore", Usage: "make the state of `COMMIT` current again (after refs/codex/state was deleted, or its tip lost objects)"},
