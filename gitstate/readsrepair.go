@@ -57,10 +57,6 @@ type ReadsRepair struct {
 // it could be read.
 func (r ReadsRepair) Dropped() bool { return r.New == "" }
 
-// readsRepairAttempts bounds the rescans of a ref that a call extended
-// while it was being repaired (today's chain goes on growing).
-const readsRepairAttempts = 8
-
 // maxLostPaths is how many missing paths a Codex-Tree-Lost trailer names.
 const maxLostPaths = 5
 
@@ -82,7 +78,8 @@ const maxLostPaths = 5
 // are copied whole, and the trees they name are kept (only what was gone
 // is left out). A ref that reads whole is not touched. Reading the chains
 // takes no lock; each ref moves under the writer lock from the tip it was
-// read at, and is read again if a call extended it meanwhile.
+// read at, and is read again, under the lock, if a call extended it
+// meanwhile.
 func (s *Store) RepairReads(ctx context.Context) ([]ReadsRepair, error) {
 	refs, err := s.ReadsRefs()
 	if err != nil || len(refs) == 0 || s.readsWhole(ctx, refs) {
@@ -150,23 +147,53 @@ type prunedTree struct {
 	paths   []string      // up to maxLostPaths of them, relative to it ("" itself)
 }
 
-// repairRef repairs one ref; changed is false when it read whole.
+// repairRef repairs one ref; changed is false when it read whole. The
+// chain is read without the writer lock, and the ref moves under it from
+// the tip that was read; if a call extended the chain meanwhile, it is
+// read again under the lock (what was learnt of its trees is kept, so the
+// second reading costs little), where no call can extend it.
 func (r *readsRepairer) repairRef(ctx context.Context, ref string) (ReadsRepair, bool, error) {
-	for attempt := 0; ; attempt++ {
-		tip, ok, err := gitrepo.ReadRef(r.s.commonDir, ref)
-		if err != nil || !ok {
+	for locked := false; ; locked = true {
+		if locked {
+			if err := r.s.lockWriter(); err != nil {
+				return ReadsRepair{}, false, err
+			}
+		}
+		rep, changed, err := r.repairFrom(ctx, ref, locked)
+		if locked {
+			r.s.unlockWriter()
+		}
+		if !errors.Is(err, ErrRefMoved) || locked {
+			return rep, changed, err
+		}
+	}
+}
+
+// repairFrom reads the ref's chain and repairs it; locked says the caller
+// holds the writer lock.
+func (r *readsRepairer) repairFrom(ctx context.Context, ref string, locked bool) (ReadsRepair, bool, error) {
+	tip, ok, err := gitrepo.ReadRef(r.s.commonDir, ref)
+	if err != nil || !ok {
+		return ReadsRepair{}, false, err
+	}
+	plan, err := r.plan(ctx, ref, tip)
+	if err != nil {
+		return ReadsRepair{}, false, err
+	}
+	if plan.rep.New == tip.String() {
+		return plan.rep, false, nil
+	}
+	r.s.phase("reads-planned") // (a test extends the chain here)
+	if !locked {
+		if err := r.s.lockWriter(); err != nil {
 			return ReadsRepair{}, false, err
 		}
-		plan, err := r.plan(ctx, ref, tip)
-		if err != nil || plan.rep.New == tip.String() {
-			return plan.rep, false, err
-		}
-		err = r.apply(ctx, ref, tip, plan.rep)
-		if errors.Is(err, ErrRefMoved) && attempt < readsRepairAttempts {
-			continue // a call extended the chain: read it again
-		}
-		return plan.rep, err == nil, err
+		defer r.s.unlockWriter()
 	}
+	if err := r.apply(ctx, ref, tip, plan.rep); err != nil {
+		return ReadsRepair{}, false, err
+	}
+	return plan.rep, true, nil
 }
 
 // readsPlan is the repair of one ref; its objects are in readsRepairer.objs.
@@ -362,13 +389,9 @@ func withTrailers(msg string, extra []Trailer) string {
 }
 
 // apply writes the plans' objects and moves (or deletes) the ref from tip,
-// under the writer lock, as a read's commit moves it.
+// as a read's commit moves it. The caller holds the writer lock.
 func (r *readsRepairer) apply(ctx context.Context, ref string, tip plumbing.Hash, rep ReadsRepair) error {
 	s := r.s
-	if err := s.lockWriter(); err != nil {
-		return err
-	}
-	defer s.unlockWriter()
 	if rep.Dropped() {
 		cur, ok, err := gitrepo.ReadRef(s.commonDir, ref)
 		if err != nil {

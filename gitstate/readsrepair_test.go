@@ -250,3 +250,105 @@ func TestRepairReadsCutFoldedAndGone(t *testing.T) {
 		t.Errorf("second repair: %+v, %v", reps, err)
 	}
 }
+
+// A call that extends today's chain while it is being repaired is kept:
+// the ref moves only from the tip the repair read, so the repair reads the
+// chain again (under the writer lock, where no call can extend it) and the
+// new read is written on top of the repaired ones. And reads made by
+// another process all through repairs all end on the chain.
+func TestRepairReadsBesideReads(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(time.Millisecond); return now }
+	s, dir := openReadsLocal(t, clock)
+	put := func(path string) {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			return tx.Put(path, rec{N: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("agents/a.json")
+	good := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
+	put("agents/b.json")
+	for i := 0; i < 3; i++ {
+		readIn(t, s, "before")
+	}
+	machine, _ := s.Machine()
+	day := gitstate.ReadsPrefix + machine + "/2026-03-01"
+	// the tip's tree, and so the reads' tree, is gone; the state is
+	// restored to the one before
+	gitstatetest.WaitForMaintenance(t, dir)
+	removeObject(t, dir, gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}"))
+	s = reopen(t, s, dir, clock)
+	if _, err := s.Restore(ctx, good, meta("restore")); err != nil {
+		t.Fatal(err)
+	}
+	other, err := gitstate.Open(dir, gitstate.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	planned := 0
+	s.SetPhaseHook(func(name string) {
+		if name == "reads-planned" {
+			if planned++; planned == 1 {
+				readIn(t, other, "during")
+			}
+		}
+	})
+	reps, err := s.RepairReads(ctx)
+	s.SetPhaseHook(nil)
+	if err != nil || len(reps) != 1 || reps[0].Reads != 4 || reps[0].NoState != 3 {
+		t.Fatalf("repair %+v: %v", reps, err)
+	}
+	if planned != 2 {
+		t.Errorf("planned %d times, want 2 (once more after the chain moved)", planned)
+	}
+	if got := strings.Join(chainTools(t, dir, day), " "); !strings.HasPrefix(got, "before@") || strings.Count(got, "before@") != 3 || !strings.Contains(got, " during@") {
+		t.Errorf("chain %s", got)
+	}
+	fsckClean(t, dir)
+
+	// break it again (a newest read whose tree is gone), and read on from
+	// the other store all through the repairs
+	gone := gitstatetest.WriteTree(t, dir, []gitstatetest.TreeEntry{{Mode: "100644", Name: "gone", Hash: gitstatetest.WriteObject(t, dir, "blob", []byte("gone\n"))}})
+	lost := gitstatetest.CommitTree(t, dir, gone, "lost\n\nCodex-Tool: lost\nCodex-Clock: 2\n", gitstatetest.Git(t, dir, "rev-parse", day))
+	gitstatetest.Git(t, dir, "update-ref", day, lost)
+	gitstatetest.WaitForMaintenance(t, dir)
+	removeObject(t, dir, gone)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for ; n < 30; n++ {
+			if _, err := other.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta("beside")); return nil }); err != nil {
+				t.Error(err)
+				break
+			}
+		}
+		done <- n
+	}()
+	for {
+		if _, err := s.RepairReads(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-done:
+			if reps, err := s.RepairReads(ctx); err != nil {
+				t.Fatal(err)
+			} else if len(reps) != 0 {
+				t.Logf("repaired after the reads: %+v", reps)
+			}
+			got := strings.Join(chainTools(t, dir, day), " ")
+			if c := strings.Count(got, "beside@"); c != n || strings.Count(got, "lost@") != 1 || strings.Count(got, "before@") != 3 {
+				t.Errorf("%d reads beside the repair, the chain holds %d: %s", n, c, got)
+			}
+			fsckClean(t, dir)
+			return
+		default:
+		}
+	}
+}
