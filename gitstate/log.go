@@ -116,12 +116,31 @@ func (s *Store) shallowCommits() map[plumbing.Hash]bool {
 	return out
 }
 
-// commitQueue is a heap of commits, newest committer time first.
+// commitQueue is a heap of commits, newest committer time first. git keeps
+// times to the second, and a busy second holds several calls: then the
+// higher Codex-Clock is the newer, and at one clock a read (Codex-Read-At)
+// came after the change whose state it read. So the state's history and
+// the reads refs interleave in the order the calls were made, not in the
+// heap's (reads of one chain keep their chain's order: a commit's parent
+// is queued only once the commit is taken).
 type commitQueue []*gitrepo.Commit
 
 func (q commitQueue) Len() int { return len(q) }
 func (q commitQueue) Less(i, j int) bool {
-	return q[i].Committer.When.After(q[j].Committer.When)
+	a, b := q[i], q[j]
+	if !a.Committer.When.Equal(b.Committer.When) {
+		return a.Committer.When.After(b.Committer.When)
+	}
+	if ca, cb := clockOf(a.Message), clockOf(b.Message); ca != cb {
+		return ca > cb
+	}
+	return isReadMessage(a.Message) && !isReadMessage(b.Message)
+}
+
+// isReadMessage reports whether a commit message is a read's (it names
+// the state commit it read).
+func isReadMessage(msg string) bool {
+	return strings.Contains(msg, "\n"+TrailerReadAt+": ")
 }
 func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*gitrepo.Commit)) }

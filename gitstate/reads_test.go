@@ -341,3 +341,58 @@ func TestCopiedRepositoryIsAnotherMachine(t *testing.T) {
 		t.Fatal("a copy of an adopted repository kept its id")
 	}
 }
+
+// Calls made within one second (git keeps commit times to the second)
+// interleave in the order they were made when the state's history and the
+// reads refs are read together: the higher clock first, and at one clock
+// the reads after the change whose state they read. The heap alone put
+// them in any order (log_show.txtar saw a refusal listed before the
+// change it had read).
+func TestEventsOfOrdersCallsOfOneSecond(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	// every call in the same second
+	s, _ := openReadsLocal(t, func() time.Time { now = now.Add(time.Millisecond); return now })
+	put := func(tool string) {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta(tool))
+			return tx.Put("agents/"+tool+".json", rec{N: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	look := func(tool string) {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error { tx.SetMeta(meta(tool)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("c2")
+	look("r2a")
+	look("r2b")
+	look("r2c")
+	put("c3")
+	put("c4")
+	look("r4a")
+	put("c5")
+	look("r5a")
+	look("r5b")
+	want := "r5b r5a c5 r4a c4 c3 r2c r2b r2a c2 init"
+	refs, err := s.ReadsRefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ { // (a heap's order of equal keys varies with what it held)
+		var got []string
+		if err := s.EventsOf(ctx, append([]string{""}, refs...), func(ev gitstate.Event) bool {
+			got = append(got, ev.Get(gitstate.TrailerTool))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != want {
+			t.Fatalf("events %v, want %s", got, want)
+		}
+	}
+}
