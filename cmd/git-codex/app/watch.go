@@ -118,9 +118,11 @@ type watcher struct {
 // agent at work: Claude Code, idle at its input, shows a hint in its
 // footer and takes it away a few seconds later, and a look that spans that
 // moment defers the wake-up. The running watcher's next pass types; a
-// single pass exited with the wake-up undone (1 run in 9 of
+// single pass exited with the wake-up undone (3 runs in 45 of
 // agents_claude_wake_once.txtar with the CPUs busy). A wake-up still
-// deferred after onceGrace is left to the next run.
+// deferred after onceGrace is left to the next run. Only deferrals this
+// run saw count: one already on the record with the same reason is not
+// reported again (Waker.defer_), and the run exits as before.
 const onceGrace = 5 * time.Second
 
 func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, opts watchOptions) error {
