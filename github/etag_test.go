@@ -163,3 +163,59 @@ func TestConditionalOtherGETs(t *testing.T) {
 		t.Fatalf("304s after the merge: %d, want 1", srv.NotModified())
 	}
 }
+
+// TestConditionalConcurrent: clients of one cache polling at once (the
+// watcher's pass beside a tool call by hand, in one MCP server) each get
+// the whole listing, and the cache stays consistent (run with -race).
+func TestConditionalConcurrent(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := open(t)
+	cache := github.NewCache()
+	pr := srv.AddPullRequest("o/r", "T", "feature", "main")
+	for i := range 30 {
+		if _, err := srv.AddReview("o/r", pr.Number, "bob", "COMMENTED", fmt.Sprintf("review %d", i), "abc", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			gh, err := cache.Open(ctx, tools.GitHubSettings{Dir: t.TempDir(), APIURL: srv.URL})
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range 10 {
+				if g == 0 && i == 5 {
+					if _, err := srv.AddReview("o/r", pr.Number, "carol", "APPROVED", "late", "abc", nil); err != nil {
+						errs <- err
+						return
+					}
+				}
+				rs, err := gh.(tools.GitHubReviews).ListReviews(ctx, pr.Number)
+				// 30 or, once the late review is in, 31: never stale
+				// after it (g 0 added it)
+				if err != nil || (len(rs) != 30 && len(rs) != 31) || (g == 0 && i >= 5 && len(rs) != 31) || rs[0].Body != "review 0" {
+					errs <- fmt.Errorf("poll %d: %d reviews, %v", i, len(rs), err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if srv.NotModified() == 0 || cache.Len() != 1 {
+		t.Fatalf("304s: %d; cached answers: %d", srv.NotModified(), cache.Len())
+	}
+	final, err := github.Open(ctx, tools.GitHubSettings{Dir: t.TempDir(), APIURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := final.(tools.GitHubReviews).ListReviews(ctx, pr.Number); err != nil || len(rs) != 31 {
+		t.Fatalf("after: %d reviews, %v", len(rs), err)
+	}
+}
