@@ -135,11 +135,13 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 		nextSync: map[string]time.Time{}, backoff: map[string]time.Duration{}, reported: map[string]string{}, deferred: map[string]bool{}}
 	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
 		Report: func(ev tools.WakeEvent) {
-			// (a deferral already recorded is not reported again: the
-			// recipient stays deferred until an outcome is)
-			if ev.Outcome == tools.WakeDeferred {
+			// for --once (a deferral already recorded is not reported
+			// again: the recipient stays deferred until an outcome is)
+			switch {
+			case !opts.Once:
+			case ev.Outcome == tools.WakeDeferred:
 				w.deferred[ev.Recipient] = true
-			} else {
+			default:
 				delete(w.deferred, ev.Recipient)
 			}
 			line := fmt.Sprintf("wake %s: %s (%d arrival(s): %s)", ev.Recipient, ev.Outcome, len(ev.Items), strings.Join(ev.Items, " "))
