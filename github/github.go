@@ -46,7 +46,13 @@ var _ tools.GitHub = (*Client)(nil)
 // With s.APIURL set, requests go to that endpoint instead of the host's
 // (the token is sent there, and only there). It fails with a
 // *tools.GitHubError (Status 0) when no repository or token is found.
+// The client remembers its GETs' answers with their ETags (etag.go);
+// clients that should share them are opened by one Cache's Open.
 func Open(ctx context.Context, s tools.GitHubSettings) (tools.GitHub, error) {
+	return open(ctx, s, NewCache())
+}
+
+func open(ctx context.Context, s tools.GitHubSettings, cache *Cache) (tools.GitHub, error) {
 	r, err := currentRepo(ctx, s.Dir)
 	if err != nil {
 		return nil, &tools.GitHubError{Message: err.Error()}
@@ -55,7 +61,8 @@ func Open(ctx context.Context, s tools.GitHubSettings) (tools.GitHub, error) {
 	if token == "" {
 		return nil, &tools.GitHubError{Message: fmt.Sprintf("no GitHub token for %s: set GH_TOKEN (or GITHUB_TOKEN), or log in with `gh auth login`", r.Host)}
 	}
-	opts := api.ClientOptions{Host: r.Host, AuthToken: token, Timeout: requestTimeout, LogIgnoreEnv: true, Transport: http.DefaultTransport}
+	opts := api.ClientOptions{Host: r.Host, AuthToken: token, Timeout: requestTimeout, LogIgnoreEnv: true,
+		Transport: &conditional{next: http.DefaultTransport, cache: cache}}
 	base := ""
 	if s.APIURL != "" {
 		// the token goes there: https, or plain http to this machine only

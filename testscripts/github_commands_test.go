@@ -3,6 +3,7 @@ package testscripts
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,12 @@ import (
 //	github clear              remove every failure rule
 //	github prs OWNER/NAME     print the repository's pull requests (JSON)
 //	github issues OWNER/NAME  print its issues (JSON)
-//	github requests           print "METHOD path" of every request received
+//	github requests [-status] print "METHOD path" of every request received
+//	                          (-status: "METHOD path STATUS", and
+//	                          " if-none-match" when it sent an ETag)
+//	github mark               the next waits count requests from here on
+//	github wait N REGEXP      wait (20 s) until N requests since the mark,
+//	                          printed as -status prints them, match REGEXP
 //	github review OWNER/NAME PR USER STATE BODY [commit=SHA] [PATH:LINE:COMMENT...]
 //	                          submit a review of pull request PR as USER
 //	                          (APPROVED, CHANGES_REQUESTED, COMMENTED,
@@ -98,14 +104,54 @@ func githubCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 				}
 				ts.Check(srv.SetReviewState(args[1], n, id, "DISMISSED"))
 			case "requests":
+				status := len(args) > 1 && args[1] == "-status"
 				for _, r := range srv.Requests() {
-					fmt.Fprintf(ts.Stdout(), "%s %s\n", r.Method, r.Path)
+					if status {
+						fmt.Fprintln(ts.Stdout(), requestLine(r))
+					} else {
+						fmt.Fprintf(ts.Stdout(), "%s %s\n", r.Method, r.Path)
+					}
+				}
+			case "mark":
+				holder.mark = len(srv.Requests())
+			case "wait":
+				if len(args) != 3 {
+					ts.Fatalf("usage: github wait N REGEXP")
+				}
+				n, err := strconv.Atoi(args[1])
+				re, err2 := regexp.Compile(args[2])
+				if err != nil || err2 != nil {
+					ts.Fatalf("github wait: N is a number and REGEXP a regular expression")
+				}
+				got := 0
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+					got = 0
+					for _, r := range srv.Requests()[holder.mark:] {
+						if re.MatchString(requestLine(r)) {
+							got++
+						}
+					}
+					if got >= n || time.Now().After(deadline) {
+						break
+					}
+				}
+				if got < n {
+					ts.Fatalf("github wait: %d request(s) match %s after 20s, want %d", got, args[2], n)
 				}
 			default:
 				ts.Fatalf("github: unknown subcommand %q", args[0])
 			}
 		},
 	}
+}
+
+// requestLine is a request as `github requests -status` prints it.
+func requestLine(r githubtest.Request) string {
+	line := fmt.Sprintf("%s %s %d", r.Method, r.Path, r.Status)
+	if r.IfNoneMatch != "" {
+		line += " if-none-match"
+	}
+	return line
 }
 
 // any1 is "" for "-": a failure rule that matches any method or path.
@@ -120,7 +166,10 @@ func any1(s string) string {
 type githubKey struct{}
 
 // githubHolder is the stand-in a script started, if any.
-type githubHolder struct{ srv *githubtest.Server }
+type githubHolder struct {
+	srv  *githubtest.Server
+	mark int // github mark: where github wait starts counting
+}
 
 // cmdGitHubReview submits a review on the stand-in (github review).
 func cmdGitHubReview(ts *testscript.TestScript, srv *githubtest.Server, args []string) {

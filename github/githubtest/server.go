@@ -3,8 +3,10 @@
 // repository's default branch; create, list, get and merge pull requests;
 // list a pull request's reviews and review comments, page by page;
 // create and list issues), answers with GitHub's error shapes (401, 403,
-// 404, 422, 5xx, rate limits with their headers, no answer at all), and
-// keeps a record of every request it received. Tests and `git codex demo`
+// 404, 422, 5xx, rate limits with their headers, no answer at all), gives
+// every GET's answer an ETag and answers 304 Not Modified to a request
+// that names it (etag.go), and keeps a record of every request it
+// received, with the status it answered. Tests and `git codex demo`
 // point git codex at it with `config set github.api_url <URL>` (or
 // CODEX_GITHUB_API_URL), so nothing talks to github.com.
 //
@@ -84,6 +86,13 @@ type Request struct {
 	Body  string
 	// Auth is the Authorization header as received.
 	Auth string
+	// IfNoneMatch is the If-None-Match header as received: the ETags
+	// the client had.
+	IfNoneMatch string
+	// Status is the HTTP status answered (0: the connection was
+	// dropped); 304 for a GET whose If-None-Match named the answer's
+	// ETag.
+	Status int
 }
 
 // Failure makes matching requests fail before they are served.
@@ -219,11 +228,27 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimPrefix(req.URL.Path, "/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Method: req.Method, Path: path, Query: req.URL.RawQuery, Body: string(body), Auth: req.Header.Get("Authorization")})
+	s.requests = append(s.requests, Request{Method: req.Method, Path: path, Query: req.URL.RawQuery, Body: string(body), Auth: req.Header.Get("Authorization"),
+		IfNoneMatch: req.Header.Get("If-None-Match")})
 	if f := s.failure(req.Method, path); f != nil {
+		s.requests[len(s.requests)-1].Status = f.Status
 		s.fail(w, f)
 		return
 	}
+	if req.Method == http.MethodGet {
+		// a GET's answer gets its ETag, or is a 304 (etag.go)
+		rec := newRecorder()
+		s.route(rec, req, path, body)
+		s.requests[len(s.requests)-1].Status = s.conditional(w, req, rec)
+		return
+	}
+	st := &statusWriter{ResponseWriter: w}
+	s.route(st, req, path, body)
+	s.requests[len(s.requests)-1].Status = st.status
+}
+
+// route answers a request that no failure rule took.
+func (s *Server) route(w http.ResponseWriter, req *http.Request, path string, body []byte) {
 	if s.token != "" {
 		auth := req.Header.Get("Authorization")
 		if auth != "token "+s.token && auth != "Bearer "+s.token {

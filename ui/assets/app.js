@@ -87,6 +87,12 @@ function render() {
 
 function actionButtons(a) {
   if (!state.tip || !a.status) return "";
+  // another machine runs it: peek, nudge, abandon and kill would all be
+  // refused here (INSTANCE_ELSEWHERE), so none is offered; say where
+  if (a.live === "elsewhere") {
+    const where = a.host || "its machine";
+    return el("span", { class: "muted elsewhere", title: "runs on " + where + ": peek, nudge, abandon or kill it there (git codex peek/send/abandon/kill " + a.id + ")" }, "on " + where);
+  }
   const b = (label, fn) => el("button", { type: "button", onclick: fn, "aria-label": label + " " + a.id }, label);
   return el("span", { class: "actions" },
     b("Peek", () => peek(a.id)),

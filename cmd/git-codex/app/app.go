@@ -76,8 +76,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // builtinRegistry is every tool, reaching GitHub through package github.
+// The clients it opens share one cache of GitHub's answers and their
+// ETags: the watcher opens a client per pass and polls the same listings
+// every interval, and a 304 costs nothing against the rate limit.
 func builtinRegistry() *tools.Registry {
-	return tools.Builtin().WithEnv(tools.Env{GitHub: github.Open})
+	return tools.Builtin().WithEnv(tools.Env{GitHub: github.NewCache().Open})
 }
 
 // app is the whole command tree, every flag built: for help, completion and

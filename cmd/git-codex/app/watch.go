@@ -46,7 +46,7 @@ func (e *env) watchCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "remote", Usage: "sync with this `REMOTE` (repeatable; default origin, if there is one)"},
 			&cli.DurationFlag{Name: "interval", Value: 30 * time.Second, Usage: "how often to fetch from the remotes when nothing changed here"},
 			&cli.DurationFlag{Name: "settle", Value: 2 * time.Second, Usage: "how long arrivals must stop coming before the nudge (a burst is one nudge)"},
-			&cli.BoolFlag{Name: "once", Usage: "one pass (after --settle), then exit: for cron and tests"},
+			&cli.BoolFlag{Name: "once", Usage: "one pass (after --settle), then exit: for cron and tests (a wake-up deferred meanwhile is tried again for up to 5s)"},
 			&cli.BoolFlag{Name: "no-sync", Usage: "never fetch or push"},
 		},
 		Action: func(c *cli.Context) error {
@@ -108,7 +108,22 @@ type watcher struct {
 	nextGitHub time.Time
 	nextReview time.Time
 	reported   map[string]string // the last line per subject, not repeated
+	// deferred holds the recipients whose last wake-up was deferred
+	// (nothing typed), for --once
+	deferred map[string]bool
 }
+
+// onceGrace is how long --once goes on passing while a wake-up is
+// deferred. A pane that changed while the watcher looked is not always an
+// agent at work: Claude Code, idle at its input, shows a hint in its
+// footer and takes it away a few seconds later, and a look that spans that
+// moment defers the wake-up. The running watcher's next pass types; a
+// single pass exited with the wake-up undone (3 runs in 45 of
+// agents_claude_wake_once.txtar with the CPUs busy). A wake-up still
+// deferred after onceGrace is left to the next run. Only deferrals this
+// run saw count: one already on the record with the same reason is not
+// reported again (Waker.defer_), and the run exits as before.
+const onceGrace = 5 * time.Second
 
 func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, opts watchOptions) error {
 	host, _ := os.Hostname()
@@ -117,9 +132,18 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 		caller.Type = tools.TypeHuman
 	}
 	w := &watcher{e: e, st: st, origin: o, opts: opts,
-		nextSync: map[string]time.Time{}, backoff: map[string]time.Duration{}, reported: map[string]string{}}
+		nextSync: map[string]time.Time{}, backoff: map[string]time.Duration{}, reported: map[string]string{}, deferred: map[string]bool{}}
 	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
 		Report: func(ev tools.WakeEvent) {
+			// for --once (a deferral already recorded is not reported
+			// again: the recipient stays deferred until an outcome is)
+			switch {
+			case !opts.Once:
+			case ev.Outcome == tools.WakeDeferred:
+				w.deferred[ev.Recipient] = true
+			default:
+				delete(w.deferred, ev.Recipient)
+			}
 			line := fmt.Sprintf("wake %s: %s (%d arrival(s): %s)", ev.Recipient, ev.Outcome, len(ev.Items), strings.Join(ev.Items, " "))
 			if ev.Why != "" {
 				line += ": " + ev.Why
@@ -140,10 +164,11 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 	first := time.Now()
 	for {
 		// --once ends after the first pass that starts once --settle
-		// has passed: arrivals seen by an earlier pass have settled by then
+		// has passed: arrivals seen by an earlier pass have settled by
+		// then; while a wake-up is deferred, it passes again (onceGrace)
 		settled := time.Since(first) >= opts.Settle
 		w.pass(ctx)
-		if ctx.Err() != nil || (opts.Once && settled) {
+		if ctx.Err() != nil || (opts.Once && settled && (len(w.deferred) == 0 || time.Since(first) >= opts.Settle+onceGrace)) {
 			return nil
 		}
 		select {
