@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -167,9 +168,29 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	} else {
 		args = append(args, "--quiet")
 	}
-	args = append(append(args, remote), specs...)
+	// The first fetch of the state is shallow (shallow.go), on its own:
+	// git applies --shallow-since to every ref a fetch wants, and the
+	// notes and the archives (parentless commits, older than the window
+	// once archived) come whole.
+	stateSpec := "+" + RefState + ":" + RemoteStateRef(remote)
+	var shallow []string
+	if i := slices.Index(specs, stateSpec); i >= 0 {
+		var err error
+		if shallow, err = s.shallowFetchArgs(remote); err != nil {
+			return nil, err
+		}
+		if shallow != nil {
+			specs = slices.Delete(specs, i, i+1)
+		}
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.gitProgress(ctx, progress, args...)
+		var err error
+		if shallow != nil {
+			err = s.fetchState(ctx, progress, args, remote, stateSpec, shallow)
+		}
+		if err == nil && len(specs) > 0 {
+			err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
+		}
 		switch {
 		case err == nil:
 			return adv, nil
@@ -492,6 +513,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	start := time.Now()
 	var w waiter
 	defer w.leave(s, remote)
+	deepened, span := 0, deepenFirst
 	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
@@ -513,6 +535,22 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if res.Found {
 			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit}
 			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
+			if errors.Is(err, errNeedsDeeperHistory) && deepened < deepenSteps {
+				// the histories part beyond the shallow boundary: fetch
+				// more of it, outside the writer lock, and merge again
+				deepened++
+				moved, err := s.deepen(ctx, remote, span, deepened == deepenSteps, opts.Progress)
+				if err != nil {
+					return res, err
+				}
+				if !moved {
+					return res, fmt.Errorf("gitstate: sync %s: %w: its state and the local one part before where this repository's shallow history of the state stops, and %s does not have the commits before that point; run `git codex sync --full` with the remote this repository first synced with, then sync again",
+						remote, ErrRemote, remote)
+				}
+				span *= 2
+				res.Attempts--
+				continue
+			}
 			if err != nil {
 				if errors.Is(err, ErrInvalidState) {
 					s.dropTracking(ctx, remote, RemoteStateRef(remote))

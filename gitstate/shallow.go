@@ -1,0 +1,285 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// A shallow state (issue 27): the first sync of a repository that has no
+// state yet fetches the state's history over a window of days only
+// (`git fetch --shallow-since`), so what a new clone fetches and checks
+// grows with the window, not with the age of the repository. git records
+// the commits at the window's edge in its shallow file; only git codex's
+// commits are listed there (the fetch wants refs/codex/state alone), so
+// the code's history is untouched. What lies beyond is fetched on demand:
+// a merge whose base is beyond the edge deepens the history first
+// (deepenForMerge), and `git codex sync --full` (Unshallow) fetches it
+// all. docs/STATE.md, "A shallow first sync", says what else follows.
+
+// ErrHistoryCutOff means what was asked for lies before the boundary of a
+// shallow state's history: this repository never fetched it. See
+// CutOffError.
+var ErrHistoryCutOff = errors.New("the state's history is cut off here")
+
+// CutOffError says where the local history stops and how to fetch the
+// rest.
+type CutOffError struct {
+	What string    // what was asked for, e.g. "the state at 2026-10-01T00:00:00Z"
+	At   time.Time // the history is whole from here on (HistoryCutOff)
+}
+
+func (e *CutOffError) Error() string {
+	return fmt.Sprintf("%s is before %s, where this repository's history of the state stops (a shallow first sync fetched the recent part only); `git codex sync --full` fetches the rest",
+		e.What, e.At.UTC().Format(time.RFC3339))
+}
+
+func (e *CutOffError) Unwrap() error { return ErrHistoryCutOff }
+
+// DefaultFirstSyncDays is how many days of the state's history a first
+// sync fetches when git config does not say (codex.firstSyncDays): the
+// default of retention.days, so the records a fresh clone holds at its tip
+// and the history it has of them span about the same time.
+const DefaultFirstSyncDays = 30
+
+// shallowSet is the repository's shallow commits (git's shallow file),
+// empty in a repository fetched whole.
+func (s *Store) shallowSet() (gitrepo.Shallow, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.Shallow()
+}
+
+// HistoryCutOff reports whether the state's history stops short in this
+// repository (a shallow fetch left out what came before), and from when
+// on it is whole: the newest commit time at the boundary (what is missing
+// is older than every commit there when --shallow-since cut it; older
+// than the commit it is a parent of when a depth did). Shallow commits
+// that are not state commits (a shallow clone of the code) do not count.
+func (s *Store) HistoryCutOff(ctx context.Context) (at time.Time, cut bool, err error) {
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return time.Time{}, false, err
+	}
+	_, at, cut = s.boundaryTimes(set)
+	return at, cut, nil
+}
+
+// boundaryTimes are the oldest and newest commit times of the state
+// commits among the shallow commits set (cut is false when there are none).
+func (s *Store) boundaryTimes(set gitrepo.Shallow) (oldest, newest time.Time, cut bool) {
+	for h := range set {
+		c, err := s.readCommit(h)
+		if err != nil || clockOf(c.Message) == 0 {
+			continue // gone since, or not a commit git codex wrote: the code's
+		}
+		when := c.Committer.When
+		if !cut || when.After(newest) {
+			newest = when
+		}
+		if !cut || when.Before(oldest) {
+			oldest = when
+		}
+		cut = true
+	}
+	return oldest, newest, cut
+}
+
+// boundaryClock is the largest clock of the commits at the shallow
+// boundary (0 without one). Their parents were never fetched, so their
+// clocks cannot be checked against their history: checkClock takes them
+// as given, as a shallow clone of code takes the boundary's content.
+func (s *Store) boundaryClock() (Clock, error) {
+	set, err := s.shallowSet()
+	if err != nil {
+		return 0, err
+	}
+	var max Clock
+	for h := range set {
+		if c, err := s.readCommit(h); err == nil {
+			max = max.Witness(clockOf(c.Message))
+		}
+	}
+	return max, nil
+}
+
+// firstSyncDays is codex.firstSyncDays from git config: how many days of
+// the state's history a first sync fetches; 0 fetches it all.
+func (s *Store) firstSyncDays() int {
+	return s.config().firstSyncDays
+}
+
+// shallowFetchArgs are the arguments that make the first fetch of the
+// state shallow: the window back from now, or nil to fetch it whole (the
+// window is 0, or the repository already has the state or a copy of the
+// remote's).
+func (s *Store) shallowFetchArgs(remote string) ([]string, error) {
+	days := s.firstSyncDays()
+	if days <= 0 {
+		return nil, nil
+	}
+	for _, ref := range []string{RefState, RemoteStateRef(remote)} {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, ref); err != nil || ok {
+			return nil, err
+		}
+	}
+	since := s.now().Add(-time.Duration(days) * 24 * time.Hour)
+	return []string{"--shallow-since=@" + strconv.FormatInt(since.Unix(), 10)}, nil
+}
+
+// noCommitsSelected is what git says when --shallow-since leaves nothing to
+// fetch: the state's newest commit is older than the window.
+func noCommitsSelected(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no commits selected for shallow requests")
+}
+
+// fetchState runs the fetch of the state's refspec, shallow (args) if it
+// is a first sync: a state whose newest commit is older than the window
+// comes as that commit alone (--depth=1), the recent history being none.
+func (s *Store) fetchState(ctx context.Context, progress io.Writer, base []string, remote, spec string, shallow []string) error {
+	args := append(append(append([]string{}, base...), shallow...), remote, spec)
+	err := s.gitProgress(ctx, progress, args...)
+	if noCommitsSelected(err) {
+		args = append(append(append([]string{}, base...), "--depth=1"), remote, spec)
+		err = s.gitProgress(ctx, progress, args...)
+	}
+	return err
+}
+
+// errNeedsDeeperHistory is what a merge in a shallow repository returns
+// when the two histories part beyond the boundary: their merge base is not
+// here, and a merge against a base found short of it would bring back what
+// one side deleted. Sync deepens the history and merges again.
+var errNeedsDeeperHistory = errors.New("the merge base lies beyond the shallow boundary")
+
+// deepenFirst is how much older than the boundary a sync first fetches
+// the state's history when a merge needs it, and deepenSteps how often one
+// sync deepens: each step doubles the span, and the last fetches the rest.
+const (
+	deepenFirst = 24 * time.Hour
+	deepenSteps = 4
+)
+
+// wholeDepth is the depth that fetches the state's history whole. Not
+// --unshallow, nor --depth=2147483647 (git's INFINITE_DEPTH, which
+// --unshallow sends): to that, upload-pack answers by unshallowing every
+// commit the client's shallow file lists, the code's of a shallow clone
+// too, and git then fetches the code's whole history. Nor --deepen, which
+// deepens from every boundary, the code's included. A depth or a date
+// counted from the state's tip deepens the state alone (tested by
+// TestShallowSyncLeavesCodeShallow).
+const wholeDepth = "--depth=2147483646"
+
+// deepen fetches the state's history from remote back to span before the
+// oldest commit at its shallow boundary (git fetch --shallow-since), or
+// whole (all). It reports whether the boundary moved: a remote that does
+// not have the commits beyond it (a peer that never had this history)
+// cannot deepen it.
+func (s *Store) deepen(ctx context.Context, remote string, span time.Duration, all bool, progress io.Writer) (bool, error) {
+	before, err := s.shallowSet()
+	if err != nil {
+		return false, err
+	}
+	how := wholeDepth
+	if !all {
+		oldest, _, cut := s.boundaryTimes(before)
+		if !cut {
+			return false, nil
+		}
+		how = "--shallow-since=@" + strconv.FormatInt(oldest.Add(-span).Unix(), 10)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "git codex: the merge needs state history from before where this repository's shallow history stops; fetching more of it from %s (%s)\n", remote, how)
+	}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter", "--quiet", how,
+		remote, "+" + RefState + ":" + RemoteStateRef(remote)}
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return false, fmt.Errorf("gitstate: deepen the state's history from %s: %w: %v", remote, ErrRemote, err)
+	}
+	after, err := s.shallowSet()
+	if err != nil {
+		return false, err
+	}
+	if len(after) != len(before) {
+		return true, nil
+	}
+	for h := range before {
+		if !after[h] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Unshallow fetches the whole of the state's history from remote into a
+// repository whose first sync fetched it shallow (`git codex sync
+// --full`). It reports whether there was anything to fetch; the code's
+// history, shallow or not, is not touched (wholeDepth).
+func (s *Store) Unshallow(ctx context.Context, remote string, progress io.Writer) (bool, error) {
+	if err := checkRemote(remote); err != nil {
+		return false, err
+	}
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if _, cut, err := s.HistoryCutOff(ctx); err != nil || !cut {
+		return false, err
+	}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter", wholeDepth}
+	if progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, remote, "+"+RefState+":"+RemoteStateRef(remote))
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return false, fmt.Errorf("gitstate: fetch the whole state from %s: %w: %v", remote, ErrRemote, err)
+	}
+	return true, nil
+}
+
+// checkBaseHere fails with errNeedsDeeperHistory when ours and theirs
+// part beyond the shallow boundary (cutInDifference); in a repository
+// fetched whole it reads one file's metadata.
+func (s *Store) checkBaseHere(ctx context.Context, ours, theirs plumbing.Hash) error {
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return err
+	}
+	cut, err := s.cutInDifference(ctx, ours, theirs, set)
+	if err != nil {
+		return err
+	}
+	if cut {
+		return fmt.Errorf("gitstate: merge %s into %s: %w", theirs, ours, errNeedsDeeperHistory)
+	}
+	return nil
+}
+
+// cutInDifference reports whether a shallow commit is among the commits
+// only one of ours and theirs reaches (git rev-list --left-right): then
+// that side's history stops at the boundary before it meets the other's,
+// and their merge base, if any, is beyond it. A boundary both reach is
+// harmless: everything beyond it is shared history.
+func (s *Store) cutInDifference(ctx context.Context, ours, theirs plumbing.Hash, set gitrepo.Shallow) (bool, error) {
+	var out strings.Builder
+	if err := s.git(ctx, &out, "rev-list", ours.String()+"..."+theirs.String()); err != nil {
+		return false, err
+	}
+	for _, id := range strings.Fields(out.String()) {
+		if plumbing.IsHash(id) && set[plumbing.NewHash(id)] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
