@@ -160,59 +160,73 @@ func (s *Store) fetchState(ctx context.Context, progress io.Writer, base []strin
 // one side deleted. Sync deepens the history and merges again.
 var errNeedsDeeperHistory = errors.New("the merge base lies beyond the shallow boundary")
 
-// deepenFirst is how much older than the boundary a sync first fetches
-// the state's history when a merge needs it, and deepenSteps how often one
-// sync deepens: each step doubles the span, and the last fetches the rest.
-const (
-	deepenFirst = 24 * time.Hour
-	deepenSteps = 4
-)
-
 // wholeDepth is the depth that fetches the state's history whole. Not
 // --unshallow, nor --depth=2147483647 (git's INFINITE_DEPTH, which
 // --unshallow sends): to that, upload-pack answers by unshallowing every
 // commit the client's shallow file lists, the code's of a shallow clone
 // too, and git then fetches the code's whole history. Nor --deepen, which
-// deepens from every boundary, the code's included. A depth or a date
-// counted from the state's tip deepens the state alone (tested by
-// TestShallowSyncLeavesCodeShallow).
+// deepens from every boundary, the code's included. A depth counted from
+// the state's tip deepens the state alone (TestUnshallowLeavesCodeShallow).
 const wholeDepth = "--depth=2147483646"
 
-// deepen fetches the state's history from remote back to span before the
-// oldest commit at its shallow boundary (git fetch --shallow-since), or
-// whole (all). It reports whether the boundary moved: a remote that does
-// not have the commits beyond it (a peer that never had this history)
-// cannot deepen it.
-func (s *Store) deepen(ctx context.Context, remote string, span time.Duration, all bool, progress io.Writer) (bool, error) {
+// deepenForMerge fetches the whole history of the state from a remote
+// whose state, as last fetched, reaches the commits at this repository's
+// shallow boundary: the remote the shallow history came from. The remote
+// being synced is tried first; a peer that never had that history (its
+// state parted from ours before the boundary) cannot deepen it, and
+// neither can --deepen, which counts from the wanted tips. It reports
+// whether the boundary moved.
+func (s *Store) deepenForMerge(ctx context.Context, remote string, progress io.Writer) (bool, error) {
 	before, err := s.shallowSet()
 	if err != nil {
 		return false, err
 	}
-	how := wholeDepth
-	if !all {
-		oldest, _, cut := s.boundaryTimes(before)
-		if !cut {
-			return false, nil
+	var boundary []plumbing.Hash
+	for h := range before {
+		if c, err := s.readCommit(h); err == nil && clockOf(c.Message) > 0 {
+			boundary = append(boundary, h)
 		}
-		how = "--shallow-since=@" + strconv.FormatInt(oldest.Add(-span).Unix(), 10)
+	}
+	names, err := s.remoteStateNames()
+	if err != nil {
+		return false, err
+	}
+	from := ""
+	for _, r := range append([]string{remote}, names...) {
+		if checkRemote(r) != nil || strings.HasPrefix(remoteDir(r), remotesPrefix+"url-") && r != remote {
+			continue // (a URL synced once is known by its hash only)
+		}
+		tip, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(r))
+		if err != nil || !ok {
+			continue
+		}
+		for _, b := range boundary {
+			if s.git(ctx, nil, "merge-base", "--is-ancestor", b.String(), tip.String()) == nil {
+				from = r
+				break
+			}
+		}
+		if from != "" {
+			break
+		}
+	}
+	if from == "" {
+		return false, nil
 	}
 	if progress != nil {
-		fmt.Fprintf(progress, "git codex: the merge needs state history from before where this repository's shallow history stops; fetching more of it from %s (%s)\n", remote, how)
+		fmt.Fprintf(progress, "git codex: the merge needs state history from before where this repository's shallow history stops; fetching it from %s\n", from)
 	}
-	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter", "--quiet", how,
-		remote, "+" + RefState + ":" + RemoteStateRef(remote)}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter", "--quiet", wholeDepth,
+		from, "+" + RefState + ":" + RemoteStateRef(from)}
 	if err := s.gitProgress(ctx, progress, args...); err != nil {
-		return false, fmt.Errorf("gitstate: deepen the state's history from %s: %w: %v", remote, ErrRemote, err)
+		return false, fmt.Errorf("gitstate: fetch the state's history from %s: %w: %v", from, ErrRemote, err)
 	}
 	after, err := s.shallowSet()
 	if err != nil {
 		return false, err
 	}
-	if len(after) != len(before) {
-		return true, nil
-	}
-	for h := range before {
-		if !after[h] {
+	for _, b := range boundary {
+		if !after[b] {
 			return true, nil
 		}
 	}

@@ -513,7 +513,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	start := time.Now()
 	var w waiter
 	defer w.leave(s, remote)
-	deepened, span := 0, deepenFirst
+	deepened := false
 	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
@@ -535,21 +535,21 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if res.Found {
 			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit}
 			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
-			if errors.Is(err, errNeedsDeeperHistory) && deepened < deepenSteps {
+			if errors.Is(err, errNeedsDeeperHistory) && !deepened {
 				// the histories part beyond the shallow boundary: fetch
-				// more of it, outside the writer lock, and merge again
-				deepened++
-				moved, err := s.deepen(ctx, remote, span, deepened == deepenSteps, opts.Progress)
-				if err != nil {
+				// the rest of ours, outside the writer lock, and merge again
+				deepened = true
+				if _, err := s.deepenForMerge(ctx, remote, opts.Progress); err != nil {
 					return res, err
 				}
-				if !moved {
-					return res, fmt.Errorf("gitstate: sync %s: %w: its state and the local one part before where this repository's shallow history of the state stops, and %s does not have the commits before that point; run `git codex sync --full` with the remote this repository first synced with, then sync again",
-						remote, ErrRemote, remote)
-				}
-				span *= 2
 				res.Attempts--
 				continue
+			}
+			if errors.Is(err, errNeedsDeeperHistory) {
+				// no remote synced with has what lies beyond: say which
+				// command fetches it, and change nothing
+				at, _, _ := s.HistoryCutOff(ctx)
+				return res, fmt.Errorf("gitstate: sync %s: %w", remote, &CutOffError{What: "the base of a merge with the state of " + remote, At: at})
 			}
 			if err != nil {
 				if errors.Is(err, ErrInvalidState) {

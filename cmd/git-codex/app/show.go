@@ -87,7 +87,9 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 	cutOff := false
 	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
 		cutOff = cutOff || ev.CutOff
-		if ev.Get(gitstate.TrailerTarget) == arg && kindOf(ev) == kindChange {
+		// (at a shallow boundary what a call changed is not known: its
+		// event counts as the change it most likely was, unless refused)
+		if ev.Get(gitstate.TrailerTarget) == arg && (kindOf(ev) == kindChange || ev.CutOff && kindOf(ev) != kindRefusal) {
 			found = &ev
 			return false
 		}
