@@ -26,9 +26,9 @@ type repoConfig struct {
 	readsOnState bool
 	// firstSyncDays is codex.firstSyncDays: how many days of the state's
 	// history the first sync of a repository without state fetches
-	// (shallow.go); 0 fetches it whole. DefaultFirstSyncDays when unset
-	// or not a number.
-	firstSyncDays int
+	// (shallow.go), a decimal number; 0 fetches it whole.
+	// DefaultFirstSyncDays when unset or not a number.
+	firstSyncDays float64
 }
 
 // fsyncPolicy says which of the files a transaction writes are fsynced
@@ -126,7 +126,7 @@ func (s *Store) loadConfig() repoConfig {
 		cfg.shared, _ = parseSharedRepository(v)
 	}
 	if v, ok := ConfigValue(entries, "codex", "", "firstsyncdays"); ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && n >= 0 && n < 1e6 {
 			cfg.firstSyncDays = n
 		}
 	}

@@ -113,7 +113,7 @@ func (s *Store) boundaryClock() (Clock, error) {
 
 // firstSyncDays is codex.firstSyncDays from git config: how many days of
 // the state's history a first sync fetches; 0 fetches it all.
-func (s *Store) firstSyncDays() int {
+func (s *Store) firstSyncDays() float64 {
 	return s.config().firstSyncDays
 }
 
@@ -131,7 +131,7 @@ func (s *Store) shallowFetchArgs(remote string) ([]string, error) {
 			return nil, err
 		}
 	}
-	since := s.now().Add(-time.Duration(days) * 24 * time.Hour)
+	since := s.now().Add(-time.Duration(days * float64(24*time.Hour)))
 	return []string{"--shallow-since=@" + strconv.FormatInt(since.Unix(), 10)}, nil
 }
 
