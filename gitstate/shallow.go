@@ -166,7 +166,7 @@ var errNeedsDeeperHistory = errors.New("the merge base lies beyond the shallow b
 // commit the client's shallow file lists, the code's of a shallow clone
 // too, and git then fetches the code's whole history. Nor --deepen, which
 // deepens from every boundary, the code's included. A depth counted from
-// the state's tip deepens the state alone (TestUnshallowLeavesCodeShallow).
+// the state's tip deepens the state alone (sync_shallow.txtar, the clone d).
 const wholeDepth = "--depth=2147483646"
 
 // deepenForMerge fetches the whole history of the state from a remote
