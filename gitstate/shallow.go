@@ -112,46 +112,51 @@ func (s *Store) boundaryClock() (Clock, error) {
 }
 
 // firstSyncDays is codex.firstSyncDays from git config: how many days of
-// the state's history a first sync fetches; 0 fetches it all.
+// the state's history a first sync fetches, back from its newest commit;
+// 0 fetches it all.
 func (s *Store) firstSyncDays() float64 {
 	return s.config().firstSyncDays
 }
 
-// shallowFetchArgs are the arguments that make the first fetch of the
-// state shallow: the window back from now, or nil to fetch it whole (the
-// window is 0, or the repository already has the state or a copy of the
-// remote's).
-func (s *Store) shallowFetchArgs(remote string) ([]string, error) {
+// firstSyncWindow is how much of the state's history the first fetch of
+// the state from remote takes: codex.firstSyncDays, or 0 to fetch it
+// whole (the setting is 0, or the repository already has the state or a
+// copy of the remote's).
+func (s *Store) firstSyncWindow(remote string) (time.Duration, error) {
 	days := s.firstSyncDays()
 	if days <= 0 {
-		return nil, nil
+		return 0, nil
 	}
 	for _, ref := range []string{RefState, RemoteStateRef(remote)} {
 		if _, ok, err := gitrepo.ReadRef(s.commonDir, ref); err != nil || ok {
-			return nil, err
+			return 0, err
 		}
 	}
-	since := s.now().Add(-time.Duration(days * float64(24*time.Hour)))
-	return []string{"--shallow-since=@" + strconv.FormatInt(since.Unix(), 10)}, nil
+	return time.Duration(days * float64(24*time.Hour)), nil
 }
 
-// noCommitsSelected is what git says when --shallow-since leaves nothing to
-// fetch: the state's newest commit is older than the window.
-func noCommitsSelected(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no commits selected for shallow requests")
-}
-
-// fetchState runs the fetch of the state's refspec, shallow (args) if it
-// is a first sync: a state whose newest commit is older than the window
-// comes as that commit alone (--depth=1), the recent history being none.
-func (s *Store) fetchState(ctx context.Context, progress io.Writer, base []string, remote, spec string, shallow []string) error {
-	args := append(append(append([]string{}, base...), shallow...), remote, spec)
-	err := s.gitProgress(ctx, progress, args...)
-	if noCommitsSelected(err) {
-		args = append(append(append([]string{}, base...), "--depth=1"), remote, spec)
-		err = s.gitProgress(ctx, progress, args...)
+// fetchShallow is the first fetch of the state, over window: the tip
+// first (--depth=1), then the history back to window before the tip's
+// time (--shallow-since). The window counts back from the state's newest
+// commit, not from the clock: a state nobody wrote to for a while still
+// comes with its last window of history, and what a first sync fetches
+// and checks does not depend on the machine's clock.
+func (s *Store) fetchShallow(ctx context.Context, progress io.Writer, base []string, remote, spec string, window time.Duration) error {
+	args := append(append([]string{}, base...), "--depth=1", remote, spec)
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return err
 	}
-	return err
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(remote))
+	if err != nil || !ok {
+		return errors.Join(err, fmt.Errorf("gitstate: fetch %s: %s was not fetched", remote, RefState))
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, RefState, err)
+	}
+	since := c.Committer.When.Add(-window).Unix()
+	args = append(append([]string{}, base...), "--shallow-since=@"+strconv.FormatInt(since, 10), remote, spec)
+	return s.gitProgress(ctx, progress, args...)
 }
 
 // errNeedsDeeperHistory is what a merge in a shallow repository returns

@@ -209,8 +209,9 @@ func TestShallowFirstSyncClock(t *testing.T) {
 	}
 }
 
-// codex.firstSyncDays=0 fetches the whole history, and a state whose
-// newest commit is older than the window comes as that commit alone.
+// codex.firstSyncDays=0 fetches the whole history, and the window counts
+// back from the state's newest commit, not from the clock: a state nobody
+// wrote to for a month still comes with its last day.
 func TestShallowFirstSyncSettings(t *testing.T) {
 	ctx := context.Background()
 	p := newShallowPair(t)
@@ -221,7 +222,7 @@ func TestShallowFirstSyncSettings(t *testing.T) {
 		shallow bool
 	}{
 		{"0", p.now, "9", false},
-		{"1", p.now.Add(30 * 24 * time.Hour), "1", true},
+		{"1", p.now.Add(30 * 24 * time.Hour), "2", true}, // the tip, and the commit a day before it
 	} {
 		dir := gitstatetest.NewRepo(t)
 		gitstatetest.Git(t, dir, "remote", "add", "origin", p.origin)

@@ -173,20 +173,24 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	// notes and the archives (parentless commits, older than the window
 	// once archived) come whole.
 	stateSpec := "+" + RefState + ":" + RemoteStateRef(remote)
-	var shallow []string
+	var window time.Duration
 	if i := slices.Index(specs, stateSpec); i >= 0 {
 		var err error
-		if shallow, err = s.shallowFetchArgs(remote); err != nil {
+		if window, err = s.firstSyncWindow(remote); err != nil {
 			return nil, err
 		}
-		if shallow != nil {
+		if window > 0 {
 			specs = slices.Delete(specs, i, i+1)
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		var err error
-		if shallow != nil {
-			err = s.fetchState(ctx, progress, args, remote, stateSpec, shallow)
+		if window > 0 {
+			// once only: a second --depth=1 would cut the history
+			// fetched back to the tip
+			if err = s.fetchShallow(ctx, progress, args, remote, stateSpec, window); err == nil {
+				window = 0
+			}
 		}
 		if err == nil && len(specs) > 0 {
 			err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)

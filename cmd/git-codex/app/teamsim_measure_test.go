@@ -162,13 +162,15 @@ func simWindow(tb testing.TB) time.Duration {
 
 // measureShallow is a fresh clone's shallow first sync, the last
 // simWindow of the state's history: what git fetches for it (the state
-// with --shallow-since, notes and archives whole, as sync fetches them),
-// then the sync itself, a process. The simulation's clock lies behind the
-// real one, which the process's window counts back from, so the clone's
-// codex.firstSyncDays covers that gap too.
+// with --shallow-since, back from its newest commit; notes and archives
+// whole, as sync fetches them), then the sync itself, a process.
 func (s *teamSim) measureShallow(bin, dir string) (bytes int64, fetch, sync time.Duration) {
 	window := simWindow(s.tb)
-	since := s.now.Add(-window)
+	tip, err := strconv.ParseInt(s.gitOut(s.origin, "log", "-1", "--format=%ct", "refs/codex/state"), 10, 64)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	since := time.Unix(tip, 0).Add(-window)
 	s.gitOut(s.root, "init", "-q", dir)
 	start := time.Now()
 	s.gitOut(dir, "fetch", "-q", "--shallow-since=@"+strconv.FormatInt(since.Unix(), 10), s.origin, "+refs/codex/state:refs/codex/state")
@@ -178,8 +180,7 @@ func (s *teamSim) measureShallow(bin, dir string) (bytes int64, fetch, sync time
 	os.RemoveAll(dir)
 	s.gitOut(s.root, "clone", "-q", s.origin, dir)
 	simConfigRepo(s.tb, dir)
-	days := time.Since(since).Hours() / 24
-	s.gitOut(dir, "config", "codex.firstSyncDays", strconv.FormatFloat(days, 'f', 6, 64))
+	s.gitOut(dir, "config", "codex.firstSyncDays", strconv.FormatFloat(window.Hours()/24, 'f', 6, 64))
 	start = time.Now()
 	s.simProc(bin, dir, "", "sync", "-q", "origin")
 	sync = time.Since(start)
