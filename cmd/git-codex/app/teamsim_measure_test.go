@@ -24,13 +24,13 @@ import (
 // simFigures are what a checkpoint measures: the issue's list, each for
 // the design the simulation runs.
 type simFigures struct {
-	Elapsed       time.Duration // simulated time so far
-	Calls         int           // tool calls the team made
-	StateCommits  int           // commits on origin's refs/codex/state: what every clone carries
-	LocalReads    int           // commits on clone 0's refs/codex/reads/*: what stays on its machine
-	FetchBytes    int64         // objects a fresh clone fetches of origin's refs/codex/*, as git stores them
-	Fetch         time.Duration // that fetch (git fetch, a process)
-	FirstSync     time.Duration // `git codex sync` of a fresh clone, a process (codex.firstSyncDays=0: the whole history)
+	Elapsed      time.Duration // simulated time so far
+	Calls        int           // tool calls the team made
+	StateCommits int           // commits on origin's refs/codex/state: what every clone carries
+	LocalReads   int           // commits on clone 0's refs/codex/reads/*: what stays on its machine
+	FetchBytes   int64         // objects a fresh clone fetches of origin's refs/codex/*, as git stores them
+	Fetch        time.Duration // that fetch (git fetch, a process)
+	FirstSync    time.Duration // `git codex sync` of a fresh clone, a process (codex.firstSyncDays=0: the whole history)
 	// ShallowBytes, ShallowFetch and ShallowSync are the same for a
 	// fresh clone whose first sync fetches the last simWindow of the
 	// state's history (codex.firstSyncDays, the default being 30 days).
