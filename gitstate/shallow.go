@@ -45,10 +45,13 @@ func (e *CutOffError) Error() string {
 func (e *CutOffError) Unwrap() error { return ErrHistoryCutOff }
 
 // DefaultFirstSyncDays is how many days of the state's history a first
-// sync fetches when git config does not say (codex.firstSyncDays): the
-// default of retention.days, so the records a fresh clone holds at its tip
-// and the history it has of them span about the same time.
-const DefaultFirstSyncDays = 30
+// sync fetches when git config does not say (codex.firstSyncDays), back
+// from its newest commit. A busy team of twenty agents adds ~4,700 commits
+// and ~5 MB of history a day (docs/PERFORMANCE.md): a week keeps a fresh
+// clone's fetch under issue 27's 50 MB and its first sync near 5 s, and
+// covers what log and ?at= are mostly asked for; the rest is a
+// `git codex sync --full` away.
+const DefaultFirstSyncDays = 7
 
 // shallowSet is the repository's shallow commits (git's shallow file),
 // empty in a repository fetched whole.

@@ -278,7 +278,7 @@ func knownRemote(c *cli.Context, st *gitstate.Store, remote string) error {
 // has it.
 func syncFlags(push bool) []cli.Flag {
 	flags := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
-		&cli.BoolFlag{Name: "full", Usage: "also fetch the state's whole history: a first sync fetches its last codex.firstSyncDays days (git config; 30 by default, 0: all), and `git codex log` says where it stops"}}
+		&cli.BoolFlag{Name: "full", Usage: "also fetch the state's whole history: a first sync fetches its last codex.firstSyncDays days (git config; 7 by default, 0: all), and `git codex log` says where it stops"}}
 	if push {
 		flags = append(flags, &cli.BoolFlag{Name: "reads", Usage: "also push this machine's reads and refusals (refs/codex/reads/<machine>/*) and fetch every machine's, for an audit (`git codex log --reads`); a plain sync moves none"})
 	}
