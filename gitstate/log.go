@@ -4,9 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -66,13 +64,12 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		seen[h] = true
 		heap.Push(q, start)
 	}
-	shallow := s.shallowCommits()
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		c := heap.Pop(q).(*gitrepo.Commit)
-		if shallow[c.Hash] {
+		if c.Shallow {
 			ev := eventOf(c)
 			ev.CutOff = true // what it changed is not known here
 			if !fn(ev) {
@@ -80,7 +77,7 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 			}
 			continue
 		}
-		for _, p := range c.ParentHashes {
+		for _, p := range c.Parents() {
 			if seen[p] {
 				continue
 			}
@@ -98,22 +95,6 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		}
 	}
 	return nil
-}
-
-// shallowCommits reads git's list of the commits whose parents a shallow
-// fetch left out ("<git dir>/shallow"); nil in a complete repository.
-func (s *Store) shallowCommits() map[plumbing.Hash]bool {
-	b, err := os.ReadFile(filepath.Join(s.commonDir, "shallow"))
-	if err != nil {
-		return nil
-	}
-	out := map[plumbing.Hash]bool{}
-	for _, line := range strings.Fields(string(b)) {
-		if plumbing.IsHash(line) {
-			out[plumbing.NewHash(line)] = true
-		}
-	}
-	return out
 }
 
 // commitQueue is a heap of commits, newest committer time first. git keeps
@@ -162,7 +143,7 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 		return Event{}, err
 	}
 	ev := eventOf(c)
-	if s.shallowCommits()[c.Hash] {
+	if c.Shallow {
 		ev.CutOff = true
 		return ev, nil
 	}
@@ -216,6 +197,10 @@ func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 	out := []Change{}
 	if parseMessage(c.Message).Get(TrailerReadAt) != "" {
 		return out, nil // a read changed nothing; its parent is the previous read
+	}
+	if c.Shallow {
+		// its parent was never fetched: what it changed is not known here
+		return nil, &CutOffError{What: "the changes of " + short(h.String()), At: c.Committer.When}
 	}
 	var from plumbing.Hash
 	if len(c.ParentHashes) > 0 {
@@ -312,6 +297,14 @@ func (s *Store) StateAt(ctx context.Context, t time.Time) (string, error) {
 			err = fmt.Errorf("gitstate: %s: %w", RefState, ErrNotInitialized)
 		}
 		return "", err
+	}
+	// In a shallow history the state before the boundary is unknown
+	// here, not absent: rev-list would answer with nothing, or with a
+	// boundary commit that is not the state at t.
+	if at, cut, err := s.HistoryCutOff(ctx); err != nil {
+		return "", err
+	} else if cut && t.Before(at) {
+		return "", &CutOffError{What: "the state at " + t.UTC().Format(time.RFC3339), At: at}
 	}
 	var out strings.Builder
 	if err := s.git(ctx, &out, "rev-list", "-1", fmt.Sprintf("--before=%d", t.Unix()), RefState, "--"); err != nil {

@@ -401,6 +401,12 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 		// theirs is in our history
 		return MergeResult{Status: MergeUpToDate, Commit: ours.String()}, nil
 	}
+	if ok && ahead > 0 {
+		// a merge: its base must be in the history this repository has
+		if err := s.checkBaseHere(ctx, ours, theirs); err != nil {
+			return MergeResult{}, err
+		}
+	}
 	var validate Validator
 	var layout *Layout
 	if check != nil {

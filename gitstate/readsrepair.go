@@ -203,7 +203,10 @@ func (r *readsRepairer) plan(ctx context.Context, ref string, tip plumbing.Hash)
 	// the chain, newest first, as far as its commits are there
 	var chain []*gitrepo.Commit
 	var cut plumbing.Hash
-	shallow := r.s.shallowCommits()
+	shallow, err := r.s.shallowSet()
+	if err != nil {
+		return ReadsRepair{}, err
+	}
 	for h := tip; !h.IsZero(); {
 		if err := ctx.Err(); err != nil {
 			return ReadsRepair{}, err

@@ -73,8 +73,8 @@ func (s *Store) lastReadable(tip plumbing.Hash) (string, int) {
 		if n > 0 && s.wholeState(c.TreeHash) == nil {
 			return h.String(), n
 		}
-		if len(c.ParentHashes) == 0 {
-			return "", 0
+		if len(c.Parents()) == 0 {
+			return "", 0 // a root, or the boundary of a shallow fetch
 		}
 		h = c.ParentHashes[0]
 	}

@@ -104,7 +104,7 @@ func (s *Store) inHistory(h, tip plumbing.Hash) (bool, error) {
 		if clockOf(commit.Message) <= bound {
 			continue
 		}
-		for _, p := range commit.ParentHashes {
+		for _, p := range commit.Parents() {
 			if !seen[p] {
 				seen[p] = true
 				queue = append(queue, p)

@@ -1,6 +1,9 @@
 package gitstate
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // repoConfig is what the store takes from git's configuration of the
 // repository: how durable git makes what it writes, and whether git's own
@@ -21,6 +24,11 @@ type repoConfig struct {
 	// refusals on RefState, as every call was before issue 27, rather
 	// than on its reads ref (ReadsPrefix; codex.reads=local, the default).
 	readsOnState bool
+	// firstSyncDays is codex.firstSyncDays: how many days of the state's
+	// history the first sync of a repository without state fetches
+	// (shallow.go), a decimal number; 0 fetches it whole.
+	// DefaultFirstSyncDays when unset or not a number.
+	firstSyncDays float64
 }
 
 // fsyncPolicy says which of the files a transaction writes are fsynced
@@ -97,7 +105,7 @@ func parseFsync(v string) int {
 // sees it from this repository (every level: see GitConfig). A
 // configuration that cannot be read leaves git's defaults.
 func (s *Store) loadConfig() repoConfig {
-	cfg := repoConfig{fsync: policyOf(fsyncDefault), autoMaintenance: true}
+	cfg := repoConfig{fsync: policyOf(fsyncDefault), autoMaintenance: true, firstSyncDays: DefaultFirstSyncDays}
 	entries, err := s.GitConfig()
 	if err != nil {
 		return cfg
@@ -116,6 +124,11 @@ func (s *Store) loadConfig() repoConfig {
 	}
 	if v, ok := ConfigValue(entries, "core", "", "sharedrepository"); ok {
 		cfg.shared, _ = parseSharedRepository(v)
+	}
+	if v, ok := ConfigValue(entries, "codex", "", "firstsyncdays"); ok {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && n >= 0 && n < 1e6 {
+			cfg.firstSyncDays = n
+		}
 	}
 	if v, ok := ConfigValue(entries, "codex", "", "reads"); ok && strings.EqualFold(strings.TrimSpace(v), "state") {
 		cfg.readsOnState = true

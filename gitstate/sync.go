@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -167,9 +168,33 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	} else {
 		args = append(args, "--quiet")
 	}
-	args = append(append(args, remote), specs...)
+	// The first fetch of the state is shallow (shallow.go), on its own:
+	// git applies --shallow-since to every ref a fetch wants, and the
+	// notes and the archives (parentless commits, older than the window
+	// once archived) come whole.
+	stateSpec := "+" + RefState + ":" + RemoteStateRef(remote)
+	var window time.Duration
+	if i := slices.Index(specs, stateSpec); i >= 0 {
+		var err error
+		if window, err = s.firstSyncWindow(remote); err != nil {
+			return nil, err
+		}
+		if window > 0 {
+			specs = slices.Delete(specs, i, i+1)
+		}
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.gitProgress(ctx, progress, args...)
+		var err error
+		if window > 0 {
+			// once only: a second --depth=1 would cut the history
+			// fetched back to the tip
+			if err = s.fetchShallow(ctx, progress, args, remote, stateSpec, window); err == nil {
+				window = 0
+			}
+		}
+		if err == nil && len(specs) > 0 {
+			err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
+		}
 		switch {
 		case err == nil:
 			return adv, nil
@@ -492,6 +517,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	start := time.Now()
 	var w waiter
 	defer w.leave(s, remote)
+	deepened := false
 	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)
@@ -513,6 +539,22 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if res.Found {
 			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit}
 			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
+			if errors.Is(err, errNeedsDeeperHistory) && !deepened {
+				// the histories part beyond the shallow boundary: fetch
+				// the rest of ours, outside the writer lock, and merge again
+				deepened = true
+				if _, err := s.deepenForMerge(ctx, remote, opts.Progress); err != nil {
+					return res, err
+				}
+				res.Attempts--
+				continue
+			}
+			if errors.Is(err, errNeedsDeeperHistory) {
+				// no remote synced with has what lies beyond: say which
+				// command fetches it, and change nothing
+				at, _, _ := s.HistoryCutOff(ctx)
+				return res, fmt.Errorf("gitstate: sync %s: %w", remote, &CutOffError{What: "the base of a merge with the state of " + remote, At: at})
+			}
 			if err != nil {
 				if errors.Is(err, ErrInvalidState) {
 					s.dropTracking(ctx, remote, RemoteStateRef(remote))

@@ -187,6 +187,12 @@ func (s *Store) checkClock(ours, theirs plumbing.Hash, n uint64) error {
 		}
 		local = clockOf(oc.Message)
 	}
+	// a shallow history starts at its boundary's clocks, not at 0
+	boundary, err := s.boundaryClock()
+	if err != nil {
+		return err
+	}
+	local = local.Witness(boundary)
 	bound := local + Clock(n)
 	if bound < local { // saturate
 		bound = ^Clock(0)

@@ -29,5 +29,8 @@ func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for name, fn := range watchCommands() {
 		cmds[name] = fn
 	}
+	for name, fn := range historyCommands() {
+		cmds[name] = fn
+	}
 	return cmds
 }

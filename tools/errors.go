@@ -40,6 +40,7 @@ const (
 	SecretDetected       Code = "SECRET_DETECTED"        // an argument holds what looks like a credential; nothing stored
 	UnsupportedRepo      Code = "UNSUPPORTED_REPOSITORY" // the repository's format (SHA-256, reftable) cannot be written safely
 	StateUnreadable      Code = "STATE_UNREADABLE"       // an object of the state is missing; nothing written; restore an earlier state
+	HistoryCutOff        Code = "HISTORY_CUT_OFF"        // what was asked lies before where a shallow first sync's history stops
 	PreviousState        Code = "PREVIOUS_STATE_FOUND"   // init found the state of a deleted refs/codex/state; restore it or start afresh
 	ReadOnly             Code = "READ_ONLY"              // the repository cannot be written; the call needed to write
 	AuthFailed           Code = "AUTH_FAILED"            // a credential (agent token, role PSK) is missing or wrong
@@ -99,6 +100,7 @@ func Codes() []CodeInfo {
 		{ExecutionFailed, "a prompt command's template could not be rendered (no file for the edition asked for, an unreadable file, a broken front matter); details name the file and the cause"},
 		{UnsupportedRepo, "the repository uses a format git codex cannot write without corrupting it (SHA-256 object names, reftable refs); nothing was written"},
 		{StateUnreadable, "an object of the state is missing (e.g. pruned by `git gc --prune=now` beside a writer); nothing was written; the message names the last readable state to restore with `git codex init --restore <commit>`"},
+		{HistoryCutOff, "what was asked for (the state at a time, the base of a merge) lies before where this repository's history of the state stops: a shallow first sync fetched its last codex.firstSyncDays days; `git codex sync --full` fetches the rest"},
 		{PreviousState, "`git codex init` found the state of a deleted refs/codex/state in the object store; restore it with `git codex init --restore <commit>`, or start afresh with `git codex init --fresh`"},
 		{ReadOnly, "the repository cannot be written (read-only .git, or a full disk) and the call needed to write; reads still answer, unrecorded"},
 		{SecretDetected, "an argument holds what looks like a credential (details name the field and the kind, never the value); nothing of it was stored. See docs/SECURITY.md"},

@@ -398,6 +398,8 @@ func StoreError(err error) *Error {
 			e = e.With("last_readable", unreadable.LastReadable)
 		}
 		return e
+	case errors.Is(err, gitstate.ErrHistoryCutOff):
+		return Errorf(HistoryCutOff, "%v", err)
 	case errors.Is(err, gitstate.ErrUnsupportedRepository):
 		return Errorf(UnsupportedRepo, "%v; nothing was written. Use git codex in a repository made with the default format (`git init --object-format=sha1`)", err)
 	}

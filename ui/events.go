@@ -148,6 +148,9 @@ func (s *Server) serveCommit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := s.opts.Store.Changes(r.Context(), rev)
+	if errors.Is(err, gitstate.ErrHistoryCutOff) {
+		ch, err = []gitstate.Change{}, nil // its parent was never fetched: not known here
+	}
 	if err != nil {
 		storeError(w, r, err)
 		return
@@ -156,6 +159,11 @@ func (s *Server) serveCommit(w http.ResponseWriter, r *http.Request) {
 }
 
 func notFoundOr(w http.ResponseWriter, r *http.Request, err error, msg string) {
+	if errors.Is(err, gitstate.ErrHistoryCutOff) {
+		// a shallow first sync left it out: not absent, not fetched
+		writeError(w, http.StatusNotFound, "HISTORY_CUT_OFF", err.Error())
+		return
+	}
 	if errors.Is(err, gitstate.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", msg)
 		return

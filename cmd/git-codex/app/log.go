@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
@@ -86,6 +87,7 @@ func (e *env) logCommand() *cli.Command {
 			}
 			var entries []logEntry
 			var cutOff string
+			var cutOffAt time.Time
 			limit := c.Int("limit")
 			revs := []string{c.Args().First()}
 			if c.Bool("reads") || c.Bool("errors") || c.IsSet("error") || c.Bool("unauthenticated") {
@@ -97,7 +99,7 @@ func (e *env) logCommand() *cli.Command {
 			}
 			err = st.EventsOf(c.Context, revs, func(ev gitstate.Event) bool {
 				if ev.CutOff {
-					cutOff = ev.Commit
+					cutOff, cutOffAt = ev.Commit, ev.Time
 				}
 				en := entryOf(forViewer(ev, viewer))
 				if !matches(c, en) {
@@ -153,7 +155,7 @@ func (e *env) logCommand() *cli.Command {
 				return err
 			}
 			if cutOff != "" {
-				fmt.Fprintf(e.stderr, "The history stops at %s in this repository: a shallow fetch left out what came before. `git fetch --unshallow <remote> %s` brings the rest.\n", cutOff[:12], gitstate.RefState)
+				fmt.Fprintf(e.stderr, "history cut off at %s (commit %s): a shallow fetch left out what came before; `git codex sync --full` fetches the rest\n", cutOffAt.UTC().Format("2006-01-02 15:04 MST"), cutOff[:12])
 			}
 			return nil
 		},

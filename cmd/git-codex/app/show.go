@@ -43,6 +43,10 @@ func (e *env) showCommand() *cli.Command {
 			}
 			ev = forViewer(ev, viewer)
 			changes, err := st.Changes(c.Context, ev.Commit)
+			if errors.Is(err, gitstate.ErrHistoryCutOff) {
+				// the history stops here: what it changed is not known
+				changes, err = nil, nil
+			}
 			if err != nil {
 				return tools.StoreError(err)
 			}
@@ -83,7 +87,9 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 	cutOff := false
 	err = st.Events(c.Context, "", func(ev gitstate.Event) bool {
 		cutOff = cutOff || ev.CutOff
-		if ev.Get(gitstate.TrailerTarget) == arg && ev.Kind() == kindChange {
+		// (at a shallow boundary what a call changed is not known: its
+		// event counts as the change it most likely was, unless refused)
+		if ev.Get(gitstate.TrailerTarget) == arg && (ev.Kind() == kindChange || ev.CutOff && ev.Kind() != kindRefusal) {
 			found = &ev
 			return false
 		}
@@ -93,7 +99,7 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 		return gitstate.Event{}, tools.StoreError(err)
 	}
 	if found == nil && cutOff {
-		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record created in the history this repository has: a shallow fetch cut it short (`git fetch --unshallow <remote> %s` brings the rest)", arg, gitstate.RefState)
+		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record created in the history this repository has: a shallow fetch cut it short (`git codex sync --full` fetches the rest)", arg)
 	}
 	if found == nil {
 		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record; list events with `git codex log`", arg)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
@@ -36,6 +37,10 @@ type syncReport struct {
 	// Retries are the tries that failed because the remote did not
 	// answer, and were tried again (retry.*).
 	Retries []tools.RetryNote `json:"retries,omitempty"`
+	// HistoryCutOff is set when this repository has the state's history
+	// from that time on only (a shallow first sync): `sync --full`
+	// fetches the rest.
+	HistoryCutOff *time.Time `json:"history_cut_off,omitempty"`
 }
 
 func remoteArg(c *cli.Context) (string, error) {
@@ -77,6 +82,10 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if progress != nil {
 				fmt.Fprintf(progress, "syncing with %s...\n", remote)
 			}
+			_, wasCut, err := st.HistoryCutOff(c.Context)
+			if err != nil {
+				return tools.StoreError(err)
+			}
 			res, err := e.reg.Sync(c.Context, st, o, remote, push, progress)
 			if progress == nil { // (progress told them as they came)
 				for _, n := range res.Retries {
@@ -85,6 +94,15 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if c.Bool("full") {
+				if _, err := st.Unshallow(c.Context, remote, progress); err != nil {
+					return tools.Errorf(tools.RemoteError, "the state was synced, but not its whole history: %v", err)
+				}
+			}
+			cutAt, cut, err := st.HistoryCutOff(c.Context)
+			if err != nil {
+				return tools.StoreError(err)
 			}
 			if push && c.Bool("reads") {
 				if err := syncReads(c, st, remote, progress); err != nil {
@@ -101,6 +119,10 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			}
 			r.Ignored = res.Ignored
 			r.Retries = res.Retries
+			if cut {
+				at := cutAt.UTC()
+				r.HistoryCutOff = &at
+			}
 			if r.Ignored == nil {
 				r.Ignored = []tools.IgnoredSetting{}
 			}
@@ -112,6 +134,9 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				return writeJSON(e.stdout, r)
 			}
 			fmt.Fprintln(e.stdout, syncMessage(r, push))
+			if cut && !wasCut {
+				fmt.Fprintf(e.stdout, "fetched the state's history since %s only (codex.firstSyncDays); `git codex sync --full` fetches the rest\n", cutAt.UTC().Format("2006-01-02 15:04 MST"))
+			}
 			for _, s := range r.Ignored {
 				fmt.Fprintf(e.stdout, "ignored: %s\n", ignoredNote(s))
 			}
@@ -252,7 +277,8 @@ func knownRemote(c *cli.Context, st *gitstate.Store, remote string) error {
 // syncFlags are sync's and pull's flags; --reads publishes, so only sync
 // has it.
 func syncFlags(push bool) []cli.Flag {
-	flags := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"}}
+	flags := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
+		&cli.BoolFlag{Name: "full", Usage: "also fetch the state's whole history: a first sync fetches its last codex.firstSyncDays days (git config; 7 by default, 0: all), and `git codex log` says where it stops"}}
 	if push {
 		flags = append(flags, &cli.BoolFlag{Name: "reads", Usage: "also push this machine's reads and refusals (refs/codex/reads/<machine>/*) and fetch every machine's, for an audit (`git codex log --reads`); a plain sync moves none"})
 	}

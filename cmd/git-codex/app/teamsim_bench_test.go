@@ -72,6 +72,7 @@ func BenchmarkTeamMonth(b *testing.B) {
 			laggard := filepath.Join(s.root, "laggard")
 			s.gitOut(s.root, "clone", "-q", s.origin, laggard)
 			simConfigRepo(b, laggard)
+			gitstatetest.Git(b, laggard, "config", "codex.firstSyncDays", "0") // it fetches it all
 			b.Cleanup(func() { gitstatetest.WaitForMaintenance(b, laggard) })
 			var last simFigures
 			fmt.Fprintf(os.Stderr, "design=%s\n%s\n", d.name, last.header())
@@ -86,6 +87,8 @@ func BenchmarkTeamMonth(b *testing.B) {
 				d.name, s.calls, s.refused, s.syncs, time.Since(began).Round(time.Second), s.byTool)
 			b.ReportMetric(float64(last.FetchBytes)/(1<<20), "fetch-MB")
 			b.ReportMetric(ms(last.FirstSync), "first-sync-ms")
+			b.ReportMetric(float64(last.ShallowBytes)/(1<<20), "shallow-fetch-MB")
+			b.ReportMetric(ms(last.ShallowSync), "shallow-first-sync-ms")
 			b.ReportMetric(ms(last.DaySync), "day-sync-ms")
 			b.ReportMetric(ms(last.Log), "log-ms")
 			b.ReportMetric(ms(last.Status), "status-ms")

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -22,13 +24,19 @@ import (
 // simFigures are what a checkpoint measures: the issue's list, each for
 // the design the simulation runs.
 type simFigures struct {
-	Elapsed       time.Duration // simulated time so far
-	Calls         int           // tool calls the team made
-	StateCommits  int           // commits on origin's refs/codex/state: what every clone carries
-	LocalReads    int           // commits on clone 0's refs/codex/reads/*: what stays on its machine
-	FetchBytes    int64         // objects a fresh clone fetches of origin's refs/codex/*, as git stores them
-	Fetch         time.Duration // that fetch (git fetch, a process)
-	FirstSync     time.Duration // `git codex sync` of a fresh clone, a process
+	Elapsed      time.Duration // simulated time so far
+	Calls        int           // tool calls the team made
+	StateCommits int           // commits on origin's refs/codex/state: what every clone carries
+	LocalReads   int           // commits on clone 0's refs/codex/reads/*: what stays on its machine
+	FetchBytes   int64         // objects a fresh clone fetches of origin's refs/codex/*, as git stores them
+	Fetch        time.Duration // that fetch (git fetch, a process)
+	FirstSync    time.Duration // `git codex sync` of a fresh clone, a process (codex.firstSyncDays=0: the whole history)
+	// ShallowBytes, ShallowFetch and ShallowSync are the same for a
+	// fresh clone whose first sync fetches the last simWindow of the
+	// state's history (codex.firstSyncDays, the default being 30 days).
+	ShallowBytes  int64
+	ShallowFetch  time.Duration
+	ShallowSync   time.Duration
 	DaySync       time.Duration // `git codex sync` of a clone last synced at the previous checkpoint
 	Log           time.Duration // `git codex log` (50 events), a process; median of 5
 	Status        time.Duration // `git codex status`, a process; median of 5
@@ -44,14 +52,14 @@ type simFigures struct {
 
 // header and row print figures as a table line.
 func (f simFigures) header() string {
-	return "simulated\tcalls\tstate-commits\tlocal-reads\tfetch-MB\tfetch\tfirst-sync\tday-sync\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\tgc\tpacked-MB\trecords"
+	return "simulated\tcalls\tstate-commits\tlocal-reads\tfetch-MB\tfetch\tfirst-sync\tshallow-MB\tshallow-fetch\tshallow-sync\tday-sync\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\tgc\tpacked-MB\trecords"
 }
 
 func (f simFigures) row() string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 	mb := func(n int64) string { return fmt.Sprintf("%.2f", float64(n)/(1<<20)) }
 	return strings.Join([]string{f.Elapsed.String(), fmt.Sprint(f.Calls), fmt.Sprint(f.StateCommits), fmt.Sprint(f.LocalReads),
-		mb(f.FetchBytes), ms(f.Fetch), ms(f.FirstSync), ms(f.DaySync), ms(f.Log), ms(f.Status), ms(f.Inbox), ms(f.InboxProcess),
+		mb(f.FetchBytes), ms(f.Fetch), ms(f.FirstSync), mb(f.ShallowBytes), ms(f.ShallowFetch), ms(f.ShallowSync), ms(f.DaySync), ms(f.Log), ms(f.Status), ms(f.Inbox), ms(f.InboxProcess),
 		ms(f.Write), ms(f.WebFirst), ms(f.WebAtWeek), ms(f.GC), mb(f.PackedBytes), fmt.Sprint(f.StateTreeSize)}, "\t")
 }
 
@@ -106,11 +114,13 @@ func (s *teamSim) measure(bin, laggard string, elapsed time.Duration) simFigures
 	os.RemoveAll(fresh)
 	s.gitOut(s.root, "clone", "-q", s.origin, fresh)
 	simConfigRepo(s.tb, fresh)
+	s.gitOut(fresh, "config", "codex.firstSyncDays", "0")
 	start = time.Now()
 	s.simProc(bin, fresh, "", "sync", "-q", "origin")
 	f.FirstSync = time.Since(start)
 	gitstatetest.WaitForMaintenance(s.tb, fresh)
 	os.RemoveAll(fresh)
+	f.ShallowBytes, f.ShallowFetch, f.ShallowSync = s.measureShallow(bin, fresh)
 
 	start = time.Now()
 	s.simProc(bin, laggard, "", "sync", "-q", "origin")
@@ -140,6 +150,46 @@ func (s *teamSim) measure(bin, laggard string, elapsed time.Duration) simFigures
 	f.PackedBytes = dirSize(filepath.Join(c0.dir, ".git", "objects"))
 	s.reportHistory(elapsed)
 	return f
+}
+
+// simWindow is how much of the state's history the shallow first sync
+// of a fresh clone fetches in the simulation: GIT_CODEX_SIM_WINDOW ("1d",
+// "12h"), a day by default (git codex's default is 30: the length of the
+// runs the machine affords is days).
+func simWindow(tb testing.TB) time.Duration {
+	return simSpan(tb, os.Getenv("GIT_CODEX_SIM_WINDOW"), 24*time.Hour)
+}
+
+// measureShallow is a fresh clone's shallow first sync, the last
+// simWindow of the state's history: what git fetches for it (the state
+// with --shallow-since, back from its newest commit; notes and archives
+// whole, as sync fetches them), then the sync itself, a process.
+func (s *teamSim) measureShallow(bin, dir string) (bytes int64, fetch, sync time.Duration) {
+	window := simWindow(s.tb)
+	tip, err := strconv.ParseInt(s.gitOut(s.origin, "log", "-1", "--format=%ct", "refs/codex/state"), 10, 64)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	since := time.Unix(tip, 0).Add(-window)
+	s.gitOut(s.root, "init", "-q", dir)
+	start := time.Now()
+	s.gitOut(dir, "fetch", "-q", "--shallow-since=@"+strconv.FormatInt(since.Unix(), 10), s.origin, "+refs/codex/state:refs/codex/state")
+	s.gitOut(dir, "fetch", "-q", s.origin, "+refs/codex/archive/*:refs/codex/archive/*", "+refs/notes/codex*:refs/notes/codex*")
+	fetch = time.Since(start)
+	bytes = dirSize(filepath.Join(dir, ".git", "objects"))
+	os.RemoveAll(dir)
+	s.gitOut(s.root, "clone", "-q", s.origin, dir)
+	simConfigRepo(s.tb, dir)
+	s.gitOut(dir, "config", "codex.firstSyncDays", strconv.FormatFloat(window.Hours()/24, 'f', 6, 64))
+	start = time.Now()
+	s.simProc(bin, dir, "", "sync", "-q", "origin")
+	sync = time.Since(start)
+	if out := s.gitOut(dir, "rev-parse", "--is-shallow-repository"); strings.TrimSpace(out) != "true" && s.elapsed() > window {
+		s.tb.Fatalf("the shallow first sync fetched the whole history (is-shallow-repository: %s)", out)
+	}
+	gitstatetest.WaitForMaintenance(s.tb, dir)
+	os.RemoveAll(dir)
+	return bytes, fetch, sync
 }
 
 // measureWeb times the web page's first page and its view a week back

@@ -32,7 +32,8 @@ type Storage interface {
 // not safe for concurrent use: the store guards it.
 type Repo struct {
 	*Objects
-	dir string
+	dir     string
+	shallow shallowFile // the shallow file as last read (Shallow)
 }
 
 var _ Storage = (*Repo)(nil)

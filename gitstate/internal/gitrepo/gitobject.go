@@ -48,6 +48,10 @@ type Commit struct {
 	Author       Signature
 	Committer    Signature
 	Message      string
+	// Shallow is set when the repository's shallow file lists the commit
+	// (Repo.Commit): its parents were never fetched, and walks stop here
+	// (Parents), as git's do.
+	Shallow bool
 }
 
 var (

@@ -1,0 +1,307 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// A shallow state (issue 27): the first sync of a repository that has no
+// state yet fetches the state's history over a window of days only
+// (`git fetch --shallow-since`), so what a new clone fetches and checks
+// grows with the window, not with the age of the repository. git records
+// the commits at the window's edge in its shallow file; only git codex's
+// commits are listed there (the fetch wants refs/codex/state alone), so
+// the code's history is untouched. What lies beyond is fetched on demand:
+// a merge whose base is beyond the edge deepens the history first
+// (deepenForMerge), and `git codex sync --full` (Unshallow) fetches it
+// all. docs/STATE.md, "A shallow first sync", says what else follows.
+
+// ErrHistoryCutOff means what was asked for lies before the boundary of a
+// shallow state's history: this repository never fetched it. See
+// CutOffError.
+var ErrHistoryCutOff = errors.New("the state's history is cut off here")
+
+// CutOffError says where the local history stops and how to fetch the
+// rest.
+type CutOffError struct {
+	What string    // what was asked for, e.g. "the state at 2026-10-01T00:00:00Z"
+	At   time.Time // the history is whole from here on (HistoryCutOff)
+}
+
+func (e *CutOffError) Error() string {
+	return fmt.Sprintf("%s is before %s, where this repository's history of the state stops (a shallow first sync fetched the recent part only); `git codex sync --full` fetches the rest",
+		e.What, e.At.UTC().Format(time.RFC3339))
+}
+
+func (e *CutOffError) Unwrap() error { return ErrHistoryCutOff }
+
+// DefaultFirstSyncDays is how many days of the state's history a first
+// sync fetches when git config does not say (codex.firstSyncDays), back
+// from its newest commit. A busy team of twenty agents adds ~4,700 commits
+// and ~5 MB of history a day (docs/PERFORMANCE.md): a week keeps a fresh
+// clone's fetch under issue 27's 50 MB and its first sync near 5 s, and
+// covers what log and ?at= are mostly asked for; the rest is a
+// `git codex sync --full` away.
+const DefaultFirstSyncDays = 7
+
+// shallowSet is the repository's shallow commits (git's shallow file),
+// empty in a repository fetched whole.
+func (s *Store) shallowSet() (gitrepo.Shallow, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	return s.objects.Shallow()
+}
+
+// HistoryCutOff reports whether the state's history stops short in this
+// repository (a shallow fetch left out what came before), and from when
+// on it is whole: the newest commit time at the boundary (what is missing
+// is older than every commit there when --shallow-since cut it; older
+// than the commit it is a parent of when a depth did). Shallow commits
+// that are not state commits (a shallow clone of the code) do not count.
+func (s *Store) HistoryCutOff(ctx context.Context) (at time.Time, cut bool, err error) {
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return time.Time{}, false, err
+	}
+	_, at, cut = s.boundaryTimes(set)
+	return at, cut, nil
+}
+
+// boundaryTimes are the oldest and newest commit times of the state
+// commits among the shallow commits set (cut is false when there are none).
+func (s *Store) boundaryTimes(set gitrepo.Shallow) (oldest, newest time.Time, cut bool) {
+	for h := range set {
+		c, err := s.readCommit(h)
+		if err != nil || clockOf(c.Message) == 0 {
+			continue // gone since, or not a commit git codex wrote: the code's
+		}
+		when := c.Committer.When
+		if !cut || when.After(newest) {
+			newest = when
+		}
+		if !cut || when.Before(oldest) {
+			oldest = when
+		}
+		cut = true
+	}
+	return oldest, newest, cut
+}
+
+// boundaryClock is the largest clock of the commits at the shallow
+// boundary (0 without one). Their parents were never fetched, so their
+// clocks cannot be checked against their history: checkClock takes them
+// as given, as a shallow clone of code takes the boundary's content.
+func (s *Store) boundaryClock() (Clock, error) {
+	set, err := s.shallowSet()
+	if err != nil {
+		return 0, err
+	}
+	var max Clock
+	for h := range set {
+		if c, err := s.readCommit(h); err == nil {
+			max = max.Witness(clockOf(c.Message))
+		}
+	}
+	return max, nil
+}
+
+// firstSyncDays is codex.firstSyncDays from git config: how many days of
+// the state's history a first sync fetches, back from its newest commit;
+// 0 fetches it all.
+func (s *Store) firstSyncDays() float64 {
+	return s.config().firstSyncDays
+}
+
+// firstSyncWindow is how much of the state's history the first fetch of
+// the state from remote takes: codex.firstSyncDays, or 0 to fetch it
+// whole (the setting is 0, or the repository already has the state or a
+// copy of the remote's).
+func (s *Store) firstSyncWindow(remote string) (time.Duration, error) {
+	days := s.firstSyncDays()
+	if days <= 0 {
+		return 0, nil
+	}
+	for _, ref := range []string{RefState, RemoteStateRef(remote)} {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, ref); err != nil || ok {
+			return 0, err
+		}
+	}
+	return time.Duration(days * float64(24*time.Hour)), nil
+}
+
+// fetchShallow is the first fetch of the state, over window: the tip
+// first (--depth=1), then the history back to window before the tip's
+// time (--shallow-since). The window counts back from the state's newest
+// commit, not from the clock: a state nobody wrote to for a while still
+// comes with its last window of history, and what a first sync fetches
+// and checks does not depend on the machine's clock.
+func (s *Store) fetchShallow(ctx context.Context, progress io.Writer, base []string, remote, spec string, window time.Duration) error {
+	args := append(append([]string{}, base...), "--depth=1", remote, spec)
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return err
+	}
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(remote))
+	if err != nil || !ok {
+		return errors.Join(err, fmt.Errorf("gitstate: fetch %s: %s was not fetched", remote, RefState))
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, RefState, err)
+	}
+	since := c.Committer.When.Add(-window).Unix()
+	args = append(append([]string{}, base...), "--shallow-since=@"+strconv.FormatInt(since, 10), remote, spec)
+	return s.gitProgress(ctx, progress, args...)
+}
+
+// errNeedsDeeperHistory is what a merge in a shallow repository returns
+// when the two histories part beyond the boundary: their merge base is not
+// here, and a merge against a base found short of it would bring back what
+// one side deleted. Sync deepens the history and merges again.
+var errNeedsDeeperHistory = errors.New("the merge base lies beyond the shallow boundary")
+
+// wholeDepth is the depth that fetches the state's history whole. Not
+// --unshallow, nor --depth=2147483647 (git's INFINITE_DEPTH, which
+// --unshallow sends): to that, upload-pack answers by unshallowing every
+// commit the client's shallow file lists, the code's of a shallow clone
+// too, and git then fetches the code's whole history. Nor --deepen, which
+// deepens from every boundary, the code's included. A depth counted from
+// the state's tip deepens the state alone (sync_shallow.txtar, the clone d).
+const wholeDepth = "--depth=2147483646"
+
+// deepenForMerge fetches the whole history of the state from a remote
+// whose state, as last fetched, reaches the commits at this repository's
+// shallow boundary: the remote the shallow history came from. The remote
+// being synced is tried first; a peer that never had that history (its
+// state parted from ours before the boundary) cannot deepen it, and
+// neither can --deepen, which counts from the wanted tips. It reports
+// whether the boundary moved.
+func (s *Store) deepenForMerge(ctx context.Context, remote string, progress io.Writer) (bool, error) {
+	before, err := s.shallowSet()
+	if err != nil {
+		return false, err
+	}
+	var boundary []plumbing.Hash
+	for h := range before {
+		if c, err := s.readCommit(h); err == nil && clockOf(c.Message) > 0 {
+			boundary = append(boundary, h)
+		}
+	}
+	names, err := s.remoteStateNames()
+	if err != nil {
+		return false, err
+	}
+	from := ""
+	for _, r := range append([]string{remote}, names...) {
+		if checkRemote(r) != nil || strings.HasPrefix(remoteDir(r), remotesPrefix+"url-") && r != remote {
+			continue // (a URL synced once is known by its hash only)
+		}
+		tip, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(r))
+		if err != nil || !ok {
+			continue
+		}
+		for _, b := range boundary {
+			if s.git(ctx, nil, "merge-base", "--is-ancestor", b.String(), tip.String()) == nil {
+				from = r
+				break
+			}
+		}
+		if from != "" {
+			break
+		}
+	}
+	if from == "" {
+		return false, nil
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "git codex: the merge needs state history from before where this repository's shallow history stops; fetching it from %s\n", from)
+	}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter", "--quiet", wholeDepth,
+		from, "+" + RefState + ":" + RemoteStateRef(from)}
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return false, fmt.Errorf("gitstate: fetch the state's history from %s: %w: %v", from, ErrRemote, err)
+	}
+	after, err := s.shallowSet()
+	if err != nil {
+		return false, err
+	}
+	for _, b := range boundary {
+		if !after[b] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Unshallow fetches the whole of the state's history from remote into a
+// repository whose first sync fetched it shallow (`git codex sync
+// --full`). It reports whether there was anything to fetch; the code's
+// history, shallow or not, is not touched (wholeDepth).
+func (s *Store) Unshallow(ctx context.Context, remote string, progress io.Writer) (bool, error) {
+	if err := checkRemote(remote); err != nil {
+		return false, err
+	}
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if _, cut, err := s.HistoryCutOff(ctx); err != nil || !cut {
+		return false, err
+	}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter", wholeDepth}
+	if progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, remote, "+"+RefState+":"+RemoteStateRef(remote))
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return false, fmt.Errorf("gitstate: fetch the whole state from %s: %w: %v", remote, ErrRemote, err)
+	}
+	return true, nil
+}
+
+// checkBaseHere fails with errNeedsDeeperHistory when ours and theirs
+// part beyond the shallow boundary (cutInDifference); in a repository
+// fetched whole it reads one file's metadata.
+func (s *Store) checkBaseHere(ctx context.Context, ours, theirs plumbing.Hash) error {
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return err
+	}
+	cut, err := s.cutInDifference(ctx, ours, theirs, set)
+	if err != nil {
+		return err
+	}
+	if cut {
+		return fmt.Errorf("gitstate: merge %s into %s: %w", theirs, ours, errNeedsDeeperHistory)
+	}
+	return nil
+}
+
+// cutInDifference reports whether a shallow commit is among the commits
+// only one of ours and theirs reaches (git rev-list --left-right): then
+// that side's history stops at the boundary before it meets the other's,
+// and their merge base, if any, is beyond it. A boundary both reach is
+// harmless: everything beyond it is shared history.
+func (s *Store) cutInDifference(ctx context.Context, ours, theirs plumbing.Hash, set gitrepo.Shallow) (bool, error) {
+	var out strings.Builder
+	if err := s.git(ctx, &out, "rev-list", ours.String()+"..."+theirs.String()); err != nil {
+		return false, err
+	}
+	for _, id := range strings.Fields(out.String()) {
+		if plumbing.IsHash(id) && set[plumbing.NewHash(id)] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
