@@ -24,7 +24,7 @@ func (r *Registry) admit(c *Call, src configSource, o Origin, t *Tool) *Error {
 	if callerErr != nil {
 		return AsError(callerErr)
 	}
-	cfg, err := loadConfig(src)
+	cfg, err := loadConfig(src, r.keys())
 	if err != nil {
 		return AsError(err)
 	}
@@ -66,8 +66,8 @@ func resolveCaller(c *Call, src recordGetter) error {
 
 // Hooks are the steps of the call pipeline that belong to the nouns, not
 // to the framework: the framework runs them at fixed points and knows
-// nothing of what they do. The assembly (Builtin) sets them, as it
-// registers tools.
+// nothing of what they do. The assembly (Builtin) hands them in its
+// Catalog, with the tools.
 type Hooks struct {
 	// BeforeHandler runs inside the call's transaction once the caller
 	// is admitted and the input decoded, just before the handler, in
@@ -85,9 +85,6 @@ type Hooks struct {
 	// TOOL_NOT_FOUND.
 	UnknownTool func(name string) *Error
 }
-
-// SetHooks installs the pipeline's hooks, replacing any set before.
-func (r *Registry) SetHooks(h Hooks) { r.hooks = h }
 
 // beforeHandler runs the BeforeHandler hooks.
 func (r *Registry) beforeHandler(c *Call) error {

@@ -40,11 +40,11 @@ const defaultRetentionDays = 30
 
 // retentionKeys are the settings of retention: one for all kinds, and one
 // per kind that, once set, overrides it.
-func retentionKeys() []configKey {
-	keys := []configKey{{Name: "retention.days", Kind: "int", Default: defaultRetentionDays,
+func retentionKeys() []ConfigKey {
+	keys := []ConfigKey{{Name: "retention.days", Kind: "int", Default: defaultRetentionDays,
 		Doc: "`git codex archive` takes records that ended (mail read, instances ended and cleaned up, delegations and GitHub calls finished, conflicts settled) this many days ago off the tip, into refs/codex/archive/records-*; retention.<kind>.days overrides it for one kind"}}
 	for _, k := range retentionKinds() {
-		keys = append(keys, configKey{Name: "retention." + k + ".days", Kind: "int", Default: 0,
+		keys = append(keys, ConfigKey{Name: "retention." + k + ".days", Kind: "int", Default: 0,
 			Doc: "days before `git codex archive` takes " + retentionDoc(k) + "; 0 (unset): retention.days"})
 	}
 	return keys

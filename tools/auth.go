@@ -67,9 +67,9 @@ func authenticate(c *Call, o Origin) error {
 }
 
 // authKeys are the framework's settings of authentication.
-func authKeys() []configKey {
-	return []configKey{
-		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, oneOf: []string{AuthOff, AuthWarn, AuthRequired},
+func authKeys() []ConfigKey {
+	return []ConfigKey{
+		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, OneOf: []string{AuthOff, AuthWarn, AuthRequired},
 			Doc: "how agents prove who they are: off (believed), warn (calls without the agent's credential are marked Codex-Auth: none), required (refused with AUTH_FAILED); see docs/SECURITY.md"},
 	}
 }

@@ -2,14 +2,33 @@ package tools
 
 import (
 	"context"
+	"slices"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-// Builtin returns a registry of every tool git codex ships, with the
-// pipeline's hooks (BuiltinHooks).
-func Builtin() *Registry {
-	r := NewRegistry(
+// Builtin returns a registry of everything git codex ships (BuiltinCatalog).
+func Builtin() *Registry { return NewRegistry(BuiltinCatalog()) }
+
+// BuiltinCatalog is every tool git codex ships, the pipeline's hooks, and
+// the record kinds and config keys the nouns define: what the framework
+// learns of the nouns, handed to NewRegistry. A fresh value on every
+// call: a few small slices, cheaper than a shared one that someone could
+// change.
+func BuiltinCatalog() Catalog {
+	return Catalog{
+		Tools:       builtinTools(),
+		Hooks:       BuiltinHooks(),
+		Kinds:       nounKinds(),
+		ConfigKeys:  nounConfigKeys(),
+		KeyPatterns: nounKeyPatterns(),
+	}
+}
+
+// builtinTools are the tools of the nouns (and the framework's config
+// tools).
+func builtinTools() []*Tool {
+	return []*Tool{
 		MailSend, MailListInbox, MailRead, MailReply,
 		LogDecision, DecisionListTool, DecisionShow,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
@@ -26,9 +45,7 @@ func Builtin() *Registry {
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
-	)
-	r.SetHooks(BuiltinHooks())
-	return r
+	}
 }
 
 // BuiltinHooks are the nouns' steps in the call pipeline: an instance's
@@ -46,27 +63,25 @@ func BuiltinHooks() Hooks {
 // nounConfigKeys are the settings the nouns own, registered here as their
 // tools are: each noun lists its keys next to the code that reads them.
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
-func nounConfigKeys() []func() []configKey {
-	return []func() []configKey{
-		mailKeys, cycleKeys, instanceKeys, githubKeys, taskKeys, delegateKeys, mcpKeys, wakeKeys, retentionKeys, githubReviewKeys,
-	}
+func nounConfigKeys() []ConfigKey {
+	return slices.Concat(
+		mailKeys(), cycleKeys(), instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+	)
 }
 
 // nounKeyPatterns find the settings whose names the nouns make up (a
 // launcher's agent.<name>.command): each answers whether name is one.
-func nounKeyPatterns() []func(name string) (configKey, bool) {
-	return []func(name string) (configKey, bool){launcherKey}
+func nounKeyPatterns() []func(name string) (ConfigKey, bool) {
+	return []func(name string) (ConfigKey, bool){launcherKey}
 }
 
-// Kinds returns every record kind, in the order docs/STATE.md lists them:
-// the framework's (config, agents) and the nouns', each defined by the
+// nounKinds are the nouns' record kinds, in the order docs/STATE.md lists
+// them (after the framework's config and agents), each defined by the
 // noun that owns it (its Kind: where its records live, how they decode
-// and validate, merge, and who holds them). A fresh table on every call:
-// a few small values, cheaper than a shared one that someone could
-// change.
-func Kinds() []Kind {
+// and validate, merge, and who holds them).
+func nounKinds() []Kind {
 	return []Kind{
-		configKind(), agentKind(), mailKind(), decisionKind(), taskKind(), lockKind(),
+		mailKind(), decisionKind(), taskKind(), lockKind(),
 		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),

@@ -40,8 +40,8 @@ var ConfigGet = Define("config_get", "config.get",
 	func(ctx context.Context, c *Call, in ConfigGetIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
 		keys := c.Config.allKeys()
-		if k, ok := lookupKey(in.Key); ok && in.Key != "" {
-			keys = []configKey{k} // also a launcher's key, agent.<name>.command
+		if k, ok := c.Config.keys.Lookup(in.Key); ok && in.Key != "" {
+			keys = []ConfigKey{k} // also a launcher's key, agent.<name>.command
 		}
 		for _, k := range keys {
 			if in.Key != "" && k.Name != in.Key {
@@ -50,7 +50,7 @@ var ConfigGet = Define("config_get", "config.get",
 			out.Settings = append(out.Settings, c.Config.show(k))
 		}
 		if in.Key != "" && len(out.Settings) == 0 {
-			return ConfigValues{}, unknownKey(in.Key)
+			return ConfigValues{}, unknownKey(c.Config.keys, in.Key)
 		}
 		c.Summarize("%s read config %s", c.Caller.ID, in.Key)
 		return out, nil
@@ -75,8 +75,8 @@ var ConfigList = Define("config_list", "config.get",
 
 // allKeys is every setting config_get and config_list show: the fixed
 // ones and the launchers git config or the shared config name, by key.
-func (c *Config) allKeys() []configKey {
-	keys := append(configKeys(), c.patternKeysIn()...)
+func (c *Config) allKeys() []ConfigKey {
+	keys := append(c.keys.all(), c.patternKeysIn()...)
 	sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 }
@@ -84,7 +84,7 @@ func (c *Config) allKeys() []configKey {
 // show is one key as config_get and config_list return it. A local key
 // shows git config's value, and a value the shared state holds of it as
 // ignored.
-func (c *Config) show(k configKey) ConfigValue {
+func (c *Config) show(k ConfigKey) ConfigValue {
 	e, set := c.set(k.Name)
 	if !k.Local {
 		return ConfigValue{Key: k.Name, Value: c.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
@@ -97,8 +97,8 @@ func (c *Config) show(k configKey) ConfigValue {
 	return v
 }
 
-func unknownKey(key string) *Error {
-	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keyNames(), ", ")).With("key", key)
+func unknownKey(keys *ConfigKeys, key string) *Error {
+	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keys.names(), ", ")).With("key", key)
 }
 
 // ConfigSetIn is config_set's input.
@@ -113,9 +113,9 @@ var ConfigSet = Define("config_set", permSetConfig,
 		"Settings of this machine (launchers, agent.default, github.api_url, worktree.dir, tmux.socket) go to its git config, not the shared state, and only people may set them.",
 	CLI{Path: "config set", Args: []string{"key", "value"}},
 	func(ctx context.Context, c *Call, in ConfigSetIn) (*ConfigValue, error) {
-		k, ok := lookupKey(in.Key)
+		k, ok := c.Config.keys.Lookup(in.Key)
 		if !ok {
-			return nil, unknownKey(in.Key)
+			return nil, unknownKey(c.Config.keys, in.Key)
 		}
 		if k.Local {
 			if err := refuseLocal(c, k); err != nil {
@@ -154,14 +154,14 @@ var ConfigReset = Define("config_reset", permResetConfig,
 	"Set settings back to their defaults: `policy` (every policy key) or one key. People may always reset, even when the policy denies them everything; the reset is recorded like any call.",
 	CLI{Path: "config reset", Args: []string{"what"}},
 	func(ctx context.Context, c *Call, in ConfigResetIn) (*ConfigValues, error) {
-		var keys []configKey
-		for _, k := range configKeys() {
+		var keys []ConfigKey
+		for _, k := range c.Config.keys.all() {
 			if k.Name == in.What || (in.What == "policy" && strings.HasPrefix(k.Name, "policy.")) {
 				keys = append(keys, k)
 			}
 		}
-		if k, ok := patternKey(in.What); ok {
-			keys = []configKey{k}
+		if k, ok := c.Config.keys.pattern(in.What); ok {
+			keys = []ConfigKey{k}
 		}
 		if len(keys) == 1 && keys[0].Local {
 			// this machine's setting: back to its default in git config
@@ -177,7 +177,7 @@ var ConfigReset = Define("config_reset", permResetConfig,
 			return out, nil
 		}
 		if len(keys) == 0 {
-			return nil, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(keyNames(), ", ")).With("what", in.What)
+			return nil, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(c.Config.keys.names(), ", ")).With("what", in.What)
 		}
 		out := &ConfigValues{Settings: []ConfigValue{}}
 		for _, k := range keys {
@@ -211,9 +211,9 @@ var ConfigUnset = Define("config_unset", "config.set",
 	"Put one setting back to its default value (e.g. after a config_set you want to undo).",
 	CLI{Path: "config unset", Args: []string{"key"}},
 	func(ctx context.Context, c *Call, in ConfigUnsetIn) (*ConfigValue, error) {
-		k, ok := lookupKey(in.Key)
+		k, ok := c.Config.keys.Lookup(in.Key)
 		if !ok {
-			return nil, unknownKey(in.Key)
+			return nil, unknownKey(c.Config.keys, in.Key)
 		}
 		if k.Local {
 			if err := refuseLocal(c, k); err != nil {

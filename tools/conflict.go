@@ -23,11 +23,11 @@ func conflictPath(id string) string {
 
 // conflictKind: conflicts/<x>/<y>/<id>.json. A conflict is never deleted.
 func conflictKind() Kind {
-	return recordKind(Kind{Name: "conflict", Dir: dirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, c *Conflict) error {
+	return recordKindIn(Kind{Name: "conflict", Dir: dirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(kinds KindTable, rel []string, name string, c *Conflict) error {
 		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || !fannedOut(rel, c.ID) {
 			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
 		}
-		if _, ok := claimKindOf(c.Record); !ok {
+		if _, ok := kinds.claimKindOf(c.Record); !ok {
 			return fmt.Errorf("conflict record %q is about %q, not a record with a holder", c.ID, c.Record)
 		}
 		if ValidateCallerID(c.Loser.Holder) != nil || validClaim(c.Winner) != nil {
@@ -67,10 +67,10 @@ type Conflict struct {
 // lost (to an earlier claim, or to the other side ending the resource) it
 // writes a Conflict record and a mail to the loser (see recordConflict for
 // how both stay the same on every machine).
-func restoreInvariants(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
+func restoreInvariants(kinds KindTable, tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
 	var out []Conflict
 	for _, path := range report.Resolved {
-		kind, ok := claimKindOf(path)
+		kind, ok := kinds.claimKindOf(path)
 		if !ok {
 			continue
 		}

@@ -316,7 +316,7 @@ func TestCycleRecordsValidate(t *testing.T) {
 	}
 	for _, p := range paths {
 		data := []byte(gitstatetest.Git(t, e.dir, "show", gitstate.RefState+":"+p))
-		if err := tools.ValidateRecord(p, data); err != nil {
+		if err := tools.Builtin().Kinds().ValidateRecord(p, data); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
 		var tampered []string
@@ -336,7 +336,7 @@ func TestCycleRecordsValidate(t *testing.T) {
 			if bad == string(data) {
 				t.Fatalf("%s: tampering %d changed nothing", p, i)
 			}
-			if err := tools.ValidateRecord(p, []byte(bad)); err == nil {
+			if err := tools.Builtin().Kinds().ValidateRecord(p, []byte(bad)); err == nil {
 				t.Errorf("%s: tampered record %d accepted", p, i)
 			}
 		}

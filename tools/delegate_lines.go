@@ -37,8 +37,8 @@ const (
 )
 
 // delegateKeys are the settings of delegated turns.
-func delegateKeys() []configKey {
-	return []configKey{
+func delegateKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "delegate.max_line_bytes", Kind: "int", Default: defaultMaxLineBytes,
 			Doc: "largest output line of a delegated agent CLI read whole, in bytes (at least 65536); a longer line (a tool result holding a big file) has its long strings cut to fit, and the result's output_cut says so"},
 		{Name: "delegate.max_transcript_bytes", Kind: "int", Default: defaultMaxTranscriptBytes,

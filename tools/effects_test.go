@@ -51,7 +51,7 @@ func effectsRegistry(outside func(ctx context.Context, f *Followup) error, undo 
 		})
 		return out, nil
 	})
-	return NewRegistry(probe)
+	return NewRegistry(Catalog{Tools: []*Tool{probe}})
 }
 
 func effectsStore(t *testing.T) (*gitstate.Store, string) {
@@ -62,7 +62,7 @@ func effectsStore(t *testing.T) (*gitstate.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	// people may call the probe (it is not in the default policy)

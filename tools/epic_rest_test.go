@@ -27,8 +27,9 @@ func restEpicEnv(t *testing.T) (*env, *githubtest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := tools.NewRegistry(append(tools.Builtin().All(), submitTool(gh))...)
-	reg.SetHooks(tools.BuiltinHooks())
+	cat := tools.BuiltinCatalog()
+	cat.Tools = append(cat.Tools, submitTool(gh))
+	reg := tools.NewRegistry(cat)
 	e.reg = reg.WithEnv(tools.Env{GitHub: github.Open})
 	e.ok(human, "config_set", `{"key":"retry.delay_ms","value":"1"}`)
 	e.ok(human, "agent_register", `{"id":"boss","type":"supervisor"}`)

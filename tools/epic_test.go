@@ -166,8 +166,9 @@ func epicEnv(t *testing.T) (*env, *memForge) {
 	e := newEnv(t)
 	gitstatetest.Git(t, e.dir, "commit", "-q", "--allow-empty", "-m", "base")
 	forge := newMemForge()
-	reg := tools.NewRegistry(append(tools.Builtin().All(), submitTool(forge), putTool)...)
-	reg.SetHooks(tools.BuiltinHooks())
+	cat := tools.BuiltinCatalog()
+	cat.Tools = append(cat.Tools, submitTool(forge), putTool)
+	reg := tools.NewRegistry(cat)
 	e.reg = reg.WithEnv(tools.Env{GitHub: forge.opener()})
 	e.ok(human, "config_set", `{"key":"retry.delay_ms","value":"1"}`)
 	e.ok(human, "agent_register", `{"id":"boss","type":"supervisor"}`)
@@ -554,7 +555,7 @@ func TestEpicKindsValidate(t *testing.T) {
 		{"comments/t-0000000000000000/" + gitstate.Fanout(c) + "/" + c + ".json", commentRec, false},
 		{commentPath, strings.Replace(commentRec, `"kind": "comment"`, `"kind": "vote"`, 1), false},
 	} {
-		if err := tools.ValidateRecord(tc.path, []byte(tc.data)); (err == nil) != tc.ok {
+		if err := tools.Builtin().Kinds().ValidateRecord(tc.path, []byte(tc.data)); (err == nil) != tc.ok {
 			t.Errorf("ValidateRecord(%s) = %v, want ok=%v", tc.path, err, tc.ok)
 		}
 	}

@@ -99,10 +99,10 @@ func escalate(ctx context.Context, st *gitstate.Store, c *Call, res Result, comm
 		return commit
 	}
 	next, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		ec := &Call{Caller: c.Caller, Tx: tx, Env: c.Env, tool: c.tool, follows: commit}
+		ec := &Call{Caller: c.Caller, Tx: tx, Env: c.Env, tool: c.tool, follows: commit, keys: c.keys}
 		err := resolveCaller(ec, tx)
 		if err == nil {
-			ec.Config, err = loadConfig(tx)
+			ec.Config, err = loadConfig(tx, c.keys)
 		}
 		if err == nil {
 			err = sendEscalation(ec, c.tool, res, commit)

@@ -18,9 +18,9 @@ func escalationRegistry() *Registry {
 	boom := Define("boom", "boom.run", "test tool", CLI{}, func(ctx context.Context, c *Call, in boomIn) (struct{}, error) {
 		return struct{}{}, Errorf(Code(in.Code), "it broke (token ghp_TESTtokenTESTtokenTESTtokenTESTtoken12 inside)")
 	})
-	reg := NewRegistry(boom, AgentRegister, MailListInbox, ConfigSet)
-	reg.SetHooks(BuiltinHooks()) // escalation is what these tests test
-	return reg
+	cat := BuiltinCatalog() // its hooks: escalation is what these tests test
+	cat.Tools = []*Tool{boom, AgentRegister, MailListInbox, ConfigSet}
+	return NewRegistry(cat)
 }
 
 func TestEscalationFoldsPerHour(t *testing.T) {

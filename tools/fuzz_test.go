@@ -113,8 +113,9 @@ func FuzzMergeRecordSymmetric(f *testing.F) {
 			f.Add(p, []byte(s[0]), []byte(s[1]), []byte(s[2]))
 		}
 	}
+	kinds := Builtin().Kinds()
 	f.Fuzz(func(t *testing.T, path string, base, ours, theirs []byte) {
-		if _, ok := claimKindOf(path); !ok && path != pathConfig && path != "agents/w.json" {
+		if _, ok := kinds.claimKindOf(path); !ok && path != pathConfig && path != "agents/w.json" {
 			return
 		}
 		if len(base) == 0 {
@@ -123,11 +124,11 @@ func FuzzMergeRecordSymmetric(f *testing.F) {
 		if len(ours) == 0 || len(theirs) == 0 {
 			return // a deletion: the other side, tested elsewhere
 		}
-		a, b := MergeRecord(path, base, ours, theirs), MergeRecord(path, base, theirs, ours)
+		a, b := kinds.MergeRecord(path, base, ours, theirs), kinds.MergeRecord(path, base, theirs, ours)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("not symmetric at %s:\nbase   %s\nours   %s\ntheirs %s\n-> %s\n<- %s", path, base, ours, theirs, a, b)
 		}
-		if _, ok := claimKindOf(path); ok {
+		if _, ok := kinds.claimKindOf(path); ok {
 			if c := claimOf(a); c != nil {
 				if co, ct := claimOf(ours), claimOf(theirs); !c.same(co) && !c.same(ct) {
 					t.Fatalf("merged claim %+v is neither side's (%+v, %+v)", c, co, ct)

@@ -168,9 +168,9 @@ func getGitHubReview(src recordSource, id string) (GitHubReview, bool, error) {
 }
 
 // githubReviewKeys are the settings of GitHub reviews.
-func githubReviewKeys() []configKey {
-	return []configKey{
-		{Name: "github.approval_completes", Kind: "string", Default: "on", oneOf: []string{"off", "on"},
+func githubReviewKeys() []ConfigKey {
+	return []ConfigKey{
+		{Name: "github.approval_completes", Kind: "string", Default: "on", OneOf: []string{"off", "on"},
 			Doc: "on: an APPROVED review on GitHub of an instance's pull request completes the task the pull request was opened for (not a task of an epic: epic_approve_pr merges and completes those); off: the approval is only delivered as feedback"},
 	}
 }

@@ -26,7 +26,8 @@ import (
 type ReviewFetcher struct {
 	Store  *gitstate.Store
 	Env    Env
-	Caller Caller // the person the watcher acts for
+	Keys   *ConfigKeys // the settings table (Registry.ConfigKeys)
+	Caller Caller      // the person the watcher acts for
 	// Holder names this fetcher in claims: watch:<host>:<pid>.
 	Holder string
 	// Report is told of every review delivered (nil: nobody).
@@ -73,7 +74,7 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 			return nil
 		}
 		var err error
-		if cfg, err = loadConfig(sn); err != nil {
+		if cfg, err = loadConfig(sn, r.Keys); err != nil {
 			return err
 		}
 		if targets, err = reviewTargets(sn, r.Store.GitDir()); err != nil {
@@ -87,7 +88,7 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 	if len(targets) == 0 || (r.Backoff && time.Now().Before(r.notBefore)) {
 		return nil, nil
 	}
-	f := &Followup{Env: r.Env, Store: r.Store, Caller: r.Caller, tool: "github_reviews"}
+	f := &Followup{Env: r.Env, Store: r.Store, Caller: r.Caller, tool: "github_reviews", keys: r.Keys}
 	gh, gerr := openGitHub(ctx, f, cfg)
 	if gerr != nil {
 		return nil, unavailable(gerr)
@@ -437,8 +438,8 @@ func githubFeedbackMarkdown(fb Feedback, rec GitHubReview) string {
 // nothing.
 func (r *ReviewFetcher) record(ctx context.Context, fn func(c *Call) error) error {
 	_, _, err := update(context.WithoutCancel(ctx), r.Store, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: r.Caller, Tx: tx, Env: r.Env, Repo: repoOf(r.Store), tool: "github_reviews", args: "{}"}
-		cfg, err := loadConfig(tx)
+		c := &Call{Caller: r.Caller, Tx: tx, Env: r.Env, Repo: repoOf(r.Store), tool: "github_reviews", args: "{}", keys: r.Keys}
+		cfg, err := loadConfig(tx, r.Keys)
 		if err != nil {
 			return err
 		}

@@ -65,7 +65,7 @@ func TestGitHubReviewRecordPath(t *testing.T) {
 		b, _ := json.Marshal(GitHubReview{ID: id, ReviewID: review, Delivery: delivery})
 		return b
 	}
-	if err := ValidateRecord(githubReviewPath("gr-82"), rec("gr-82", 82, "delivered")); err != nil {
+	if err := Builtin().Kinds().ValidateRecord(githubReviewPath("gr-82"), rec("gr-82", 82, "delivered")); err != nil {
 		t.Errorf("a good record: %v", err)
 	}
 	for name, c := range map[string]struct {
@@ -79,7 +79,7 @@ func TestGitHubReviewRecordPath(t *testing.T) {
 		"unknown delivery": {githubReviewPath("gr-82"), rec("gr-82", 82, "maybe")},
 		"not an id":        {githubReviewPath("gr-x2"), rec("gr-x2", 0, "delivered")},
 	} {
-		if err := ValidateRecord(c.path, c.data); err == nil {
+		if err := Builtin().Kinds().ValidateRecord(c.path, c.data); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -35,7 +35,7 @@ var GitHubReviewsTool = Define("github_reviews", "github.reviews",
 		}
 		c.After(func(ctx context.Context, f *Followup) error {
 			host, _ := os.Hostname()
-			r := &ReviewFetcher{Store: f.Store, Env: f.Env, Caller: f.Caller, Holder: fmt.Sprintf("github_reviews:%s:%d", host, os.Getpid())}
+			r := &ReviewFetcher{Store: f.Store, Env: f.Env, Keys: f.keys, Caller: f.Caller, Holder: fmt.Sprintf("github_reviews:%s:%d", host, os.Getpid())}
 			got, err := r.Pass(ctx)
 			out.Delivered = append(out.Delivered, got...)
 			out.Count = len(out.Delivered)

@@ -113,9 +113,9 @@ func getGitHubCall(tx *gitstate.Tx, id string) (GitHubCall, error) {
 }
 
 // githubKeys are the settings of GitHub calls, retries and escalation.
-func githubKeys() []configKey {
-	return []configKey{
-		{Name: "github.api_url", Kind: "string", Default: "", Local: true, checkString: CheckAPIURL,
+func githubKeys() []ConfigKey {
+	return []ConfigKey{
+		{Name: "github.api_url", Kind: "string", Default: "", Local: true, CheckString: CheckAPIURL,
 			Doc: "GitHub's REST endpoint, which receives the GitHub token: https (e.g. https://ghe.example.com/api/v3/), or plain http to a stand-in on this machine; empty: the repository host's own. This machine's: git config codex.github.apiUrl; CODEX_GITHUB_API_URL overrides it"},
 		{Name: "escalation.critical", Kind: "list", Default: []string{}, Doc: "tools whose failures mail the people with a CRITICAL subject, besides seed 003's (mail_send, agent_get_task, agent_get_epic, task_update_status, epic_update_status)"},
 	}
@@ -127,7 +127,7 @@ func githubKeys() []configKey {
 // bad one is refused where the token would be sent (CheckAPIURL), not
 // replaced by the default.
 func githubSettings(cfg *Config, dir string) GitHubSettings {
-	k, _ := lookupKey("github.api_url")
+	k, _ := cfg.keys.Lookup("github.api_url")
 	raw, _ := cfg.localRaw(k)
 	s := GitHubSettings{Dir: dir, APIURL: raw}
 	if u := os.Getenv("CODEX_GITHUB_API_URL"); u != "" {
@@ -147,7 +147,7 @@ type githubRun struct {
 }
 
 func newGitHubRun(ctx context.Context, f *Followup) (*githubRun, error) {
-	cfg, err := configAt(ctx, f.Store)
+	cfg, err := f.Config(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // which workers may not call.
 func TestPromptsNameOnlyPermittedTools(t *testing.T) {
 	reg := Builtin()
-	cfg := &Config{}
+	cfg := &Config{keys: reg.ConfigKeys()}
 	word := regexp.MustCompile(`[a-z][a-z_]+[a-z]`)
 	handsOver := map[AgentType]string{TypeCoding: "request_review", TypeWorker: "create_pull_request", TypeReview: "send_feedback", TypePlanning: "create_issues"}
 	for _, typ := range []AgentType{TypePlanning, TypeCoding, TypeReview, TypeWorker, TypeSupervisor, TypeOrchestrator} {

@@ -349,7 +349,7 @@ func makeInstance(ctx context.Context, f *Followup, a Agent, token string, l Lau
 			return fmt.Errorf("write the instance's Gemini CLI settings: %w", err)
 		}
 	}
-	cfg, err := configAt(ctx, f.Store)
+	cfg, err := f.Config(ctx)
 	if err != nil {
 		return err
 	}
@@ -436,7 +436,7 @@ func paneOf(ctx context.Context, r tmux.Runner, name string) (tmux.Session, erro
 // looking at what they hold: only for what was just made.
 func tearDown(ctx context.Context, f *Followup, a Agent) {
 	ctx = context.WithoutCancel(ctx)
-	if cfg, err := configAt(ctx, f.Store); err == nil {
+	if cfg, err := f.Config(ctx); err == nil {
 		tmuxFor(cfg, f.Env).Kill(ctx, a.TmuxSession)
 	}
 	f.Repo.RemoveWorktree(ctx, a.Worktree)

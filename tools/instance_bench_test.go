@@ -46,7 +46,7 @@ func instanceBench(b *testing.B) (*gitstate.Store, *Registry, string) {
 	b.Cleanup(func() { tm.KillServer(context.Background()); os.RemoveAll(sock) })
 	reg := Builtin().WithEnv(Env{Tmux: tm})
 	ctx := context.Background()
-	if _, err := NewRegistry().Init(ctx, st, Origin{ID: benchHuman}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(ctx, st, Origin{ID: benchHuman}); err != nil {
 		b.Fatal(err)
 	}
 	for _, args := range []string{

@@ -327,7 +327,7 @@ func killSession(ctx context.Context, tm tmux.Runner, name string) string {
 // snapshot, for `git codex attach` (which hands the terminal to tmux and
 // so is no tool call). machine is this repository's machine id: another
 // machine's instance is refused (INSTANCE_ELSEWHERE).
-func AttachTarget(sn *gitstate.Snapshot, id, machine string) (tmux.Runner, string, error) {
+func AttachTarget(sn *gitstate.Snapshot, keys *ConfigKeys, id, machine string) (tmux.Runner, string, error) {
 	var a Agent
 	if err := sn.Get(agentPath(id), &a); err != nil || a.Status == "" {
 		return tmux.Runner{}, "", Errorf(AgentNotFound, "no instance %q; list them with `git codex ps`", id).With("agent_id", id)
@@ -338,7 +338,7 @@ func AttachTarget(sn *gitstate.Snapshot, id, machine string) (tmux.Runner, strin
 	if ended(a.Status) {
 		return tmux.Runner{}, "", Errorf(InstanceNotRunning, "%s is %s; see its last screen with `git codex peek %s` while its session lasts", id, a.Status, id).With("agent_id", id)
 	}
-	cfg, err := loadConfig(sn)
+	cfg, err := loadConfig(sn, keys)
 	if err != nil {
 		return tmux.Runner{}, "", err
 	}

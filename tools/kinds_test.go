@@ -10,7 +10,7 @@ import (
 // kind), a layout that ends in a file, and a holder rule that names its
 // resource.
 func TestKindsTable(t *testing.T) {
-	kinds := Kinds()
+	kinds := Builtin().Kinds()
 	for i, k := range kinds {
 		if k.Name == "" || k.Dir == "" || k.Depth < 1 || k.check == nil {
 			t.Errorf("kind %d (%q) is incomplete: %+v", i, k.Name, k)
@@ -33,12 +33,12 @@ func TestKindsTable(t *testing.T) {
 		{"config/config.json", "config"},
 		{"tasks/x", "task"},
 	} {
-		k, _, ok := KindOf(tc.path)
+		k, _, ok := kinds.KindOf(tc.path)
 		if !ok || k.Name != tc.kind {
 			t.Errorf("KindOf(%s) = %q, %v; want %q", tc.path, k.Name, ok, tc.kind)
 		}
 	}
-	if _, _, ok := KindOf("reviews/other/x.json"); ok {
+	if _, _, ok := kinds.KindOf("reviews/other/x.json"); ok {
 		t.Errorf("KindOf(reviews/other/x.json) found a kind; that directory is no kind's")
 	}
 }

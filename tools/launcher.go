@@ -172,8 +172,8 @@ func tomlKey(k string) string {
 }
 
 // instanceKeys are the settings of instances and the review loop.
-func instanceKeys() []configKey {
-	return []configKey{
+func instanceKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "agent.default", Kind: "string", Default: "claude", Local: true, Doc: "the launcher `spawn` uses without --agent: claude, codex, gemini, or one set with agent.<name>.command (this machine's: git config codex.agent.default)"},
 		{Name: "worktree.dir", Kind: "string", Default: "", Local: true, Doc: "where instances' worktrees go; empty: <repository>.codex-worktrees beside the repository (this machine's: git config codex.worktree.dir)"},
 		{Name: "tmux.socket", Kind: "string", Default: "", Local: true, Doc: "tmux socket name or path for agents' sessions; empty: the tmux server of the calling environment (this machine's: git config codex.tmux.socket)"},
@@ -186,14 +186,14 @@ func instanceKeys() []configKey {
 
 // launcherKey describes agent.<name>.command and agent.<name>.prompt, the
 // keys of a launcher someone defines.
-func launcherKey(key string) (configKey, bool) {
+func launcherKey(key string) (ConfigKey, bool) {
 	rest, ok := strings.CutPrefix(key, "agent.")
 	if !ok {
-		return configKey{}, false
+		return ConfigKey{}, false
 	}
 	name, field, ok := strings.Cut(rest, ".")
 	if !ok || !validAgentID(name) || strings.Contains(name, ".") {
-		return configKey{}, false
+		return ConfigKey{}, false
 	}
 	switch field {
 	case "command":
@@ -201,20 +201,20 @@ func launcherKey(key string) (configKey, bool) {
 		if b, ok := builtinLaunchers()[name]; ok {
 			def = b.Command
 		}
-		return configKey{Name: key, Kind: "string", Default: def, Local: true,
+		return ConfigKey{Name: key, Kind: "string", Default: def, Local: true,
 			Doc: "the command line that starts launcher " + name + " in an instance's pane (this machine's: git config " + gitConfigName(key) + ")"}, true
 	case "prompt":
-		return configKey{Name: key, Kind: "string", Default: "arg", oneOf: promptModes, Local: true,
+		return ConfigKey{Name: key, Kind: "string", Default: "arg", OneOf: promptModes, Local: true,
 			Doc: "how launcher " + name + " gets its first prompt: arg, stdin or file (this machine's: git config " + gitConfigName(key) + ")"}, true
 	case "ready":
 		def := ReadyStarted
 		if b, ok := builtinLaunchers()[name]; ok {
 			def = b.Ready
 		}
-		return configKey{Name: key, Kind: "string", Default: def, oneOf: readyModes, Local: true,
+		return ConfigKey{Name: key, Kind: "string", Default: def, OneOf: readyModes, Local: true,
 			Doc: "when an instance of launcher " + name + " is up: mcp (its git codex mcp answered initialize, or it called a tool) or started (its pane still runs after a moment) (this machine's: git config " + gitConfigName(key) + ")"}, true
 	}
-	return configKey{}, false
+	return ConfigKey{}, false
 }
 
 // launcher finds a launcher by name ("" for agent.default): a command set
@@ -406,8 +406,8 @@ func writeGeminiSettings(worktree string) error {
 // LauncherCommand is the command line this machine runs for launcher name
 // (its git config codex.agent.<name>.command, else the built-in's), for
 // commands that run an agent CLI's own subcommands (setup, doctor).
-func LauncherCommand(sn *gitstate.Snapshot, name string) (string, error) {
-	cfg, err := loadConfig(sn)
+func LauncherCommand(sn *gitstate.Snapshot, keys *ConfigKeys, name string) (string, error) {
+	cfg, err := loadConfig(sn, keys)
 	if err != nil {
 		return "", err
 	}

@@ -15,7 +15,7 @@ import (
 // git codex does not run come back too, with Live empty. Sorted by id.
 // machine is this repository's machine id: another machine's instances
 // are elsewhere, not missing.
-func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env, machine string) ([]InstanceView, error) {
+func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, keys *ConfigKeys, env Env, machine string) ([]InstanceView, error) {
 	var views, running []InstanceView
 	err := walkSnapshot(sn, dirAgents, func(a Agent) {
 		if a.Status == "" {
@@ -28,7 +28,7 @@ func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env, machine 
 		return nil, err
 	}
 	if len(running) > 0 {
-		cfg, err := loadConfig(sn)
+		cfg, err := loadConfig(sn, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -53,8 +53,8 @@ func LiveInstances(ctx context.Context, sn *gitstate.Snapshot, env Env, machine 
 
 // ReviewLimit is the review.max_iterations in force in the snapshot: how
 // many reviews a coder may ask for.
-func ReviewLimit(sn *gitstate.Snapshot) (int, error) {
-	cfg, err := loadConfig(sn)
+func ReviewLimit(sn *gitstate.Snapshot, keys *ConfigKeys) (int, error) {
+	cfg, err := loadConfig(sn, keys)
 	if err != nil {
 		return 0, err
 	}

@@ -34,7 +34,7 @@ func TestLiveInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = st.Update(context.Background(), func(tx *gitstate.Tx) error {
@@ -63,7 +63,7 @@ func TestLiveInstances(t *testing.T) {
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 	var views []InstanceView
 	err = st.View(context.Background(), func(sn *gitstate.Snapshot) error {
-		views, err = LiveInstances(context.Background(), sn, Env{}, "m1")
+		views, err = LiveInstances(context.Background(), sn, Builtin().ConfigKeys(), Env{}, "m1")
 		return err
 	})
 	if err != nil {

@@ -72,7 +72,7 @@ func gitConfigName(key string) string {
 // set, git's precedence), ok false when it is not set. An error reading
 // git config reads as not set; launcher and the GitHub settings report it
 // (localErr).
-func (c *Config) localRaw(k configKey) (string, bool) {
+func (c *Config) localRaw(k ConfigKey) (string, bool) {
 	entries, err := c.local.load()
 	if err != nil {
 		return "", false
@@ -85,7 +85,7 @@ func (c *Config) localRaw(k configKey) (string, bool) {
 }
 
 // hasLocal reports whether git config sets a local key.
-func (c *Config) hasLocal(k configKey) bool {
+func (c *Config) hasLocal(k ConfigKey) bool {
 	_, ok := c.localRaw(k)
 	return ok
 }
@@ -99,7 +99,7 @@ func (c *Config) localErr() error {
 
 // localValue is a local key's value as JSON, ok false when git config
 // does not set it or sets it to something the key does not take.
-func (c *Config) localValue(k configKey) (json.RawMessage, bool) {
+func (c *Config) localValue(k ConfigKey) (json.RawMessage, bool) {
 	raw, ok := c.localRaw(k)
 	if !ok {
 		return nil, false
@@ -128,7 +128,7 @@ type IgnoredSetting struct {
 func (c *Config) ignored() []IgnoredSetting {
 	var out []IgnoredSetting
 	for name := range c.Entries {
-		k, ok := lookupKey(name)
+		k, ok := c.keys.Lookup(name)
 		if !ok || !k.Local {
 			continue
 		}
@@ -142,8 +142,8 @@ func (c *Config) ignored() []IgnoredSetting {
 
 // IgnoredSettings lists the values of local settings that the state in sn
 // holds and that git codex never reads (see IgnoredSetting).
-func IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
-	cfg, err := loadConfig(sn)
+func (r *Registry) IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
+	cfg, err := loadConfig(sn, r.keys())
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +153,11 @@ func IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
 // patternKeysIn are the keys whose names nouns make up (a launcher's
 // agent.<name>.command, .prompt: patternKey) that git config or the
 // shared config mention, for config_list.
-func (c *Config) patternKeysIn() []configKey {
+func (c *Config) patternKeysIn() []ConfigKey {
 	seen := map[string]bool{}
-	var out []configKey
+	var out []ConfigKey
 	add := func(name string) {
-		if k, ok := patternKey(name); ok && !seen[name] {
+		if k, ok := c.keys.pattern(name); ok && !seen[name] {
 			seen[name] = true
 			out = append(out, k)
 		}
@@ -178,7 +178,7 @@ func (c *Config) patternKeysIn() []configKey {
 // refuseLocal refuses a change of a local setting by anyone but a
 // person: an agent may not choose what this machine runs or where its
 // credentials go.
-func refuseLocal(c *Call, k configKey) error {
+func refuseLocal(c *Call, k ConfigKey) error {
 	if c.Caller.Type == TypeHuman {
 		return nil
 	}
@@ -190,7 +190,7 @@ func refuseLocal(c *Call, k configKey) error {
 // one (it is never read; nulled with this call's clock, so the next sync
 // takes the null to the peers too). It reports whether it changed the
 // record.
-func clearShared(c *Call, k configKey) bool {
+func clearShared(c *Call, k ConfigKey) bool {
 	if _, set := c.Config.set(k.Name); !set {
 		return false
 	}
@@ -202,7 +202,7 @@ func clearShared(c *Call, k configKey) bool {
 // git config after the call's commit (outside the writer lock), and the
 // audit record names the key but not the value, which stays on the
 // machine. A shared value of the key is nulled.
-func setLocal(c *Call, k configKey, raw string, v json.RawMessage) (*ConfigValue, error) {
+func setLocal(c *Call, k ConfigKey, raw string, v json.RawMessage) (*ConfigValue, error) {
 	name := gitConfigName(k.Name)
 	args, _ := json.Marshal(map[string]string{"key": k.Name, "value": "[local: in git config " + name + ", not recorded]"})
 	c.auditArgs = string(args)
@@ -230,7 +230,7 @@ func setLocal(c *Call, k configKey, raw string, v json.RawMessage) (*ConfigValue
 // person: git config's value goes after the call's commit, and a shared
 // value of the key is nulled. out is filled in once git config is
 // written: a value set in another of git's files (--global) still holds.
-func unsetLocal(c *Call, k configKey) (*ConfigValue, error) {
+func unsetLocal(c *Call, k ConfigKey) (*ConfigValue, error) {
 	name := gitConfigName(k.Name)
 	if clearShared(c, k) {
 		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
@@ -246,7 +246,7 @@ func unsetLocal(c *Call, k configKey) (*ConfigValue, error) {
 				return Errorf(InternalError, "could not unset git config %s: %v", name, err).With("key", k.Name).With("git_key", name)
 			})
 		}
-		cfg, err := configAt(ctx, f.Store)
+		cfg, err := f.Config(ctx)
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 		"tmux.socket":           {Value: json.RawMessage(`"/tmp/x.sock"`)},
 		"review.max_iterations": {Value: json.RawMessage(`7`)},
 	}
-	c := &Config{Entries: shared, local: &localSettings{read: func() ([]gitstate.ConfigEntry, error) { return nil, nil }}}
+	c := &Config{Entries: shared, keys: Builtin().ConfigKeys(), local: &localSettings{read: func() ([]gitstate.ConfigEntry, error) { return nil, nil }}}
 	if l, err := c.launcher("evil"); err == nil {
 		t.Errorf("the shared agent.evil.command is used: %q", l.Command)
 	}

@@ -290,8 +290,8 @@ const (
 )
 
 // mailKeys are mail's settings (decisions share its limits).
-func mailKeys() []configKey {
-	return []configKey{
+func mailKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "mail.max_body_bytes", Kind: "int", Default: defaultMaxBodyBytes, Doc: "largest mail or decision body accepted, in bytes"},
 		{Name: "mail.max_subject_bytes", Kind: "int", Default: defaultMaxSubjectBytes, Doc: "largest mail subject or decision title accepted, in bytes"},
 	}

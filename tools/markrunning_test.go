@@ -22,7 +22,7 @@ func TestCallingInstanceIsRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := NewRegistry().Init(ctx, st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(ctx, st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Update(ctx, func(tx *gitstate.Tx) error {

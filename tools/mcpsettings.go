@@ -13,17 +13,17 @@ func LogLevels() []string {
 }
 
 // mcpKeys are the settings of `git codex mcp`.
-func mcpKeys() []configKey {
-	return []configKey{
-		{Name: "mcp.log_level", Kind: "string", Default: "", oneOf: LogLevels(),
+func mcpKeys() []ConfigKey {
+	return []ConfigKey{
+		{Name: "mcp.log_level", Kind: "string", Default: "", OneOf: LogLevels(),
 			Doc: "the level `git codex mcp` logs at from its start: on stderr, and as notifications/message to a client that has not set one (logging/setLevel still changes it); empty: warnings on stderr, and notifications only once the client asks. --log-level and MCP_LOG_LEVEL override it"},
 	}
 }
 
 // MCPLogLevel is mcp.log_level at the state's tip ("" when unset or
 // unreadable: the server starts at its defaults, and says why elsewhere).
-func MCPLogLevel(ctx context.Context, st *gitstate.Store) string {
-	cfg, err := configAt(ctx, st)
+func MCPLogLevel(ctx context.Context, st *gitstate.Store, keys *ConfigKeys) string {
+	cfg, err := configAt(ctx, st, keys)
 	if err != nil {
 		return ""
 	}

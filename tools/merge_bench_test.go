@@ -31,10 +31,11 @@ func BenchmarkMergeRecord(b *testing.B) {
 		{"mail-read", "mail/bob/0/1/m-01.json", mustJSON(b, mailAt(3, false)), mustJSON(b, mailAt(5, true)), mustJSON(b, mailAt(9, true))},
 		{"lock-conflict", "locks/a/b/0123456789abcdef00ab.json", mustJSON(b, tools.Lock{Name: "db"}), mustJSON(b, lo), mustJSON(b, lt)},
 	}
+	kinds := tools.Builtin().Kinds()
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				tools.MergeRecord(c.path, c.base, c.ours, c.theirs)
+				kinds.MergeRecord(c.path, c.base, c.ours, c.theirs)
 			}
 		})
 	}

@@ -29,12 +29,12 @@ func TestRegressionMergeClaimBothKeptIsSymmetric(t *testing.T) {
 	ours := []byte(`{"name":"db","claim":{"holder":"w1","clock":2,"at":"2026-03-01T10:00:00Z"},"reason":"r1","updated_at":"2026-03-01T10:05:00Z","updated_by":"w1","clock":6}`)
 	theirs := []byte(`{"name":"db","claim":{"holder":"w1","clock":2,"at":"2026-03-01T12:00:00+02:00"},"reason":"r2","updated_at":"2026-03-01T10:06:00Z","updated_by":"w1","clock":7}`)
 	for _, r := range [][]byte{ours, theirs} {
-		if err := tools.ValidateRecord(p, r); err != nil && !strings.Contains(err.Error(), "belong") {
+		if err := tools.Builtin().Kinds().ValidateRecord(p, r); err != nil && !strings.Contains(err.Error(), "belong") {
 			t.Fatalf("setup: %v", err)
 		}
 	}
-	x := tools.MergeRecord(p, base, ours, theirs)
-	y := tools.MergeRecord(p, base, theirs, ours)
+	x := tools.Builtin().Kinds().MergeRecord(p, base, ours, theirs)
+	y := tools.Builtin().Kinds().MergeRecord(p, base, theirs, ours)
 	if !bytes.Equal(x, y) {
 		t.Errorf("MergeRecord is not symmetric when both sides keep the base's claim:\n ours,theirs -> %s\n theirs,ours -> %s", x, y)
 	}
@@ -46,8 +46,8 @@ func TestRegressionMergeClaimBothKeptIsSymmetric(t *testing.T) {
 func TestRegressionConfigTieIsSymmetric(t *testing.T) {
 	a := []byte(`{"entries":{"k":{"value":1,"set_by":"h","set_at":"2026-03-01T10:00:00Z","clock":3}}}`)
 	b := []byte(`{"entries":{"k":{"value":1,"set_by":"h","set_at":"2026-03-01T12:00:00+02:00","clock":3}}}`)
-	x := tools.MergeRecord("config/config.json", nil, a, b)
-	y := tools.MergeRecord("config/config.json", nil, b, a)
+	x := tools.Builtin().Kinds().MergeRecord("config/config.json", nil, a, b)
+	y := tools.Builtin().Kinds().MergeRecord("config/config.json", nil, b, a)
 	if !bytes.Equal(x, y) {
 		t.Errorf("config merge is not symmetric:\n%s\n%s", x, y)
 	}
@@ -130,12 +130,12 @@ func TestRegressionLockFieldsFollowTheClaim(t *testing.T) {
 func TestRegressionUnknownPathsUnderExclusiveDirs(t *testing.T) {
 	bad := []byte(`{"name":"x","claim":{"holder":"../../x","clock":9,"at":"2026-03-01T00:00:00Z"},"clock":9}`)
 	for _, p := range []string{"locks/x.json", "tasks/x.json", "reviews/active/a/b.json", "tasks/a/b/c/t-0123456789abcdef.json"} {
-		if err := tools.ValidateRecord(p, bad); err == nil {
+		if err := tools.Builtin().Kinds().ValidateRecord(p, bad); err == nil {
 			t.Errorf("ValidateRecord(%s) accepts a claim whose holder is a path", p)
 		}
 	}
 	for _, p := range []string{"locks/x.json", "tasks/x.json"} {
-		if err := tools.ValidateRecord(p, []byte(`"not an object"`)); err == nil {
+		if err := tools.Builtin().Kinds().ValidateRecord(p, []byte(`"not an object"`)); err == nil {
 			t.Errorf("ValidateRecord(%s) accepts a non-record that lock_list/task_list cannot decode", p)
 		}
 	}
@@ -178,7 +178,7 @@ func TestRegressionValidateRefusesTrailingBrace(t *testing.T) {
 	if json.Unmarshal(rec, new(tools.Lock)) == nil {
 		t.Fatal("setup: want a record json.Unmarshal refuses")
 	}
-	if err := tools.ValidateRecord(lockFile("db"), rec); err == nil {
+	if err := tools.Builtin().Kinds().ValidateRecord(lockFile("db"), rec); err == nil {
 		t.Errorf("ValidateRecord accepts %s, which the tools cannot decode", rec)
 	}
 }

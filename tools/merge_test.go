@@ -29,8 +29,8 @@ func mustJSON(t testing.TB, v any) []byte {
 // the result.
 func both(t *testing.T, path string, base, ours, theirs []byte) []byte {
 	t.Helper()
-	a := tools.MergeRecord(path, base, ours, theirs)
-	b := tools.MergeRecord(path, base, theirs, ours)
+	a := tools.Builtin().Kinds().MergeRecord(path, base, ours, theirs)
+	b := tools.Builtin().Kinds().MergeRecord(path, base, theirs, ours)
 	if !bytes.Equal(a, b) {
 		t.Fatalf("MergeRecord(%s) is not symmetric:\n ours,theirs -> %s\n theirs,ours -> %s", path, a, b)
 	}
@@ -51,10 +51,10 @@ func TestMergeRecordDeletionKeepsTheChange(t *testing.T) {
 	base := mustJSON(t, mailAt(3, false))
 	changed := mustJSON(t, mailAt(7, true))
 	p := "mail/bob/0/1/m-01.json"
-	if got := tools.MergeRecord(p, base, nil, changed); !bytes.Equal(got, changed) {
+	if got := tools.Builtin().Kinds().MergeRecord(p, base, nil, changed); !bytes.Equal(got, changed) {
 		t.Errorf("deleted ours, changed theirs: %s", got)
 	}
-	if got := tools.MergeRecord(p, base, changed, nil); !bytes.Equal(got, changed) {
+	if got := tools.Builtin().Kinds().MergeRecord(p, base, changed, nil); !bytes.Equal(got, changed) {
 		t.Errorf("changed ours, deleted theirs: %s", got)
 	}
 	cfg := mustJSON(t, tools.Config{Entries: map[string]tools.ConfigEntry{"mail.max_body_bytes": {Value: json.RawMessage("10"), Clock: 4}}})
@@ -240,7 +240,7 @@ func TestMergeRecordSymmetricProperty(t *testing.T) {
 func TestMergeRecordTieGoesToActor(t *testing.T) {
 	a := []byte(`{"id":"w","type":"worker","state":"idle","updated_by":"zed","clock":7,"updated_at":"2026-01-01T00:00:00Z"}`)
 	b := []byte(`{"id":"w","type":"worker","state":"busy","updated_by":"amy","clock":7,"updated_at":"2026-01-02T00:00:00Z"}`)
-	for _, got := range [][]byte{tools.MergeRecord("agents/w.json", nil, a, b), tools.MergeRecord("agents/w.json", nil, b, a)} {
+	for _, got := range [][]byte{tools.Builtin().Kinds().MergeRecord("agents/w.json", nil, a, b), tools.Builtin().Kinds().MergeRecord("agents/w.json", nil, b, a)} {
 		if string(got) != string(a) {
 			t.Errorf("tie went to %s, want the change by the larger actor id (zed)", got)
 		}

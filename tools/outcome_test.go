@@ -38,7 +38,7 @@ func instanceRepo(t *testing.T, command string) (*gitstate.Store, *Registry, str
 	t.Cleanup(func() { tm.KillServer(context.Background()); os.RemoveAll(sock) })
 	reg := Builtin().WithEnv(Env{Tmux: tm})
 	ctx := context.Background()
-	if _, err := NewRegistry().Init(ctx, st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(ctx, st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	launcher, _ := json.Marshal("sh -c '" + command + "; exec cat'")

@@ -29,7 +29,7 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 		}
 		typ = a.Type
 	}
-	cfg, err := loadConfig(sn)
+	cfg, err := loadConfig(sn, r.keys())
 	if err != nil {
 		return nil, err
 	}

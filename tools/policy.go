@@ -112,14 +112,14 @@ func checkGlob(glob string) error {
 
 // policyKeys are the permission policy's settings: an allow and a deny
 // list per agent type, defaulting to defaultPolicy.
-func policyKeys() []configKey {
-	var keys []configKey
+func policyKeys() []ConfigKey {
+	var keys []ConfigKey
 	pol := defaultPolicy()
 	for _, t := range AgentTypes() {
 		r := pol[t]
 		keys = append(keys,
-			configKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
-			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
+			ConfigKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
+			ConfigKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
 	}
 	return keys
 }

@@ -125,8 +125,9 @@ func TestPrepareRunsOutsideTheLock(t *testing.T) {
 		<-release
 		return "prepared"
 	})
-	reg := tools.NewRegistry(append(tools.Builtin().All(), slow)...)
-	reg.SetHooks(tools.BuiltinHooks())
+	cat := tools.BuiltinCatalog()
+	cat.Tools = append(cat.Tools, slow)
+	reg := tools.NewRegistry(cat)
 	done := make(chan tools.Result, 1)
 	go func() {
 		done <- reg.CallAs(context.Background(), e.st, tools.Origin{ID: "w1"}, "slow_read", json.RawMessage(`{}`))

@@ -96,6 +96,9 @@ type Call struct {
 	// trailer (a value that stays on this machine: config_set of a
 	// local key).
 	auditArgs string
+	// keys is the registry's table of settings, for what loads the config
+	// again (an escalation, a check of the MCP server's caller).
+	keys *ConfigKeys
 	// warnings go into the call's result (Result.Warnings), whatever its
 	// outcome.
 	warnings []string
@@ -208,16 +211,8 @@ type Registry struct {
 	internal map[string]*Tool
 	env      Env
 	hooks    Hooks
-}
-
-// NewRegistry returns a registry of the given tools. It panics on a
-// duplicate name.
-func NewRegistry(tools ...*Tool) *Registry {
-	r := &Registry{tools: map[string]*Tool{}, internal: internalTools()}
-	for _, t := range tools {
-		r.Register(t)
-	}
-	return r
+	kinds    KindTable
+	keys     func() *ConfigKeys
 }
 
 // Register adds a tool; it panics if the name is taken.
@@ -323,7 +318,7 @@ func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitst
 	}
 	err := try()
 	if lockContention(err) {
-		err = retryContended(tctx, st, name, err, try)
+		err = retryContended(tctx, st, r.keys(), name, err, try)
 		if timedOut(tctx) {
 			return Result{Error: limit.err(name, "it kept finding the state's ref locked or moved by another program, and wrote nothing", AsError(StoreError(err)))}, c
 		}
@@ -426,7 +421,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
 func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any, limit *callLimit) (res Result, c *Call) {
-	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
+	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, keys: r.keys(), Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil

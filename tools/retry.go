@@ -21,12 +21,12 @@ import (
 // record, or a progress message.
 
 // retryKeys are the settings of retries.
-func retryKeys() []configKey {
-	return []configKey{
+func retryKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "retry.max_attempts", Kind: "int", Default: 3, Doc: "tries of an operation that fails transiently (GitHub not answering, 5xx, rate limits; the state's writer lock held by another program; a sync remote not answering; an agent's tmux session not starting) before it fails with its code (TRANSIENT_ERROR for GitHub)"},
 		{Name: "retry.delay_ms", Kind: "int", Default: 1000, Doc: "milliseconds before the second try; each later try waits twice as long, up to retry.max_delay_ms (a rate limit's reset time if later)"},
 		{Name: "retry.max_delay_ms", Kind: "int", Default: 30000, Doc: "the longest wait between two tries, in milliseconds"},
-		{Name: "retry.jitter", Kind: "string", Default: "on", oneOf: []string{"on", "off"}, Doc: "on: each wait is shortened by a random part of up to half of it, so callers that failed together come back apart; off: waits are exact"},
+		{Name: "retry.jitter", Kind: "string", Default: "on", OneOf: []string{"on", "off"}, Doc: "on: each wait is shortened by a random part of up to half of it, so callers that failed together come back apart; off: waits are exact"},
 	}
 }
 
@@ -59,7 +59,7 @@ func retryPolicyOf(cfg *Config) retryPolicy {
 // defaultRetryPolicy is the policy of an unset config, for callers that
 // have none to read (the state is what could not be written).
 func defaultRetryPolicy() retryPolicy {
-	return retryPolicyOf(&Config{Entries: map[string]ConfigEntry{}})
+	return retryPolicyOf(&Config{Entries: map[string]ConfigEntry{}, keys: &ConfigKeys{keys: retryKeys()}})
 }
 
 // wait is the pause after failed try number try (from 1): the delay
@@ -149,9 +149,9 @@ func lockContention(err error) bool {
 // retryContended tries a transaction that met lock contention (first, its
 // error) again with the config's retry policy, each retry told to the
 // caller as progress, and returns the last try's error.
-func retryContended(ctx context.Context, st *gitstate.Store, tool string, first error, try func() error) error {
+func retryContended(ctx context.Context, st *gitstate.Store, keys *ConfigKeys, tool string, first error, try func() error) error {
 	pol := defaultRetryPolicy()
-	if cfg, err := configAt(ctx, st); err == nil {
+	if cfg, err := configAt(ctx, st, keys); err == nil {
 		pol = retryPolicyOf(cfg)
 	}
 	progress := progressOf(ctx)

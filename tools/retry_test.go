@@ -106,7 +106,7 @@ func contendedStore(t *testing.T) (*gitstate.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	setConfig(t, st, map[string]string{"retry.delay_ms": "100", "retry.max_attempts": "4", "retry.jitter": `"off"`})

@@ -473,7 +473,7 @@ func completeEpic(c *Call, id string, pr PullRequest, out *EpicPR) error {
 // rate limit resets; each failed try is one audit commit on target. Its
 // error is the last failure, coded (forgeError).
 func withForge(ctx context.Context, f *Followup, target string, op func(GitHub) error) error {
-	cfg, err := configAt(ctx, f.Store)
+	cfg, err := f.Config(ctx)
 	if err != nil {
 		return err
 	}

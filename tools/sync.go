@@ -43,8 +43,8 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	}
 	var conflicts []Conflict // settled by every round's merge
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
-		c := &Call{Caller: admitted.Caller, Tx: tx, tool: "sync", args: args, auth: admitted.auth}
-		settled, err := restoreInvariants(tx, report)
+		c := &Call{Caller: admitted.Caller, Tx: tx, tool: "sync", args: args, auth: admitted.auth, keys: admitted.keys}
+		settled, err := restoreInvariants(r.kinds, tx, report)
 		if err != nil {
 			return err
 		}
@@ -58,9 +58,9 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 		tx.SetMeta(auditRecord(c, nil))
 		return nil
 	}
-	before := ignoredAt(ctx, st)
+	before := r.ignoredAt(ctx, st)
 	pol := defaultRetryPolicy()
-	if cfg, err := configAt(ctx, st); err == nil {
+	if cfg, err := configAt(ctx, st, r.keys()); err == nil {
 		pol = retryPolicyOf(cfg)
 	}
 	var res gitstate.SyncResult
@@ -69,7 +69,7 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 		conflicts = nil // a sync tried again starts afresh
 		var err error
 		res, err = st.Sync(ctx, remote, gitstate.SyncOptions{
-			Resolve: MergeRecord, Validate: ValidateRecord, ValidateCommit: ValidateCommit, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
+			Resolve: r.kinds.MergeRecord, Validate: r.kinds.ValidateRecord, ValidateCommit: ValidateCommit, Layout: r.kinds.Layout(), Finish: finish, Push: push, Progress: progress,
 		})
 		return err
 	}, func(err error) retryVerdict {
@@ -87,7 +87,7 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	}
 	out := SyncResult{SyncResult: res, Conflicts: conflicts, Retries: retries}
 	if err == nil {
-		for _, a := range ignoredAt(ctx, st) {
+		for _, a := range r.ignoredAt(ctx, st) {
 			if b, ok := before[a.Key]; !ok || b.Clock != a.Clock || b.SetBy != a.SetBy || !b.SetAt.Equal(a.SetAt) {
 				out.Ignored = append(out.Ignored, a)
 			}
@@ -130,13 +130,13 @@ func transientRemote(err error) bool {
 
 // ignoredAt are the values of local settings the state at the tip holds
 // (IgnoredSettings), by key; none when it cannot be read.
-func ignoredAt(ctx context.Context, st *gitstate.Store) map[string]IgnoredSetting {
+func (r *Registry) ignoredAt(ctx context.Context, st *gitstate.Store) map[string]IgnoredSetting {
 	out := map[string]IgnoredSetting{}
 	st.View(ctx, func(sn *gitstate.Snapshot) error {
 		if sn.Commit() == "" {
 			return nil
 		}
-		list, err := IgnoredSettings(sn)
+		list, err := r.IgnoredSettings(sn)
 		for _, s := range list {
 			out[s.Key] = s
 		}

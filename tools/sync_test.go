@@ -768,7 +768,7 @@ func TestValidateRecord(t *testing.T) {
 		{"future/kind.json", `nope`, false},
 	}
 	for _, tt := range tests {
-		err := tools.ValidateRecord(tt.path, []byte(tt.data))
+		err := tools.Builtin().Kinds().ValidateRecord(tt.path, []byte(tt.data))
 		if (err == nil) != tt.ok {
 			t.Errorf("ValidateRecord(%s, %s) = %v, want ok=%v", tt.path, tt.data, err, tt.ok)
 		}

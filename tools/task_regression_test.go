@@ -68,7 +68,7 @@ func TestRegressionClaimKeepsUnknownFields(t *testing.T) {
 	base := []byte(`{"name":"db","claim":null,"updated_at":"2026-03-01T00:00:00Z","updated_by":"w1","clock":1}`)
 	ours := []byte(`{"name":"db","claim":{"holder":"w1","clock":3,"at":"2026-03-01T00:00:03Z","token_hash":"abc"},"reason":"r","updated_at":"2026-03-01T00:00:03Z","updated_by":"w1","clock":3}`)
 	theirs := []byte(`{"name":"db","claim":null,"note":"other machine","updated_at":"2026-03-01T00:00:04Z","updated_by":"w2","clock":4}`)
-	if err := tools.ValidateRecord(p, ours); err != nil {
+	if err := tools.Builtin().Kinds().ValidateRecord(p, ours); err != nil {
 		t.Fatalf("setup: %v", err)
 	}
 	got := both(t, p, base, ours, theirs)

@@ -44,12 +44,12 @@ func checkMove(c *Call, t Task, to string) error {
 }
 
 // taskKeys are the settings of tasks.
-func taskKeys() []configKey {
+func taskKeys() []ConfigKey {
 	onOff := []string{"off", "on"}
-	return []configKey{
-		{Name: "task.spawn_worker", Kind: "string", Default: "off", oneOf: onOff,
+	return []ConfigKey{
+		{Name: "task.spawn_worker", Kind: "string", Default: "off", OneOf: onOff,
 			Doc: "on: task_create spawns a worker instance task-<id>-<slug> for each new task (from its epic's branch), which holds the task at once"},
-		{Name: "task.allow_skip_review", Kind: "string", Default: "off", oneOf: onOff,
+		{Name: "task.allow_skip_review", Kind: "string", Default: "off", OneOf: onOff,
 			Doc: "on: a task may go from IN_PROGRESS to COMPLETED, and its holder may complete it, without a review"},
 	}
 }

@@ -206,8 +206,8 @@ func ids2(items []Arrival) []string {
 }
 
 // wakeKeys are the settings of wake-ups.
-func wakeKeys() []configKey {
-	return []configKey{
+func wakeKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "wake.max_per_minute", Kind: "int", Default: 2,
 			Doc: "nudges `git codex watch` types into one instance's pane per minute at most (arrivals in between wait and fold into the next); 0: never wake instances"},
 		{Name: "wake.human_command", Kind: "string", Default: "", Local: true,

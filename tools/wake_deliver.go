@@ -25,7 +25,8 @@ import (
 type Waker struct {
 	Store  *gitstate.Store
 	Env    Env
-	Caller Caller // the person the watcher acts for
+	Keys   *ConfigKeys // the settings table (Registry.ConfigKeys)
+	Caller Caller      // the person the watcher acts for
 	// Holder names this watcher in claims: watch:<host>:<pid>.
 	Holder string
 	// Settle is how long a recipient's pending arrivals must stay the
@@ -75,7 +76,7 @@ func (w *Waker) Pass(ctx context.Context) (int, error) {
 		if sn.Commit() == "" {
 			return nil
 		}
-		cfg, err := loadConfig(sn)
+		cfg, err := loadConfig(sn, w.Keys)
 		if err != nil {
 			return err
 		}
@@ -251,7 +252,7 @@ func (w *Waker) report(e WakeEvent) {
 // longer anyone's to announce).
 func (w *Waker) record(ctx context.Context, to string, fn func(c *Call, wk *Wake, all []Arrival) error) error {
 	_, _, err := update(ctx, w.Store, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: w.Caller, Tx: tx, Env: w.Env, Repo: repoOf(w.Store), tool: "watch"}
+		c := &Call{Caller: w.Caller, Tx: tx, Env: w.Env, Repo: repoOf(w.Store), tool: "watch", keys: w.Keys}
 		wk, err := getWake(tx, to)
 		if err != nil {
 			return err

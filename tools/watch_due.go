@@ -18,7 +18,7 @@ import (
 // this machine whose session died or is gone, and a review running past
 // review.timeout_hours. An instance another machine (or clone) spawned
 // is not this machine's to reap (runsHere).
-func ReapDue(ctx context.Context, sn *gitstate.Snapshot, env Env, repo Repo, now time.Time) ([]string, error) {
+func ReapDue(ctx context.Context, sn *gitstate.Snapshot, keys *ConfigKeys, env Env, repo Repo, now time.Time) ([]string, error) {
 	if sn.Commit() == "" {
 		return nil, nil
 	}
@@ -26,11 +26,11 @@ func ReapDue(ctx context.Context, sn *gitstate.Snapshot, env Env, repo Repo, now
 	if err != nil {
 		return nil, err
 	}
-	views, err := LiveInstances(ctx, sn, env, machine)
+	views, err := LiveInstances(ctx, sn, keys, env, machine)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := loadConfig(sn)
+	cfg, err := loadConfig(sn, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func parseWorkflow(raw json.RawMessage) (Workflow, error) {
 // workflow is the workflow in force: CONFIG_INVALID if cycle.workflow (set
 // here or brought by sync) is not a valid one.
 func (c *Config) workflow() (Workflow, error) {
-	k, _ := lookupKey("cycle.workflow")
+	k, _ := c.keys.Lookup("cycle.workflow")
 	w, err := parseWorkflow(c.value(k))
 	if err != nil {
 		return Workflow{}, Errorf(ConfigInvalid, "config cycle.workflow is invalid (%v); fix it with `git codex config set cycle.workflow '<json>'`", err).With("key", "cycle.workflow")
@@ -151,8 +151,8 @@ func (c *Config) workflow() (Workflow, error) {
 }
 
 // cycleKeys are the settings of seed 001's cycles.
-func cycleKeys() []configKey {
-	return []configKey{
+func cycleKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "cycle.session_ttl_hours", Kind: "int", Default: defaultSessionTTLHours,
 			Doc: "a cycle session unused for longer than this many hours expires (INVALID_SESSION); open a new one"},
 		{Name: "cycle.workflow", Kind: "json", Default: DefaultWorkflow(), Check: checkWorkflow,

@@ -114,7 +114,7 @@ func TestStateAndEvents(t *testing.T) {
 	for _, k := range s.Kinds {
 		names[k.Name] = k.Count
 	}
-	for _, k := range tools.Kinds() {
+	for _, k := range tools.Builtin().Kinds() {
 		if _, ok := names[k.Name]; !ok {
 			t.Errorf("kind %s missing from /api/state", k.Name)
 		}

@@ -88,10 +88,10 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 	out.Initialized, out.Tip = true, tip
 	out.Commit, out.Time, out.Clock = sn.Commit(), sn.Time(), sn.Clock()
 	var err error
-	if out.ReviewLimit, err = tools.ReviewLimit(sn); err != nil {
+	if out.ReviewLimit, err = tools.ReviewLimit(sn, s.opts.Registry.ConfigKeys()); err != nil {
 		return err
 	}
-	for _, k := range tools.Kinds() {
+	for _, k := range s.opts.Registry.Kinds() {
 		if k.Name == "agent" {
 			if out.Agents, err = s.agents(r, sn, k, tip); err != nil {
 				return err
@@ -132,7 +132,7 @@ func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, ti
 		if err != nil {
 			return nil, err
 		}
-		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.Env(), machine)
+		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.ConfigKeys(), s.opts.Registry.Env(), machine)
 		if v == nil {
 			v = []tools.InstanceView{}
 		}
@@ -209,7 +209,7 @@ type recordPage struct {
 func (s *Server) serveRecords(w http.ResponseWriter, r *http.Request) {
 	var kind tools.Kind
 	found := false
-	for _, k := range tools.Kinds() {
+	for _, k := range s.opts.Registry.Kinds() {
 		if k.Name == r.PathValue("kind") {
 			kind, found = k, true
 		}

@@ -33,7 +33,7 @@ func (e *env) attachCommand() *cli.Command {
 			}
 			var argv []string
 			err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
-				r, session, err := tools.AttachTarget(sn, c.Args().First(), machine)
+				r, session, err := tools.AttachTarget(sn, e.reg.ConfigKeys(), c.Args().First(), machine)
 				if err != nil {
 					return err
 				}

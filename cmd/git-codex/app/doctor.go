@@ -68,7 +68,7 @@ func (e *env) doctorCommand() *cli.Command {
 			_, err = exec.LookPath("tmux")
 			report("all", err == nil, "tmux is on PATH", "install tmux")
 			for _, name := range names {
-				prog, err := launcherArgv(c.Context, st, name)
+				prog, err := e.launcherArgv(c.Context, st, name)
 				if err != nil {
 					report(name, false, "installed", tools.AsError(err).Message)
 					continue

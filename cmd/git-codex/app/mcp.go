@@ -70,7 +70,7 @@ func (e *env) mcpCommand() *cli.Command {
 			}
 			defer st.Close()
 			if level == "" {
-				level = tools.MCPLogLevel(c.Context, st)
+				level = tools.MCPLogLevel(c.Context, st, e.reg.ConfigKeys())
 			}
 			// fail loudly now rather than serve nothing while the client
 			// shows the server connected

@@ -77,7 +77,7 @@ func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
 		if r.StatusSummary, err = tools.Summary(sn, caller); err != nil {
 			return err
 		}
-		r.Ignored, err = tools.IgnoredSettings(sn)
+		r.Ignored, err = e.reg.IgnoredSettings(sn)
 		return err
 	})
 	if err != nil {

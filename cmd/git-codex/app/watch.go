@@ -118,7 +118,7 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 	}
 	w := &watcher{e: e, st: st, origin: o, opts: opts,
 		nextSync: map[string]time.Time{}, backoff: map[string]time.Duration{}, reported: map[string]string{}}
-	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
+	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Keys: e.reg.ConfigKeys(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
 		Report: func(ev tools.WakeEvent) {
 			line := fmt.Sprintf("wake %s: %s (%d arrival(s): %s)", ev.Recipient, ev.Outcome, len(ev.Items), strings.Join(ev.Items, " "))
 			if ev.Why != "" {
@@ -126,7 +126,7 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 			}
 			w.say(line)
 		}}
-	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Caller: caller, Holder: w.waker.Holder, Backoff: true,
+	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Keys: e.reg.ConfigKeys(), Caller: caller, Holder: w.waker.Holder, Backoff: true,
 		Report: func(ev tools.ReviewEvent) {
 			r := ev.Review
 			line := fmt.Sprintf("github review %d (%s by @%s) of #%d for %s: delivered as %.12s", r.ReviewID, r.State, r.User, r.PR, r.Coder, r.Commit)
@@ -255,7 +255,7 @@ func (w *watcher) reap(ctx context.Context) {
 	var due []string
 	err := w.st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		due, err = tools.ReapDue(ctx, sn, w.e.reg.Env(), tools.RepoOf(w.st), time.Now())
+		due, err = tools.ReapDue(ctx, sn, w.e.reg.ConfigKeys(), w.e.reg.Env(), tools.RepoOf(w.st), time.Now())
 		return err
 	})
 	if err != nil || len(due) == 0 {
