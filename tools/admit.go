@@ -84,6 +84,12 @@ type Hooks struct {
 	// codex spells differently); nil, or a nil answer, gives
 	// TOOL_NOT_FOUND.
 	UnknownTool func(name string) *Error
+	// SettleClaims runs inside a sync's merge commit, after MergeRecord
+	// settled every record both sides changed: it restores the
+	// one-holder invariant of the kinds that have one (kinds), recording
+	// a Conflict (and telling the loser) for each claim that lost. nil:
+	// nothing is settled.
+	SettleClaims func(kinds KindTable, tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error)
 }
 
 // beforeHandler runs the BeforeHandler hooks.

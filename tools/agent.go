@@ -82,3 +82,18 @@ func getAgent(tx *gitstate.Tx, id string) (Agent, error) {
 	}
 	return a, err
 }
+
+// Instance statuses (seed 000). An instance is made STARTING (its intent
+// recorded), becomes ACTIVE once its session runs, WAITING_REVIEW while a
+// reviewer looks at its work (a reviewer is REVIEWING), and ends
+// TERMINATED, ABANDONED, FAILED or COMPLETED.
+const (
+	StatusStarting      = "STARTING"
+	StatusActive        = "ACTIVE"
+	StatusWaitingReview = "WAITING_REVIEW"
+	StatusReviewing     = "REVIEWING"
+	StatusTerminated    = "TERMINATED"
+	StatusAbandoned     = "ABANDONED"
+	StatusFailed        = "FAILED"
+	StatusCompleted     = "COMPLETED"
+)

@@ -67,7 +67,7 @@ func retentionDoc(kind string) string {
 }
 
 // retentionDays is the setting for one kind.
-func (c *Config) retentionDays(kind string) int {
+func retentionDays(c *Config, kind string) int {
 	if n := c.intValue("retention." + kind + ".days"); n > 0 {
 		return n
 	}
@@ -137,7 +137,7 @@ var Archive = Define("archive", "state.archive",
 		now := c.Tx.Now()
 		cutoffs := map[string]time.Time{}
 		for _, k := range kinds {
-			cutoffs[k] = now.AddDate(0, 0, -c.Config.retentionDays(k))
+			cutoffs[k] = now.AddDate(0, 0, -retentionDays(c.Config, k))
 		}
 		if in.OlderThan != "" {
 			d, err := parseOlderThan(in.OlderThan)

@@ -57,6 +57,7 @@ func BuiltinHooks() Hooks {
 		BeforeHandler: []func(c *Call) error{markRunning},
 		OnFailure:     []func(ctx context.Context, st *gitstate.Store, c *Call, res Result, commit string) string{escalate},
 		UnknownTool:   unknownTool,
+		SettleClaims:  restoreInvariants,
 	}
 }
 
@@ -82,7 +83,7 @@ func nounKeyPatterns() []func(name string) (ConfigKey, bool) {
 func nounKinds() []Kind {
 	return []Kind{
 		mailKind(), decisionKind(), taskKind(), lockKind(),
-		activeReviewKind(), conflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
+		activeReviewKind(), ConflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}

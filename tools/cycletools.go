@@ -31,7 +31,7 @@ var CycleStart = Define("cycle_start", "cycle.start",
 		if err := validFeature(in.Feature); err != nil {
 			return CycleStarted{}, err
 		}
-		w, err := c.Config.workflow()
+		w, err := configWorkflow(c.Config)
 		if err != nil {
 			return CycleStarted{}, err
 		}
@@ -112,7 +112,7 @@ var CycleStatusTool = Define("cycle_status", "cycle.status",
 		}
 		idle := CycleStatus{Mode: ModeApproval, HandoffStatus: map[string]string{}, Handoffs: map[string]HandoffStatus{}, Running: append([]string{}, running...)}
 		if in.Feature == "" && len(running) == 0 {
-			if w, err := c.Config.workflow(); err == nil {
+			if w, err := configWorkflow(c.Config); err == nil {
 				for _, r := range w.Roles() {
 					idle.HandoffStatus[r] = handoffEmpty
 					idle.Handoffs[r] = HandoffStatus{Status: handoffEmpty}

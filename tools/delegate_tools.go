@@ -316,7 +316,7 @@ func checkDelegateOptions(model, mode string) error {
 // delegateLauncher finds the agent's launcher (agent.<name>.command
 // shared with spawn), its headless contract, and checks its binary.
 func delegateLauncher(c *Call, agent string) (Launcher, headless, error) {
-	l, err := c.Config.launcher(agent)
+	l, err := configLauncher(c.Config, agent)
 	if err != nil {
 		return l, headless{}, err
 	}

@@ -13,11 +13,11 @@ import (
 // builtin.go, the assembly, which hands them a Catalog) build on them;
 // they use no noun.
 var frameworkFiles = []string{
-	"admit.go", "agent.go", "audit.go", "auth.go", "caller.go", "catalog.go", "claim.go", "coderepo.go", "config.go", "configtools.go",
+	"admit.go", "agent.go", "audit.go", "auth.go", "caller.go", "catalog.go", "claim.go", "coderepo.go", "config.go", "configtools.go", "conflict.go", "connect.go",
 	"credential.go", "doc.go", "effects.go", "entry.go", "env.go", "errors.go", "fieldmerge.go", "github.go",
 	"input.go", "kinds.go", "layout.go", "lazyregexp.go", "listing.go", "localconfig.go", "merge.go",
 	"permitted.go", "policy.go", "progress.go", "registry.go", "retry.go", "schemanull.go", "seal.go",
-	"secrets.go", "timeout.go", "walk.go",
+	"secrets.go", "sync.go", "timeout.go", "walk.go",
 }
 
 // TestFrameworkStandsAlone: the framework's files compile without any

@@ -18,21 +18,6 @@ import (
 // An instance is an agent git codex runs: an agent record with a status,
 // its own branch and worktree, and a tmux session running an agent CLI.
 
-// Instance statuses (seed 000). An instance is made STARTING (its intent
-// recorded), becomes ACTIVE once its session runs, WAITING_REVIEW while a
-// reviewer looks at its work (a reviewer is REVIEWING), and ends
-// TERMINATED, ABANDONED, FAILED or COMPLETED.
-const (
-	StatusStarting      = "STARTING"
-	StatusActive        = "ACTIVE"
-	StatusWaitingReview = "WAITING_REVIEW"
-	StatusReviewing     = "REVIEWING"
-	StatusTerminated    = "TERMINATED"
-	StatusAbandoned     = "ABANDONED"
-	StatusFailed        = "FAILED"
-	StatusCompleted     = "COMPLETED"
-)
-
 // ended reports whether an instance status is final: nothing of the
 // instance should be running, and cleanup may remove what it left.
 func ended(status string) bool {
@@ -161,7 +146,7 @@ func spawnInstance(ctx context.Context, c *Call, in SpawnIn, onFail func(*Call) 
 	if limit := c.Config.intValue("mail.max_body_bytes"); len(in.Prompt) > limit {
 		return nil, Errorf(InvalidInput, "prompt is %d bytes; the limit is %d (config mail.max_body_bytes)", len(in.Prompt), limit).With("field", "prompt")
 	}
-	l, err := c.Config.launcher(in.Agent)
+	l, err := configLauncher(c.Config, in.Agent)
 	if err != nil {
 		return nil, err
 	}

@@ -221,7 +221,7 @@ func launcherKey(key string) (ConfigKey, bool) {
 // in git config wins over a built-in one of the same name. Launchers are
 // this machine's settings: a command line in the shared state is never
 // run (localconfig.go), and an unset command is the built-in default.
-func (c *Config) launcher(name string) (Launcher, error) {
+func configLauncher(c *Config, name string) (Launcher, error) {
 	if err := c.localErr(); err != nil {
 		return Launcher{}, Errorf(ConfigInvalid, "cannot read this machine's git config for the launcher: %v", err)
 	}
@@ -411,7 +411,7 @@ func LauncherCommand(sn *gitstate.Snapshot, keys *ConfigKeys, name string) (stri
 	if err != nil {
 		return "", err
 	}
-	l, err := cfg.launcher(name)
+	l, err := configLauncher(cfg, name)
 	if err != nil {
 		return "", err
 	}

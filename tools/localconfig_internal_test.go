@@ -41,11 +41,11 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 		"review.max_iterations": {Value: json.RawMessage(`7`)},
 	}
 	c := &Config{Entries: shared, keys: Builtin().ConfigKeys(), local: &localSettings{read: func() ([]gitstate.ConfigEntry, error) { return nil, nil }}}
-	if l, err := c.launcher("evil"); err == nil {
+	if l, err := configLauncher(c, "evil"); err == nil {
 		t.Errorf("the shared agent.evil.command is used: %q", l.Command)
 	}
 	for _, name := range []string{"", "claude", "codex"} {
-		l, err := c.launcher(name)
+		l, err := configLauncher(c, name)
 		if err != nil || l.Command != builtinLaunchers()[l.Name].Command || (name == "" && l.Name != "claude") {
 			t.Errorf("launcher(%q) = %+v, %v; want the built-in default", name, l, err)
 		}
@@ -75,11 +75,11 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 			codex("agent", "default", "evil"), codex("github", "apiurl", "https://ghe.example.com/api/v3/"),
 			codex("worktree", "dir", "../wt"), codex("agent.claude", "command", "")}, nil
 	}}
-	l, err := c.launcher("")
+	l, err := configLauncher(c, "")
 	if err != nil || l.Name != "evil" || l.Command != "my-evil --flag" || l.Prompt != "file" {
 		t.Errorf("launcher from git config: %+v, %v", l, err)
 	}
-	if l, _ := c.launcher("claude"); l.Command != "claude" {
+	if l, _ := configLauncher(c, "claude"); l.Command != "claude" {
 		t.Errorf("an empty command in git config is the default, got %q", l.Command)
 	}
 	if s := githubSettings(c, "."); s.APIURL != "https://ghe.example.com/api/v3/" {

@@ -155,7 +155,7 @@ var RequestReview = Define("request_review", "review.request",
 		if reviewed == coder.BaseCommit {
 			return nil, Errorf(InvalidAgentState, "%s has no commits beyond its base %.12s; commit your work first", coder.ID, coder.BaseCommit).With("agent_id", coder.ID)
 		}
-		l, err := c.Config.launcher(coder.Launcher)
+		l, err := configLauncher(c.Config, coder.Launcher)
 		if err != nil {
 			return nil, err
 		}

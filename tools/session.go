@@ -82,7 +82,7 @@ var SessionOpen = Define("session_open", "session.open",
 	"Open a session as a cycle role (seed 001's session.open) with the role's pre-shared key, which lives on this machine only (git config codex.role.<role>.psk or CODEX_PSK_<ROLE>). Returns a session token once; the state keeps its hash.",
 	CLI{Path: "session open", Args: []string{"role"}},
 	func(ctx context.Context, c *Call, in SessionOpenIn) (SessionOpened, error) {
-		w, err := c.Config.workflow()
+		w, err := configWorkflow(c.Config)
 		if err != nil {
 			return SessionOpened{}, err
 		}

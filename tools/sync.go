@@ -44,7 +44,7 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	var conflicts []Conflict // settled by every round's merge
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
 		c := &Call{Caller: admitted.Caller, Tx: tx, tool: "sync", args: args, auth: admitted.auth, keys: admitted.keys}
-		settled, err := restoreInvariants(r.kinds, tx, report)
+		settled, err := r.settleClaims(tx, report)
 		if err != nil {
 			return err
 		}
@@ -215,4 +215,12 @@ func syncError(remote string, err error) error {
 		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
 	}
 	return StoreError(err)
+}
+
+// settleClaims runs the SettleClaims hook, if any (Hooks).
+func (r *Registry) settleClaims(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
+	if r.hooks.SettleClaims == nil {
+		return nil, nil
+	}
+	return r.hooks.SettleClaims(r.kinds, tx, report)
 }

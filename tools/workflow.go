@@ -141,7 +141,7 @@ func parseWorkflow(raw json.RawMessage) (Workflow, error) {
 
 // workflow is the workflow in force: CONFIG_INVALID if cycle.workflow (set
 // here or brought by sync) is not a valid one.
-func (c *Config) workflow() (Workflow, error) {
+func configWorkflow(c *Config) (Workflow, error) {
 	k, _ := c.keys.Lookup("cycle.workflow")
 	w, err := parseWorkflow(c.value(k))
 	if err != nil {
