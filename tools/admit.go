@@ -24,7 +24,7 @@ func (r *Registry) admit(c *Call, src configSource, o Origin, t *Tool) *Error {
 	if callerErr != nil {
 		return AsError(callerErr)
 	}
-	cfg, err := loadConfig(src, r.keys())
+	cfg, err := LoadConfig(src, r.keys())
 	if err != nil {
 		return AsError(err)
 	}
@@ -54,7 +54,7 @@ func resolveCaller(c *Call, src recordGetter) error {
 		return nil
 	}
 	var a Agent
-	if err := src.Get(agentPath(id), &a); err != nil {
+	if err := src.Get(AgentPath(id), &a); err != nil {
 		if errors.Is(err, gitstate.ErrNotFound) {
 			return Errorf(AgentNotFound, "caller %q is not a registered agent; register it with `git codex agent add %s --type <type>`", id, id).With("agent_id", id)
 		}
@@ -66,7 +66,7 @@ func resolveCaller(c *Call, src recordGetter) error {
 
 // Hooks are the steps of the call pipeline that belong to the nouns, not
 // to the framework: the framework runs them at fixed points and knows
-// nothing of what they do. The assembly (Builtin) hands them in its
+// nothing of what they do. The assembly (tools/builtin) hands them in its
 // Catalog, with the tools.
 type Hooks struct {
 	// BeforeHandler runs inside the call's transaction once the caller

@@ -30,7 +30,7 @@ const (
 // trailer and, under required, refuses with AUTH_FAILED: an agent without
 // its valid credential, and a person acting from an agent's environment.
 func authenticate(c *Call, o Origin) error {
-	mode := c.Config.stringValue("auth.agents")
+	mode := c.Config.StringValue("auth.agents")
 	if mode == AuthOff {
 		return nil
 	}
@@ -43,7 +43,7 @@ func authenticate(c *Call, o Origin) error {
 		return nil
 	}
 	switch {
-	case c.Agent != nil && matchesHash(o.Token, c.Agent.TokenHash):
+	case c.Agent != nil && MatchesHash(o.Token, c.Agent.TokenHash):
 		c.auth, c.authenticated = authToken, true
 		return nil
 	case o.Token == "":

@@ -2,7 +2,7 @@ package tools
 
 import "sync"
 
-// Catalog is what the assembly (Builtin) hands the framework: the tools,
+// Catalog is what the assembly (tools/builtin) hands the framework: the tools,
 // the pipeline's hooks, and the record kinds and config keys the nouns
 // define. The framework keeps no list of the nouns' things: it learns
 // them from this value, given to NewRegistry, so nothing registers into a

@@ -15,13 +15,13 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-const pathConfig = "config/config.json"
+const PathConfig = "config/config.json"
 
 // configKind: config/config.json, the one settings record.
 func configKind() Kind {
-	return recordKind(Kind{Name: "config", Dir: "config", Depth: 1, Kept: true}, func(_ []string, name string, _ *Config) error {
+	return RecordKind(Kind{Name: "config", Dir: "config", Depth: 1, Kept: true}, func(_ []string, name string, _ *Config) error {
 		if name != "config" {
-			return fmt.Errorf("the only config record is %s", pathConfig)
+			return fmt.Errorf("the only config record is %s", PathConfig)
 		}
 		return nil
 	})
@@ -115,7 +115,7 @@ func (t *ConfigKeys) Lookup(name string) (ConfigKey, bool) {
 
 // pattern finds a setting whose name a noun makes up (a launcher's
 // agent.<name>.command), through the patterns the nouns register
-// (builtin.go).
+// (the Catalog).
 func (t *ConfigKeys) pattern(name string) (ConfigKey, bool) {
 	for _, pattern := range t.patterns {
 		if k, ok := pattern(name); ok {
@@ -127,11 +127,11 @@ func (t *ConfigKeys) pattern(name string) (ConfigKey, bool) {
 
 // configAt reads the config at the tip, outside any transaction (for work
 // done after a call's commit).
-func configAt(ctx context.Context, st *gitstate.Store, keys *ConfigKeys) (*Config, error) {
+func ConfigAt(ctx context.Context, st *gitstate.Store, keys *ConfigKeys) (*Config, error) {
 	var cfg *Config
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		cfg, err = loadConfig(sn, keys)
+		cfg, err = LoadConfig(sn, keys)
 		return err
 	})
 	return cfg, err
@@ -150,12 +150,28 @@ type recordGetter interface {
 	Get(path string, v any) error
 }
 
+// NewConfig is a config of the given entries (nil: nothing set) and this
+// machine's git config (local; nil: none), read against keys: for reading
+// settings that are not in a state.
+func NewConfig(keys *ConfigKeys, entries map[string]ConfigEntry, local func() ([]gitstate.ConfigEntry, error)) *Config {
+	if entries == nil {
+		entries = map[string]ConfigEntry{}
+	}
+	if local == nil {
+		local = func() ([]gitstate.ConfigEntry, error) { return nil, nil }
+	}
+	return &Config{Entries: entries, keys: keys, local: &localSettings{read: local}}
+}
+
+// Keys is the table of settings the config is read against.
+func (c *Config) Keys() *ConfigKeys { return c.keys }
+
 // loadConfig reads the config record (a state without one has defaults),
 // and this machine's settings from git config when the first local key is
 // read.
-func loadConfig(src configSource, keys *ConfigKeys) (*Config, error) {
+func LoadConfig(src configSource, keys *ConfigKeys) (*Config, error) {
 	c := Config{local: &localSettings{read: src.GitConfig}, keys: keys}
-	err := src.Get(pathConfig, &c)
+	err := src.Get(PathConfig, &c)
 	if err != nil && !errors.Is(err, gitstate.ErrNotFound) {
 		return nil, err
 	}
@@ -168,12 +184,12 @@ func loadConfig(src configSource, keys *ConfigKeys) (*Config, error) {
 // value returns a key's effective value as compact JSON (the record on
 // disk is indented, and the value is shown on one line). A local key's
 // is git config's, whatever the shared record says.
-func (c *Config) value(k ConfigKey) json.RawMessage {
+func (c *Config) Value(k ConfigKey) json.RawMessage {
 	if k.Local {
-		if v, ok := c.localValue(k); ok {
+		if v, ok := c.LocalValue(k); ok {
 			return v
 		}
-	} else if e, ok := c.set(k.Name); ok {
+	} else if e, ok := c.Entry(k.Name); ok {
 		var b bytes.Buffer
 		if json.Compact(&b, e.Value) != nil {
 			return e.Value
@@ -185,7 +201,7 @@ func (c *Config) value(k ConfigKey) json.RawMessage {
 }
 
 // set returns the entry of a key someone set (and did not unset since).
-func (c *Config) set(name string) (ConfigEntry, bool) {
+func (c *Config) Entry(name string) (ConfigEntry, bool) {
 	e, ok := c.Entries[name]
 	if !ok || len(e.Value) == 0 || string(bytes.TrimSpace(e.Value)) == "null" {
 		return ConfigEntry{}, false
@@ -193,32 +209,32 @@ func (c *Config) set(name string) (ConfigEntry, bool) {
 	return e, true
 }
 
-func (c *Config) intValue(name string) int {
+func (c *Config) IntValue(name string) int {
 	k, _ := c.keys.Lookup(name)
 	var n int
-	if err := json.Unmarshal(c.value(k), &n); err != nil {
+	if err := json.Unmarshal(c.Value(k), &n); err != nil {
 		n, _ = k.Default.(int)
 	}
 	return n
 }
 
-func (c *Config) listValue(name string) []string {
+func (c *Config) ListValue(name string) []string {
 	k, _ := c.keys.Lookup(name)
 	var l []string
-	if err := json.Unmarshal(c.value(k), &l); err != nil {
+	if err := json.Unmarshal(c.Value(k), &l); err != nil {
 		l, _ = k.Default.([]string)
 		l = slices.Clone(l)
 	}
 	return l
 }
 
-func (c *Config) stringValue(name string) string {
+func (c *Config) StringValue(name string) string {
 	k, ok := c.keys.Lookup(name)
 	if !ok {
 		return ""
 	}
 	var v string
-	if err := json.Unmarshal(c.value(k), &v); err != nil || (k.OneOf != nil && !slices.Contains(k.OneOf, v)) {
+	if err := json.Unmarshal(c.Value(k), &v); err != nil || (k.OneOf != nil && !slices.Contains(k.OneOf, v)) {
 		v, _ = k.Default.(string)
 	}
 	return v
@@ -227,8 +243,8 @@ func (c *Config) stringValue(name string) string {
 // rule returns the permission rule for an agent type.
 func (c *Config) rule(t AgentType) rule {
 	return rule{
-		allow: c.listValue("policy." + string(t) + ".allow"),
-		deny:  c.listValue("policy." + string(t) + ".deny"),
+		allow: c.ListValue("policy." + string(t) + ".allow"),
+		deny:  c.ListValue("policy." + string(t) + ".deny"),
 	}
 }
 

@@ -28,6 +28,12 @@ type ConfigValue struct {
 	Ignored *IgnoredSetting `json:"ignored,omitempty" jsonschema:"a value of this local setting found in the shared state (a peer's sync, an older git codex), never read"`
 }
 
+// ConfigTools are the framework's own tools, which read and change the
+// settings: the assembly lists them with the nouns'.
+func ConfigTools() []*Tool {
+	return []*Tool{ConfigGet, ConfigList, ConfigSet, ConfigUnset, ConfigReset}
+}
+
 // ConfigValues is what config_get returns, sorted by key.
 type ConfigValues struct {
 	Settings []ConfigValue `json:"settings"`
@@ -85,12 +91,12 @@ func (c *Config) allKeys() []ConfigKey {
 // shows git config's value, and a value the shared state holds of it as
 // ignored.
 func (c *Config) show(k ConfigKey) ConfigValue {
-	e, set := c.set(k.Name)
+	e, set := c.Entry(k.Name)
 	if !k.Local {
-		return ConfigValue{Key: k.Name, Value: c.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
+		return ConfigValue{Key: k.Name, Value: c.Value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
 	}
-	_, valid := c.localValue(k)
-	v := ConfigValue{Key: k.Name, Value: c.value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: gitConfigName(k.Name)}
+	_, valid := c.LocalValue(k)
+	v := ConfigValue{Key: k.Name, Value: c.Value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: GitConfigName(k.Name)}
 	if set {
 		v.Ignored = &IgnoredSetting{Key: k.Name, GitKey: v.GitKey, SetBy: e.SetBy, SetAt: e.SetAt}
 	}
@@ -131,14 +137,14 @@ var ConfigSet = Define("config_set", permSetConfig,
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: v, SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
 		if why := lockedOut(c.Config); why != "" {
-			return nil, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, truncate(string(v), 80), why).
+			return nil, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, Truncate(string(v), 80), why).
 				With("key", k.Name).With("reason", "lockout")
 		}
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 		c.Target(k.Name)
-		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, truncate(string(v), 80))
+		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, Truncate(string(v), 80))
 		return &ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
 	}).Hint(Hints{Idempotent: true})
 
@@ -191,7 +197,7 @@ var ConfigReset = Define("config_reset", permResetConfig,
 		if why := lockedOut(c.Config); why != "" {
 			return nil, Errorf(InvalidInput, "resetting %s is refused: %s; reset `policy`", in.What, why).With("what", in.What).With("reason", "lockout")
 		}
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 		c.Target(in.What)
@@ -222,13 +228,13 @@ var ConfigUnset = Define("config_unset", "config.set",
 			return unsetLocal(c, k)
 		}
 		c.Target(k.Name)
-		if _, set := c.Config.set(k.Name); !set {
+		if _, set := c.Config.Entry(k.Name); !set {
 			c.Summarize("%s unset %s, already the default", c.Caller.ID, k.Name)
 			v := c.Config.show(k)
 			return &v, nil
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: json.RawMessage("null"), SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 		c.Summarize("%s unset %s (default again)", c.Caller.ID, k.Name)

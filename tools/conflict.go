@@ -8,27 +8,27 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-const dirConflicts = "conflicts"
+const DirConflicts = "conflicts"
 
 // conflictIDPattern is the shape of ids gitstate.DeriveID("c", ...) makes.
-var conflictIDPattern = lazyRegexp(`^c-[0-9a-z]{16}$`)
+var conflictIDPattern = LazyRegexp(`^c-[0-9a-z]{16}$`)
 
-func conflictPath(id string) string {
-	return dirConflicts + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+func ConflictPath(id string) string {
+	return DirConflicts + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
 // ConflictKind: conflicts/<x>/<y>/<id>.json. A conflict is never deleted.
 // The framework defines it with the claims whose invariant it records;
 // settling them (which mails the loser) is the nouns' (Hooks.SettleClaims).
 func ConflictKind() Kind {
-	return recordKindIn(Kind{Name: "conflict", Dir: dirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(kinds KindTable, rel []string, name string, c *Conflict) error {
-		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || !fannedOut(rel, c.ID) {
+	return recordKindIn(Kind{Name: "conflict", Dir: DirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(kinds KindTable, rel []string, name string, c *Conflict) error {
+		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || !FannedOut(rel, c.ID) {
 			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
 		}
-		if _, ok := kinds.claimKindOf(c.Record); !ok {
+		if _, ok := kinds.ClaimKindOf(c.Record); !ok {
 			return fmt.Errorf("conflict record %q is about %q, not a record with a holder", c.ID, c.Record)
 		}
-		if ValidateCallerID(c.Loser.Holder) != nil || validClaim(c.Winner) != nil {
+		if ValidateCallerID(c.Loser.Holder) != nil || ValidClaim(c.Winner) != nil {
 			return fmt.Errorf("conflict record %q names a holder that cannot be one", c.ID)
 		}
 		return nil
@@ -59,4 +59,3 @@ type Conflict struct {
 	CreatedAt   time.Time       `json:"created_at"`
 	Clock       gitstate.Clock  `json:"clock"`
 }
-

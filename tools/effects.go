@@ -44,10 +44,13 @@ type Followup struct {
 	warnings []string    // what the call's result must say about its commits (redactions)
 }
 
+// ConfigKeys is the table of settings of the call's registry.
+func (f *Followup) ConfigKeys() *ConfigKeys { return f.keys }
+
 // Config reads the settings at the tip, for a step that needs them after
 // the call's commit.
 func (f *Followup) Config(ctx context.Context) (*Config, error) {
-	return configAt(ctx, f.Store, f.keys)
+	return ConfigAt(ctx, f.Store, f.keys)
 }
 
 // Record writes the step's outcome as one more transaction, audited as the
@@ -63,7 +66,7 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 		c := &Call{Caller: f.Caller, Tx: tx, Env: f.Env, tool: f.tool, follows: f.Commit, keys: f.keys}
 		err := resolveCaller(c, tx)
 		if err == nil {
-			c.Config, err = loadConfig(tx, f.keys)
+			c.Config, err = LoadConfig(tx, f.keys)
 		}
 		if err == nil {
 			err = fn(c)
@@ -101,7 +104,7 @@ func (c *Call) Failed(e *Error) { c.failed = e }
 // final result: the first step's error, or the result with the latest
 // commit.
 func (r *Registry) runAfter(ctx context.Context, st *gitstate.Store, c *Call, res Result) Result {
-	f := &Followup{Env: r.env, Store: st, Repo: repoOf(st), Caller: c.Caller, Commit: res.Commit, tool: c.tool, keys: r.keys(), last: res.Commit}
+	f := &Followup{Env: r.env, Store: st, Repo: CodeRepoOf(st), Caller: c.Caller, Commit: res.Commit, tool: c.tool, keys: r.keys(), last: res.Commit}
 	for _, fn := range c.after {
 		if err := safeAfter(ctx, f, fn); err != nil {
 			return Result{Error: AsError(err), Commit: f.last, Warnings: append(res.Warnings, f.warnings...)}

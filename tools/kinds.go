@@ -70,7 +70,7 @@ type ClaimRule struct {
 
 // recordKind defines a kind whose records decode strictly as T, then pass
 // check (nil: any T at the right depth).
-func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error) Kind {
+func RecordKind[T any](k Kind, check func(rel []string, name string, v *T) error) Kind {
 	if check == nil {
 		return recordKindIn[T](k, nil)
 	}
@@ -107,7 +107,7 @@ func (t KindTable) KindOf(path string) (Kind, []string, bool) {
 
 // claimKindOf finds the kind of the record at path if the kind has a
 // holder and the path has its layout (the same that ValidateRecord checks).
-func (t KindTable) claimKindOf(path string) (Kind, bool) {
+func (t KindTable) ClaimKindOf(path string) (Kind, bool) {
 	k, rel, ok := t.KindOf(path)
 	if !ok || k.Claim == nil || !k.fits(rel) {
 		return Kind{}, false
@@ -155,14 +155,14 @@ func strictDecode(data []byte, v any) error {
 
 // fannedOut reports whether the two directories above an id's file are
 // its fan-out (gitstate.Fanout).
-func fannedOut(rel []string, id string) bool {
+func FannedOut(rel []string, id string) bool {
 	n := len(rel)
 	return n >= 3 && rel[n-3]+"/"+rel[n-2] == gitstate.Fanout(id)
 }
 
 // validClaim checks that a claim names a possible holder: an agent id or a
 // person's, since a conflict mails the holder at a path made from it.
-func validClaim(c *Claim) error {
+func ValidClaim(c *Claim) error {
 	if c == nil {
 		return nil
 	}

@@ -57,7 +57,7 @@ func (l *localSettings) load() ([]gitstate.ConfigEntry, error) {
 // its last word in camelCase, since git's variable names take letters,
 // digits and '-' only: agent.claude.command is codex.agent.claude.command,
 // github.api_url is codex.github.apiUrl.
-func gitConfigName(key string) string {
+func GitConfigName(key string) string {
 	i := strings.LastIndex(key, ".")
 	words := strings.Split(key[i+1:], "_")
 	for j := 1; j < len(words); j++ {
@@ -72,12 +72,12 @@ func gitConfigName(key string) string {
 // set, git's precedence), ok false when it is not set. An error reading
 // git config reads as not set; launcher and the GitHub settings report it
 // (localErr).
-func (c *Config) localRaw(k ConfigKey) (string, bool) {
+func (c *Config) LocalRaw(k ConfigKey) (string, bool) {
 	entries, err := c.local.load()
 	if err != nil {
 		return "", false
 	}
-	name := gitConfigName(k.Name)
+	name := GitConfigName(k.Name)
 	dot := strings.LastIndex(name, ".")
 	sub := strings.TrimPrefix(name[:dot], "codex.")
 	v, ok := gitstate.ConfigValue(entries, "codex", sub, name[dot+1:])
@@ -85,22 +85,22 @@ func (c *Config) localRaw(k ConfigKey) (string, bool) {
 }
 
 // hasLocal reports whether git config sets a local key.
-func (c *Config) hasLocal(k ConfigKey) bool {
-	_, ok := c.localRaw(k)
+func (c *Config) HasLocal(k ConfigKey) bool {
+	_, ok := c.LocalRaw(k)
 	return ok
 }
 
 // localErr is why this machine's git config could not be read, if it
 // could not.
-func (c *Config) localErr() error {
+func (c *Config) LocalErr() error {
 	_, err := c.local.load()
 	return err
 }
 
 // localValue is a local key's value as JSON, ok false when git config
 // does not set it or sets it to something the key does not take.
-func (c *Config) localValue(k ConfigKey) (json.RawMessage, bool) {
-	raw, ok := c.localRaw(k)
+func (c *Config) LocalValue(k ConfigKey) (json.RawMessage, bool) {
+	raw, ok := c.LocalRaw(k)
 	if !ok {
 		return nil, false
 	}
@@ -125,15 +125,15 @@ type IgnoredSetting struct {
 
 // ignored lists the local settings the shared config holds a value of,
 // sorted by key.
-func (c *Config) ignored() []IgnoredSetting {
+func (c *Config) Ignored() []IgnoredSetting {
 	var out []IgnoredSetting
 	for name := range c.Entries {
 		k, ok := c.keys.Lookup(name)
 		if !ok || !k.Local {
 			continue
 		}
-		if e, set := c.set(name); set {
-			out = append(out, IgnoredSetting{Key: name, GitKey: gitConfigName(name), SetBy: e.SetBy, SetAt: e.SetAt, Clock: uint64(e.Clock)})
+		if e, set := c.Entry(name); set {
+			out = append(out, IgnoredSetting{Key: name, GitKey: GitConfigName(name), SetBy: e.SetBy, SetAt: e.SetAt, Clock: uint64(e.Clock)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
@@ -143,11 +143,11 @@ func (c *Config) ignored() []IgnoredSetting {
 // IgnoredSettings lists the values of local settings that the state in sn
 // holds and that git codex never reads (see IgnoredSetting).
 func (r *Registry) IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
-	cfg, err := loadConfig(sn, r.keys())
+	cfg, err := LoadConfig(sn, r.keys())
 	if err != nil {
 		return nil, err
 	}
-	return cfg.ignored(), nil
+	return cfg.Ignored(), nil
 }
 
 // patternKeysIn are the keys whose names nouns make up (a launcher's
@@ -183,7 +183,7 @@ func refuseLocal(c *Call, k ConfigKey) error {
 		return nil
 	}
 	return Errorf(PermissionDenied, "%s is a setting of this machine (it runs a program, receives credentials or names a path), kept in git config and never in the shared state; only a person sets it, with `git config %s <value>`",
-		k.Name, gitConfigName(k.Name)).With("key", k.Name).With("git_key", gitConfigName(k.Name)).With("reason", "local")
+		k.Name, GitConfigName(k.Name)).With("key", k.Name).With("git_key", GitConfigName(k.Name)).With("reason", "local")
 }
 
 // clearShared nulls the shared config's value of a local key, if it holds
@@ -191,7 +191,7 @@ func refuseLocal(c *Call, k ConfigKey) error {
 // takes the null to the peers too). It reports whether it changed the
 // record.
 func clearShared(c *Call, k ConfigKey) bool {
-	if _, set := c.Config.set(k.Name); !set {
+	if _, set := c.Config.Entry(k.Name); !set {
 		return false
 	}
 	c.Config.Entries[k.Name] = ConfigEntry{Value: json.RawMessage("null"), SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
@@ -203,11 +203,11 @@ func clearShared(c *Call, k ConfigKey) bool {
 // audit record names the key but not the value, which stays on the
 // machine. A shared value of the key is nulled.
 func setLocal(c *Call, k ConfigKey, raw string, v json.RawMessage) (*ConfigValue, error) {
-	name := gitConfigName(k.Name)
+	name := GitConfigName(k.Name)
 	args, _ := json.Marshal(map[string]string{"key": k.Name, "value": "[local: in git config " + name + ", not recorded]"})
 	c.auditArgs = string(args)
 	if clearShared(c, k) {
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 	}
@@ -231,9 +231,9 @@ func setLocal(c *Call, k ConfigKey, raw string, v json.RawMessage) (*ConfigValue
 // value of the key is nulled. out is filled in once git config is
 // written: a value set in another of git's files (--global) still holds.
 func unsetLocal(c *Call, k ConfigKey) (*ConfigValue, error) {
-	name := gitConfigName(k.Name)
+	name := GitConfigName(k.Name)
 	if clearShared(c, k) {
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 	}

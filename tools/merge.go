@@ -37,12 +37,12 @@ func (t KindTable) MergeRecord(path string, base, ours, theirs []byte) []byte {
 		return theirs
 	case theirs == nil:
 		return ours
-	case path == pathConfig:
+	case path == PathConfig:
 		if merged, ok := mergeConfig(ours, theirs); ok {
 			return merged
 		}
 	}
-	if kind, ok := t.claimKindOf(path); ok {
+	if kind, ok := t.ClaimKindOf(path); ok {
 		return mergeExclusive(kind, base, ours, theirs)
 	}
 	if merged, ok := mergeFields(base, ours, theirs, nil); ok {

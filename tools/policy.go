@@ -67,6 +67,12 @@ const permSetConfig = "config.set"
 // the policy in force, or the caller is a person resetting config or
 // restoring the state (the ways back, whatever the policy says).
 func permitted(cfg *Config, t AgentType, permission string) bool {
+	return Allows(cfg, t, permission)
+}
+
+// Allows reports whether the settings cfg let an agent of type t use the
+// tools of a permission (people may always reset config and restore).
+func Allows(cfg *Config, t AgentType, permission string) bool {
 	if t == TypeHuman && (permission == permResetConfig || permission == permRestore) {
 		return true
 	}

@@ -116,6 +116,22 @@ func (c *Call) Summarize(format string, args ...any) {
 // Codex-Target trailer.
 func (c *Call) Target(id string) { c.target = id }
 
+// ToolName is the name of the tool called (or of the work recorded as
+// one, CallFor).
+func (c *Call) ToolName() string { return c.tool }
+
+// Authenticated reports whether the caller presented its agent's valid
+// credential.
+func (c *Call) Authenticated() bool { return c.authenticated }
+
+// ConfigKeys is the table of settings of the call's registry, for what
+// reads the settings again.
+func (c *Call) ConfigKeys() *ConfigKeys { return c.keys }
+
+// RolePSK is the pre-shared key this machine holds for role ("": none),
+// from the caller's origin.
+func (c *Call) RolePSK(role string) string { return c.origin.psk(role) }
+
 // inputSchema is a tool's input schema, inferred from its Go type, and its
 // resolved form that validates calls.
 type inputSchema struct {
@@ -304,7 +320,7 @@ func Timestamp(t time.Time) string {
 func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitstate.Store, o Origin, name string, args json.RawMessage) (Result, *Call) {
 	var res Result
 	var c *Call
-	repo := repoOf(st)
+	repo := CodeRepoOf(st)
 	prepared := r.prepare(tctx, repo, name, args)
 	var commit gitstate.Commit
 	var reds []Redaction
@@ -353,7 +369,7 @@ func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin,
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, repoOf(st), prepared, nil)
+		res, c = r.run(ctx, tx, o, name, args, CodeRepoOf(st), prepared, nil)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
@@ -406,7 +422,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 	if !ok || t.prepare == nil {
 		return nil
 	}
-	in, e := t.decode(args)
+	in, e := t.Decode(args)
 	if e != nil {
 		return nil // refused inside the transaction, in its turn
 	}
@@ -441,7 +457,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 	if limit.expired() { // the wait for the writer lock took it all
 		return fail(limit.err(name, "it waited for the state's writer lock that long, and did nothing", nil)), c
 	}
-	in, ierr := t.decode(args)
+	in, ierr := t.Decode(args)
 	if ierr != nil {
 		return fail(ierr), c
 	}

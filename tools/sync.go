@@ -60,30 +60,30 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	}
 	before := r.ignoredAt(ctx, st)
 	pol := defaultRetryPolicy()
-	if cfg, err := configAt(ctx, st, r.keys()); err == nil {
-		pol = retryPolicyOf(cfg)
+	if cfg, err := ConfigAt(ctx, st, r.keys()); err == nil {
+		pol = RetryPolicyOf(cfg)
 	}
 	var res gitstate.SyncResult
 	var retries []RetryNote
-	done := pol.do(ctx, func(int) error {
+	done := pol.Do(ctx, func(int) error {
 		conflicts = nil // a sync tried again starts afresh
 		var err error
 		res, err = st.Sync(ctx, remote, gitstate.SyncOptions{
 			Resolve: r.kinds.MergeRecord, Validate: r.kinds.ValidateRecord, ValidateCommit: ValidateCommit, Layout: r.kinds.Layout(), Finish: finish, Push: push, Progress: progress,
 		})
 		return err
-	}, func(err error) retryVerdict {
-		return retryVerdict{transient: transientRemote(err)}
+	}, func(err error) RetryVerdict {
+		return RetryVerdict{Transient: transientRemote(err)}
 	}, func(try int, err error, wait time.Duration) {
-		n := RetryNote{Attempt: try, Of: pol.attempts, WaitMS: wait.Milliseconds(), Error: redactMessage(err.Error())}
+		n := RetryNote{Attempt: try, Of: pol.Attempts, WaitMS: wait.Milliseconds(), Error: RedactMessage(err.Error())}
 		retries = append(retries, n)
 		if progress != nil {
-			fmt.Fprintf(progress, "%s did not answer (try %d of %d): %s; trying again in %s\n", redactName(remote), try, pol.attempts, n.Error, wait.Round(time.Millisecond))
+			fmt.Fprintf(progress, "%s did not answer (try %d of %d): %s; trying again in %s\n", redactName(remote), try, pol.Attempts, n.Error, wait.Round(time.Millisecond))
 		}
 	})
-	err = done.err
-	if done.interrupted != nil {
-		err = fmt.Errorf("%w (interrupted while waiting to try again: %v)", err, done.interrupted)
+	err = done.Err
+	if done.Interrupted != nil {
+		err = fmt.Errorf("%w (interrupted while waiting to try again: %v)", err, done.Interrupted)
 	}
 	out := SyncResult{SyncResult: res, Conflicts: conflicts, Retries: retries}
 	if err == nil {
@@ -96,8 +96,8 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	}
 	serr := syncError(remote, err)
 	var te *Error
-	if errors.As(serr, &te) && te.Code == RemoteError && done.tries > 1 {
-		te.With("attempts", done.tries)
+	if errors.As(serr, &te) && te.Code == RemoteError && done.Tries > 1 {
+		te.With("attempts", done.Tries)
 	}
 	return out, serr
 }

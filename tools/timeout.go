@@ -48,14 +48,14 @@ func timeoutKey(key string) (ConfigKey, bool) {
 // --tool-timeout, MCP_TOOL_TIMEOUT), else tools.timeout_seconds.
 func (c *Config) toolTimeout(ctx context.Context, tool string) (time.Duration, string) {
 	key := "tools." + tool + ".timeout_seconds"
-	if _, ok := c.set(key); ok {
-		return time.Duration(c.intValue(key)) * time.Second, key
+	if _, ok := c.Entry(key); ok {
+		return time.Duration(c.IntValue(key)) * time.Second, key
 	}
 	if d, ok := ctx.Value(timeoutKeyCtx{}).(time.Duration); ok && d > 0 {
 		return d, "MCP_TOOL_TIMEOUT"
 	}
 	key = "tools.timeout_seconds"
-	return time.Duration(c.intValue(key)) * time.Second, key
+	return time.Duration(c.IntValue(key)) * time.Second, key
 }
 
 type timeoutKeyCtx struct{}

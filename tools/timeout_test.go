@@ -16,7 +16,7 @@ import (
 func setConfig(t *testing.T, st *gitstate.Store, kv map[string]string) {
 	t.Helper()
 	if _, err := st.Update(context.Background(), func(tx *gitstate.Tx) error {
-		cfg, err := loadConfig(tx, Builtin().ConfigKeys())
+		cfg, err := LoadConfig(tx, NewRegistry(Catalog{}).ConfigKeys())
 		if err != nil {
 			return err
 		}
@@ -24,7 +24,7 @@ func setConfig(t *testing.T, st *gitstate.Store, kv map[string]string) {
 			cfg.Entries[k] = ConfigEntry{Value: json.RawMessage(v), SetBy: "t"}
 		}
 		tx.SetMeta(gitstate.Meta{Summary: "config"})
-		return tx.Put(pathConfig, Config{Entries: cfg.Entries})
+		return tx.Put(PathConfig, Config{Entries: cfg.Entries})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestTimeoutKeys(t *testing.T) {
 		"tools.mail_send.timeout_minutes": false,
 		"tools.a.b.timeout_seconds":       false,
 	} {
-		if _, got := Builtin().ConfigKeys().Lookup(key); got != ok {
+		if _, got := NewRegistry(Catalog{}).ConfigKeys().Lookup(key); got != ok {
 			t.Errorf("lookupKey(%q) = %v, want %v", key, got, ok)
 		}
 	}
@@ -197,7 +197,7 @@ func TestTimeoutKeys(t *testing.T) {
 // TestToolTimeoutPrecedence: the tool's own key, else the server's launch
 // (MCP_TOOL_TIMEOUT), else tools.timeout_seconds, else the default.
 func TestToolTimeoutPrecedence(t *testing.T) {
-	cfg := &Config{Entries: map[string]ConfigEntry{}, keys: Builtin().ConfigKeys()}
+	cfg := &Config{Entries: map[string]ConfigEntry{}, keys: NewRegistry(Catalog{}).ConfigKeys()}
 	ctx := context.Background()
 	check := func(ctx context.Context, want time.Duration, wantKey string) {
 		t.Helper()

@@ -19,6 +19,7 @@ import (
 	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/urfave/cli/v2"
 )
 
@@ -77,7 +78,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // builtinRegistry is every tool, reaching GitHub through package github.
 func builtinRegistry() *tools.Registry {
-	return tools.Builtin().WithEnv(tools.Env{GitHub: github.Open})
+	return builtin.Registry().WithEnv(tools.Env{GitHub: github.Open})
 }
 
 // app is the whole command tree, every flag built: for help, completion and

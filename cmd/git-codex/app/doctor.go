@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
+
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // git codex doctor checks, for each agent CLI, what an unattended spawn
@@ -50,7 +52,7 @@ func (e *env) doctorCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
-			root := tools.MainWorkTree(st)
+			root := work.MainWorkTree(st)
 			if r, err := filepath.EvalSymlinks(root); err == nil {
 				root = r
 			}

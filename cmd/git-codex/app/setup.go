@@ -14,6 +14,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/urfave/cli/v2"
 )
 
@@ -84,7 +85,7 @@ func (e *env) setup(c *cli.Context, name string, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	root := tools.MainWorkTree(st)
+	root := work.MainWorkTree(st)
 	env := map[string]string{}
 	if !tools.IsHuman(o.ID) {
 		if name != "claude" {
@@ -160,7 +161,7 @@ func (e *env) launcherArgv(ctx context.Context, st *gitstate.Store, name string)
 	var cmdline string
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		cmdline, err = tools.LauncherCommand(sn, e.reg.ConfigKeys(), name)
+		cmdline, err = work.LauncherCommand(sn, e.reg.ConfigKeys(), name)
 		return err
 	})
 	if err != nil {
