@@ -24,7 +24,7 @@ func (r *Registry) admit(c *Call, src configSource, o Origin, t *Tool) *Error {
 	if callerErr != nil {
 		return AsError(callerErr)
 	}
-	cfg, err := loadConfig(src)
+	cfg, err := LoadConfig(src, r.keys())
 	if err != nil {
 		return AsError(err)
 	}
@@ -54,7 +54,7 @@ func resolveCaller(c *Call, src recordGetter) error {
 		return nil
 	}
 	var a Agent
-	if err := src.Get(agentPath(id), &a); err != nil {
+	if err := src.Get(AgentPath(id), &a); err != nil {
 		if errors.Is(err, gitstate.ErrNotFound) {
 			return Errorf(AgentNotFound, "caller %q is not a registered agent; register it with `git codex agent add %s --type <type>`", id, id).With("agent_id", id)
 		}
@@ -66,8 +66,8 @@ func resolveCaller(c *Call, src recordGetter) error {
 
 // Hooks are the steps of the call pipeline that belong to the nouns, not
 // to the framework: the framework runs them at fixed points and knows
-// nothing of what they do. The assembly (Builtin) sets them, as it
-// registers tools.
+// nothing of what they do. The assembly (tools/builtin) hands them in its
+// Catalog, with the tools.
 type Hooks struct {
 	// BeforeHandler runs inside the call's transaction once the caller
 	// is admitted and the input decoded, just before the handler, in
@@ -84,10 +84,13 @@ type Hooks struct {
 	// codex spells differently); nil, or a nil answer, gives
 	// TOOL_NOT_FOUND.
 	UnknownTool func(name string) *Error
+	// SettleClaims runs inside a sync's merge commit, after MergeRecord
+	// settled every record both sides changed: it restores the
+	// one-holder invariant of the kinds that have one (kinds), recording
+	// a Conflict (and telling the loser) for each claim that lost. nil:
+	// nothing is settled.
+	SettleClaims func(kinds KindTable, tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error)
 }
-
-// SetHooks installs the pipeline's hooks, replacing any set before.
-func (r *Registry) SetHooks(h Hooks) { r.hooks = h }
 
 // beforeHandler runs the BeforeHandler hooks.
 func (r *Registry) beforeHandler(c *Call) error {

@@ -28,7 +28,7 @@ func TestHooksRunWhereTheRegistrySaysSo(t *testing.T) {
 		return struct{}{}, nil
 	})
 
-	bare := NewRegistry(probe)
+	bare := NewRegistry(Catalog{Tools: []*Tool{probe}})
 	if r := bare.CallAs(ctx, st, human, "claude_query", json.RawMessage(`{}`)); r.Error == nil || r.Error.Code != ToolNotFound || r.Error.Details["use"] != nil {
 		t.Fatalf("a registry without hooks: unknown tool = %+v, want a plain TOOL_NOT_FOUND", r.Error)
 	}
@@ -37,8 +37,7 @@ func TestHooksRunWhereTheRegistrySaysSo(t *testing.T) {
 	}
 
 	var before, failed []string
-	hooked := NewRegistry(probe)
-	hooked.SetHooks(Hooks{
+	hooked := NewRegistry(Catalog{Tools: []*Tool{probe}, Hooks: Hooks{
 		BeforeHandler: []func(c *Call) error{func(c *Call) error {
 			before = append(before, c.tool)
 			return c.Tx.Put("probe/before.json", map[string]string{"by": c.Caller.ID})
@@ -54,7 +53,7 @@ func TestHooksRunWhereTheRegistrySaysSo(t *testing.T) {
 			}
 			return nil
 		},
-	})
+	}})
 	if r := hooked.CallAs(ctx, st, human, "claude_query", json.RawMessage(`{}`)); r.Error == nil || r.Error.Details["use"] != "agent_query" {
 		t.Fatalf("UnknownTool not asked: %+v", r.Error)
 	}
@@ -81,7 +80,7 @@ func TestHooksRunWhereTheRegistrySaysSo(t *testing.T) {
 // or call.
 func TestInternalToolsAreNotCalls(t *testing.T) {
 	st, _ := effectsStore(t)
-	reg := NewRegistry()
+	reg := NewRegistry(Catalog{})
 	for _, name := range []string{"init", "restore", "sync"} {
 		if _, ok := reg.Lookup(name); ok {
 			t.Errorf("%s is listed as a tool", name)

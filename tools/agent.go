@@ -8,13 +8,13 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-const dirAgents = "agents"
+const DirAgents = "agents"
 
-func agentPath(id string) string { return dirAgents + "/" + id + ".json" }
+func AgentPath(id string) string { return DirAgents + "/" + id + ".json" }
 
 // agentKind: agents/<id>.json, one per registered agent.
 func agentKind() Kind {
-	return recordKind(Kind{Name: "agent", Dir: dirAgents, Depth: 1, Kept: true}, func(_ []string, name string, a *Agent) error {
+	return RecordKind(Kind{Name: "agent", Dir: DirAgents, Depth: 1, Kept: true}, func(_ []string, name string, a *Agent) error {
 		if a.ID != name || ValidateAgentID(a.ID) != nil {
 			return fmt.Errorf("agent record names %q", a.ID)
 		}
@@ -71,14 +71,29 @@ type Agent struct {
 }
 
 // getAgent reads an agent's record, or fails with AGENT_NOT_FOUND.
-func getAgent(tx *gitstate.Tx, id string) (Agent, error) {
+func GetAgent(tx *gitstate.Tx, id string) (Agent, error) {
 	if err := ValidateAgentID(id); err != nil {
 		return Agent{}, Errorf(AgentNotFound, "no agent %q; list agents with `git codex agent list`", id).With("agent_id", id)
 	}
 	var a Agent
-	err := tx.Get(agentPath(id), &a)
+	err := tx.Get(AgentPath(id), &a)
 	if errors.Is(err, gitstate.ErrNotFound) {
 		return Agent{}, Errorf(AgentNotFound, "no agent %q; list agents with `git codex agent list`", id).With("agent_id", id)
 	}
 	return a, err
 }
+
+// Instance statuses (seed 000). An instance is made STARTING (its intent
+// recorded), becomes ACTIVE once its session runs, WAITING_REVIEW while a
+// reviewer looks at its work (a reviewer is REVIEWING), and ends
+// TERMINATED, ABANDONED, FAILED or COMPLETED.
+const (
+	StatusStarting      = "STARTING"
+	StatusActive        = "ACTIVE"
+	StatusWaitingReview = "WAITING_REVIEW"
+	StatusReviewing     = "REVIEWING"
+	StatusTerminated    = "TERMINATED"
+	StatusAbandoned     = "ABANDONED"
+	StatusFailed        = "FAILED"
+	StatusCompleted     = "COMPLETED"
+)

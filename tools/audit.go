@@ -24,7 +24,7 @@ func auditRecord(c *Call, e *Error, extra ...gitstate.Trailer) gitstate.Meta {
 	// The tool's name and the caller's id are the caller's bytes too (an
 	// unknown tool, an unregistered id): never echo a credential.
 	tool, actor := redactName(c.tool), redactName(c.Caller.ID)
-	m := gitstate.Meta{Author: authorOf(actor)}
+	m := gitstate.Meta{Author: AuthorOf(actor)}
 	add := func(k, v string) {
 		if v != "" {
 			m.Trailers = append(m.Trailers, gitstate.Trailer{Key: k, Value: v})
@@ -41,7 +41,7 @@ func auditRecord(c *Call, e *Error, extra ...gitstate.Trailer) gitstate.Meta {
 		}
 	} else {
 		add(gitstate.TrailerError, string(e.Code))
-		add(gitstate.TrailerMessage, redactMessage(e.Message))
+		add(gitstate.TrailerMessage, RedactMessage(e.Message))
 		m.Summary = fmt.Sprintf("%s: %s refused: %s", tool, actor, e.Code)
 	}
 	add(gitstate.TrailerTarget, c.target)
@@ -64,19 +64,19 @@ const maxAuditMessage = 300
 
 // redactMessage is an error message fit for a trailer: one line, every
 // word shaped like a credential replaced, cut to maxAuditMessage.
-func redactMessage(s string) string {
+func RedactMessage(s string) string {
 	words := strings.Fields(s)
 	for i, w := range words {
-		if kind := secretIn(w); kind != "" {
+		if kind := SecretIn(w); kind != "" {
 			words[i] = "[redacted: " + kind + "]"
 		}
 	}
-	return truncate(redactSecrets(strings.Join(words, " ")), maxAuditMessage)
+	return Truncate(RedactSecrets(strings.Join(words, " ")), maxAuditMessage)
 }
 
 // redactName replaces a name shaped like a credential.
 func redactName(s string) string {
-	if kind := secretIn(s); kind != "" {
+	if kind := SecretIn(s); kind != "" {
 		return "[redacted: " + kind + "]"
 	}
 	return s
@@ -84,7 +84,7 @@ func redactName(s string) string {
 
 // authorOf attributes a commit to its caller: a person by their e-mail, an
 // agent by its id.
-func authorOf(id string) gitstate.Signature {
+func AuthorOf(id string) gitstate.Signature {
 	id = strings.Map(func(r rune) rune { // never let an id break the author line
 		if r == '<' || r == '>' || r < 0x20 || r == 0x7f {
 			return -1
@@ -101,7 +101,7 @@ func authorOf(id string) gitstate.Signature {
 // whatever they hold; values of any name are also checked for the shapes of
 // credentials (secretIn), so a token under "note" is redacted too. An
 // "env" (a delegated query's MCP server environment) is where keys live.
-var secretKey = lazyRegexp(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key|^env$)`)
+var secretKey = LazyRegexp(`(?i)(psk|token|secret|password|passwd|api[_-]?key|authorization|credential|private[_-]?key|^env$)`)
 
 // secretKeyWords are secretKey's words, for names in ASCII (nearly all):
 // matching them needs no compiled expression, which cost every CLI write
@@ -157,7 +157,7 @@ func redactArgs(args json.RawMessage) string {
 	if err != nil {
 		return fmt.Sprintf("(unencodable, %d bytes)", len(args))
 	}
-	return truncate(string(b), maxAuditArgs)
+	return Truncate(string(b), maxAuditArgs)
 }
 
 func redact(v any) any {
@@ -165,8 +165,8 @@ func redact(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			key := truncate(redactSecrets(k), maxAuditString)
-			if kind := secretIn(k); kind != "" {
+			key := Truncate(RedactSecrets(k), maxAuditString)
+			if kind := SecretIn(k); kind != "" {
 				key = fmt.Sprintf("[redacted %s #%d]", kind, len(out))
 			}
 			if isSecretKey(k) {
@@ -182,15 +182,15 @@ func redact(v any) any {
 		}
 		return x
 	case string:
-		if kind := secretIn(x); kind != "" {
+		if kind := SecretIn(x); kind != "" {
 			return "[redacted: " + kind + "]"
 		}
-		return truncate(redactSecrets(x), maxAuditString)
+		return Truncate(RedactSecrets(x), maxAuditString)
 	}
 	return v
 }
 
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

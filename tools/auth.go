@@ -30,7 +30,7 @@ const (
 // trailer and, under required, refuses with AUTH_FAILED: an agent without
 // its valid credential, and a person acting from an agent's environment.
 func authenticate(c *Call, o Origin) error {
-	mode := c.Config.stringValue("auth.agents")
+	mode := c.Config.StringValue("auth.agents")
 	if mode == AuthOff {
 		return nil
 	}
@@ -43,7 +43,7 @@ func authenticate(c *Call, o Origin) error {
 		return nil
 	}
 	switch {
-	case c.Agent != nil && matchesHash(o.Token, c.Agent.TokenHash):
+	case c.Agent != nil && MatchesHash(o.Token, c.Agent.TokenHash):
 		c.auth, c.authenticated = authToken, true
 		return nil
 	case o.Token == "":
@@ -67,9 +67,9 @@ func authenticate(c *Call, o Origin) error {
 }
 
 // authKeys are the framework's settings of authentication.
-func authKeys() []configKey {
-	return []configKey{
-		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, oneOf: []string{AuthOff, AuthWarn, AuthRequired},
+func authKeys() []ConfigKey {
+	return []ConfigKey{
+		{Name: "auth.agents", Kind: "string", Default: defaultAuthMode, OneOf: []string{AuthOff, AuthWarn, AuthRequired},
 			Doc: "how agents prove who they are: off (believed), warn (calls without the agent's credential are marked Codex-Auth: none), required (refused with AUTH_FAILED); see docs/SECURITY.md"},
 	}
 }

@@ -61,7 +61,7 @@ const HumanInbox = "human"
 
 // inboxFor is where mail to a caller goes: an agent's own inbox, or for
 // a person the humans' shared one.
-func inboxFor(id string) string {
+func InboxFor(id string) string {
 	if IsHuman(id) {
 		return HumanInbox
 	}
@@ -77,7 +77,7 @@ func IsHuman(id string) bool { return strings.HasPrefix(id, HumanPrefix) }
 // validAgentID reports 1–128 letters, digits and ._@+-, starting with a
 // letter or digit. (A loop, not a regexp: `{0,127}` compiles into 127 copies
 // and cost every CLI start a few milliseconds.)
-func validAgentID(id string) bool {
+func ValidAgentID(id string) bool {
 	if len(id) == 0 || len(id) > 128 {
 		return false
 	}
@@ -110,7 +110,7 @@ func validEmail(s string) bool {
 // and ._@+-, starting with a letter or digit. Ids are tree entry names, so
 // they may hold no "/"; "human" and "human:*" are reserved for people.
 func ValidateAgentID(id string) error {
-	if !validAgentID(id) {
+	if !ValidAgentID(id) {
 		return Errorf(InvalidInput, "invalid agent id %q: use 1-128 letters, digits and ._@+- starting with a letter or digit", id).With("id", id)
 	}
 	if id == HumanInbox {
@@ -147,4 +147,4 @@ func ValidateCallerID(id string) error {
 // mayForce says who may take a resource from its holder (a lock, a task,
 // an agent's credential): people and supervisors, the ones who also
 // register agents of any type. Every noun with a holder asks it.
-func mayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }
+func MayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }

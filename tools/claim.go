@@ -35,7 +35,7 @@ func (c Claim) before(d Claim) bool {
 
 // same reports whether two claims (nil: none) are one grant: the same
 // holder, clock and instant.
-func (c *Claim) same(d *Claim) bool {
+func (c *Claim) Same(d *Claim) bool {
 	if c == nil || d == nil {
 		return c == d
 	}
@@ -59,7 +59,7 @@ func (k Kind) ended(record []byte) bool {
 // claimOf reads a record's claim; nil when it is free or not a record
 // with a claim. Its time is in UTC, so that one instant has one encoding
 // (claims from elsewhere may carry a zone).
-func claimOf(record []byte) *Claim {
+func ClaimOf(record []byte) *Claim {
 	var v struct {
 		Claim *Claim `json:"claim"`
 	}
@@ -75,7 +75,7 @@ func claimOf(record []byte) *Claim {
 // cancelled): that side's version is taken whole, because the work is done
 // or called off, whatever the other side did meanwhile. A claim the other
 // side made in that time is a conflict (restoreInvariants records it).
-func endedSide(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
+func EndedSide(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
 	if kind.ended(base) {
 		return nil, nil, false
 	}
@@ -99,14 +99,14 @@ func endedSide(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok b
 // ClaimRule.EveryClaimGrants), two new claims conflict even for one
 // holder, since each side advanced the cycle on its own; between claims
 // that tie on clock and time, the smaller encoding wins.
-func claimConflict(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
-	cb, co, ct := claimOf(base), claimOf(ours), claimOf(theirs)
-	if co == nil || ct == nil || co.same(cb) || ct.same(cb) {
+func ClaimConflict(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok bool) {
+	cb, co, ct := ClaimOf(base), ClaimOf(ours), ClaimOf(theirs)
+	if co == nil || ct == nil || co.Same(cb) || ct.Same(cb) {
 		return nil, nil, false
 	}
 	if co.Holder == ct.Holder {
 		grants := kind.Claim != nil && kind.Claim.EveryClaimGrants != nil && kind.Claim.EveryClaimGrants(ours) && kind.Claim.EveryClaimGrants(theirs)
-		if !grants || co.same(ct) {
+		if !grants || co.Same(ct) {
 			return nil, nil, false
 		}
 	}
@@ -132,22 +132,22 @@ func claimConflict(kind Kind, base, ours, theirs []byte) (winner, loser []byte, 
 //     released and granted it again;
 //   - new claims by the same holder on both sides: the newer version.
 func claimSide(base, ours, theirs []byte) []byte {
-	cb, co, ct := claimOf(base), claimOf(ours), claimOf(theirs)
+	cb, co, ct := ClaimOf(base), ClaimOf(ours), ClaimOf(theirs)
 	switch {
-	case co.same(ct):
+	case co.Same(ct):
 		return nil
 	case co == nil || ct == nil:
 		held, free := ours, theirs
 		if co == nil {
 			held, free = theirs, ours
 		}
-		if claimOf(held).same(cb) {
+		if ClaimOf(held).Same(cb) {
 			return free
 		}
 		return held
-	case co.same(cb):
+	case co.Same(cb):
 		return theirs
-	case ct.same(cb):
+	case ct.Same(cb):
 		return ours
 	}
 	return newer(ours, theirs)
@@ -159,10 +159,10 @@ func claimSide(base, ours, theirs []byte) []byte {
 // (as that side encoded it, extra members included) and its coupled fields
 // taken together from claimSide's version.
 func mergeExclusive(kind Kind, base, ours, theirs []byte) []byte {
-	if winner, _, ok := endedSide(kind, base, ours, theirs); ok {
+	if winner, _, ok := EndedSide(kind, base, ours, theirs); ok {
 		return winner
 	}
-	if winner, _, ok := claimConflict(kind, base, ours, theirs); ok {
+	if winner, _, ok := ClaimConflict(kind, base, ours, theirs); ok {
 		return winner
 	}
 	var override map[string]json.RawMessage

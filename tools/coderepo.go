@@ -41,8 +41,8 @@ type storeRepo struct {
 
 var _ CodeRepo = storeRepo{}
 
-// repoOf is the code repository st lives in.
-func repoOf(st *gitstate.Store) CodeRepo { return storeRepo{Repo: repo.Of(st), marks: st} }
+// CodeRepoOf is the code repository st lives in.
+func CodeRepoOf(st *gitstate.Store) CodeRepo { return storeRepo{Repo: repo.Of(st), marks: st} }
 
 func (r storeRepo) HoldWork(name string) (func(), error) { return r.marks.HoldWork(name) }
 
@@ -52,4 +52,4 @@ func (r storeRepo) MachineID() (string, error) { return r.marks.MachineID() }
 
 // RepoOf is the code repository st lives in, for adapters that hand it to
 // the tools' helpers (the watcher's reaping).
-func RepoOf(st *gitstate.Store) Repo { return repoOf(st) }
+func RepoOf(st *gitstate.Store) Repo { return CodeRepoOf(st) }

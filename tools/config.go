@@ -10,19 +10,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 )
 
-const pathConfig = "config/config.json"
+const PathConfig = "config/config.json"
 
 // configKind: config/config.json, the one settings record.
 func configKind() Kind {
-	return recordKind(Kind{Name: "config", Dir: "config", Depth: 1, Kept: true}, func(_ []string, name string, _ *Config) error {
+	return RecordKind(Kind{Name: "config", Dir: "config", Depth: 1, Kept: true}, func(_ []string, name string, _ *Config) error {
 		if name != "config" {
-			return fmt.Errorf("the only config record is %s", pathConfig)
+			return fmt.Errorf("the only config record is %s", PathConfig)
 		}
 		return nil
 	})
@@ -36,6 +35,9 @@ type Config struct {
 	// local is this machine's settings (git config), where local keys
 	// are read from; never stored (see localconfig.go).
 	local *localSettings
+	// keys is the table of settings the config is read against: each
+	// key's kind and default.
+	keys *ConfigKeys
 }
 
 // ConfigEntry is one set key. An entry whose value is JSON null was unset
@@ -49,41 +51,46 @@ type ConfigEntry struct {
 	Clock gitstate.Clock  `json:"clock"`
 }
 
-// configKey describes a setting: its name, the kind of value, its default
+// ConfigKey describes a setting: its name, the kind of value, its default
 // and what it is for.
-type configKey struct {
+type ConfigKey struct {
 	Name    string `json:"key"`
 	Kind    string `json:"kind"` // "list" (of strings), "int", "string" or "json" (checked by Check)
 	Default any    `json:"default"`
 	Doc     string `json:"doc"`
-	// oneOf, if set, lists the values a string key accepts.
-	oneOf []string
+	// OneOf, if set, lists the values a string key accepts.
+	OneOf []string `json:"-"`
 	// Check validates a "json" key's value; its error is CONFIG_INVALID.
 	Check func(json.RawMessage) error
-	// checkString validates a "string" key's value; its error is
+	// CheckString validates a "string" key's value; its error is
 	// INVALID_INPUT.
-	checkString func(string) error
+	CheckString func(string) error `json:"-"`
 	// Local marks a setting of this machine: read from git config
 	// (gitConfigName) only, never from the shared state, and set by
 	// people only (localconfig.go).
 	Local bool `json:"local,omitempty"`
 }
 
-// configKeys lists every setting, sorted by name.
-func configKeys() []configKey { return slices.Clone(allConfigKeys()) }
+// ConfigKeys is the table of settings: the framework's own (auth, policy,
+// timeout, retry) and those the nouns register through the assembly's
+// Catalog, as they register tools. A registry builds it once: a call reads
+// several settings, and building the list (the default workflow and policy
+// included) each time cost a CLI write ~0.4 ms. Its defaults are never
+// modified: values are read through their JSON (Config.value).
+type ConfigKeys struct {
+	keys     []ConfigKey // sorted by name
+	patterns []func(name string) (ConfigKey, bool)
+}
 
-// allConfigKeys is built once per process: a call reads several settings,
-// and building the list (the default workflow and policy included) each
-// time cost a CLI write ~0.4 ms. Its defaults are never modified: values
-// are read through their JSON (Config.value).
-var allConfigKeys = sync.OnceValue(func() []configKey {
-	keys := slices.Concat(authKeys(), policyKeys(), timeoutKeys(), retryKeys())
-	for _, set := range nounConfigKeys() { // registered by the nouns that own them (builtin.go)
-		keys = append(keys, set()...)
-	}
+// newConfigKeys builds the table from the nouns' keys and key patterns.
+func newConfigKeys(nouns []ConfigKey, patterns []func(name string) (ConfigKey, bool)) *ConfigKeys {
+	keys := slices.Concat(authKeys(), policyKeys(), timeoutKeys(), retryKeys(), nouns)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
-	return keys
-})
+	return &ConfigKeys{keys: keys, patterns: patterns}
+}
+
+// all lists every setting, sorted by name.
+func (t *ConfigKeys) all() []ConfigKey { return slices.Clone(t.keys) }
 
 func nonNil(s []string) []string {
 	if s == nil {
@@ -92,8 +99,10 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func lookupKey(name string) (configKey, bool) {
-	for _, k := range allConfigKeys() {
+// Lookup finds a setting by name: a listed one, a tool's timeout, or one
+// whose name a noun makes up.
+func (t *ConfigKeys) Lookup(name string) (ConfigKey, bool) {
+	for _, k := range t.keys {
 		if k.Name == name {
 			return k, true
 		}
@@ -101,36 +110,36 @@ func lookupKey(name string) (configKey, bool) {
 	if k, ok := timeoutKey(name); ok {
 		return k, true
 	}
-	return patternKey(name)
+	return t.pattern(name)
 }
 
-// patternKey finds a setting whose name a noun makes up (a launcher's
+// pattern finds a setting whose name a noun makes up (a launcher's
 // agent.<name>.command), through the patterns the nouns register
-// (builtin.go).
-func patternKey(name string) (configKey, bool) {
-	for _, pattern := range nounKeyPatterns() {
+// (the Catalog).
+func (t *ConfigKeys) pattern(name string) (ConfigKey, bool) {
+	for _, pattern := range t.patterns {
 		if k, ok := pattern(name); ok {
 			return k, true
 		}
 	}
-	return configKey{}, false
+	return ConfigKey{}, false
 }
 
 // configAt reads the config at the tip, outside any transaction (for work
 // done after a call's commit).
-func configAt(ctx context.Context, st *gitstate.Store) (*Config, error) {
+func ConfigAt(ctx context.Context, st *gitstate.Store, keys *ConfigKeys) (*Config, error) {
 	var cfg *Config
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		cfg, err = loadConfig(sn)
+		cfg, err = LoadConfig(sn, keys)
 		return err
 	})
 	return cfg, err
 }
 
-func keyNames() []string {
+func (t *ConfigKeys) names() []string {
 	var names []string
-	for _, k := range configKeys() {
+	for _, k := range t.keys {
 		names = append(names, k.Name)
 	}
 	return names
@@ -141,12 +150,28 @@ type recordGetter interface {
 	Get(path string, v any) error
 }
 
+// NewConfig is a config of the given entries (nil: nothing set) and this
+// machine's git config (local; nil: none), read against keys: for reading
+// settings that are not in a state.
+func NewConfig(keys *ConfigKeys, entries map[string]ConfigEntry, local func() ([]gitstate.ConfigEntry, error)) *Config {
+	if entries == nil {
+		entries = map[string]ConfigEntry{}
+	}
+	if local == nil {
+		local = func() ([]gitstate.ConfigEntry, error) { return nil, nil }
+	}
+	return &Config{Entries: entries, keys: keys, local: &localSettings{read: local}}
+}
+
+// Keys is the table of settings the config is read against.
+func (c *Config) Keys() *ConfigKeys { return c.keys }
+
 // loadConfig reads the config record (a state without one has defaults),
 // and this machine's settings from git config when the first local key is
 // read.
-func loadConfig(src configSource) (*Config, error) {
-	c := Config{local: &localSettings{read: src.GitConfig}}
-	err := src.Get(pathConfig, &c)
+func LoadConfig(src configSource, keys *ConfigKeys) (*Config, error) {
+	c := Config{local: &localSettings{read: src.GitConfig}, keys: keys}
+	err := src.Get(PathConfig, &c)
 	if err != nil && !errors.Is(err, gitstate.ErrNotFound) {
 		return nil, err
 	}
@@ -159,12 +184,12 @@ func loadConfig(src configSource) (*Config, error) {
 // value returns a key's effective value as compact JSON (the record on
 // disk is indented, and the value is shown on one line). A local key's
 // is git config's, whatever the shared record says.
-func (c *Config) value(k configKey) json.RawMessage {
+func (c *Config) Value(k ConfigKey) json.RawMessage {
 	if k.Local {
-		if v, ok := c.localValue(k); ok {
+		if v, ok := c.LocalValue(k); ok {
 			return v
 		}
-	} else if e, ok := c.set(k.Name); ok {
+	} else if e, ok := c.Entry(k.Name); ok {
 		var b bytes.Buffer
 		if json.Compact(&b, e.Value) != nil {
 			return e.Value
@@ -176,7 +201,7 @@ func (c *Config) value(k configKey) json.RawMessage {
 }
 
 // set returns the entry of a key someone set (and did not unset since).
-func (c *Config) set(name string) (ConfigEntry, bool) {
+func (c *Config) Entry(name string) (ConfigEntry, bool) {
 	e, ok := c.Entries[name]
 	if !ok || len(e.Value) == 0 || string(bytes.TrimSpace(e.Value)) == "null" {
 		return ConfigEntry{}, false
@@ -184,32 +209,32 @@ func (c *Config) set(name string) (ConfigEntry, bool) {
 	return e, true
 }
 
-func (c *Config) intValue(name string) int {
-	k, _ := lookupKey(name)
+func (c *Config) IntValue(name string) int {
+	k, _ := c.keys.Lookup(name)
 	var n int
-	if err := json.Unmarshal(c.value(k), &n); err != nil {
+	if err := json.Unmarshal(c.Value(k), &n); err != nil {
 		n, _ = k.Default.(int)
 	}
 	return n
 }
 
-func (c *Config) listValue(name string) []string {
-	k, _ := lookupKey(name)
+func (c *Config) ListValue(name string) []string {
+	k, _ := c.keys.Lookup(name)
 	var l []string
-	if err := json.Unmarshal(c.value(k), &l); err != nil {
+	if err := json.Unmarshal(c.Value(k), &l); err != nil {
 		l, _ = k.Default.([]string)
 		l = slices.Clone(l)
 	}
 	return l
 }
 
-func (c *Config) stringValue(name string) string {
-	k, ok := lookupKey(name)
+func (c *Config) StringValue(name string) string {
+	k, ok := c.keys.Lookup(name)
 	if !ok {
 		return ""
 	}
 	var v string
-	if err := json.Unmarshal(c.value(k), &v); err != nil || (k.oneOf != nil && !slices.Contains(k.oneOf, v)) {
+	if err := json.Unmarshal(c.Value(k), &v); err != nil || (k.OneOf != nil && !slices.Contains(k.OneOf, v)) {
 		v, _ = k.Default.(string)
 	}
 	return v
@@ -218,22 +243,22 @@ func (c *Config) stringValue(name string) string {
 // rule returns the permission rule for an agent type.
 func (c *Config) rule(t AgentType) rule {
 	return rule{
-		allow: c.listValue("policy." + string(t) + ".allow"),
-		deny:  c.listValue("policy." + string(t) + ".deny"),
+		allow: c.ListValue("policy." + string(t) + ".allow"),
+		deny:  c.ListValue("policy." + string(t) + ".deny"),
 	}
 }
 
 // parseConfigValue turns what a person typed into the key's JSON value:
 // lists accept a JSON array or comma-separated globs, ints a number.
-func parseConfigValue(k configKey, raw string) (json.RawMessage, error) {
+func parseConfigValue(k ConfigKey, raw string) (json.RawMessage, error) {
 	raw = strings.TrimSpace(raw)
 	switch k.Kind {
 	case "string":
-		if len(k.oneOf) > 0 && !slices.Contains(k.oneOf, raw) {
-			return nil, Errorf(InvalidInput, "%s takes one of %s, not %q", k.Name, strings.Join(k.oneOf, ", "), raw).With("key", k.Name)
+		if len(k.OneOf) > 0 && !slices.Contains(k.OneOf, raw) {
+			return nil, Errorf(InvalidInput, "%s takes one of %s, not %q", k.Name, strings.Join(k.OneOf, ", "), raw).With("key", k.Name)
 		}
-		if k.checkString != nil && raw != "" {
-			if err := k.checkString(raw); err != nil {
+		if k.CheckString != nil && raw != "" {
+			if err := k.CheckString(raw); err != nil {
 				return nil, Errorf(InvalidInput, "%s: %v", k.Name, err).With("key", k.Name)
 			}
 		}

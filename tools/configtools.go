@@ -28,6 +28,12 @@ type ConfigValue struct {
 	Ignored *IgnoredSetting `json:"ignored,omitempty" jsonschema:"a value of this local setting found in the shared state (a peer's sync, an older git codex), never read"`
 }
 
+// ConfigTools are the framework's own tools, which read and change the
+// settings: the assembly lists them with the nouns'.
+func ConfigTools() []*Tool {
+	return []*Tool{ConfigGet, ConfigList, ConfigSet, ConfigUnset, ConfigReset}
+}
+
 // ConfigValues is what config_get returns, sorted by key.
 type ConfigValues struct {
 	Settings []ConfigValue `json:"settings"`
@@ -40,8 +46,8 @@ var ConfigGet = Define("config_get", "config.get",
 	func(ctx context.Context, c *Call, in ConfigGetIn) (ConfigValues, error) {
 		out := ConfigValues{Settings: []ConfigValue{}}
 		keys := c.Config.allKeys()
-		if k, ok := lookupKey(in.Key); ok && in.Key != "" {
-			keys = []configKey{k} // also a launcher's key, agent.<name>.command
+		if k, ok := c.Config.keys.Lookup(in.Key); ok && in.Key != "" {
+			keys = []ConfigKey{k} // also a launcher's key, agent.<name>.command
 		}
 		for _, k := range keys {
 			if in.Key != "" && k.Name != in.Key {
@@ -50,7 +56,7 @@ var ConfigGet = Define("config_get", "config.get",
 			out.Settings = append(out.Settings, c.Config.show(k))
 		}
 		if in.Key != "" && len(out.Settings) == 0 {
-			return ConfigValues{}, unknownKey(in.Key)
+			return ConfigValues{}, unknownKey(c.Config.keys, in.Key)
 		}
 		c.Summarize("%s read config %s", c.Caller.ID, in.Key)
 		return out, nil
@@ -75,8 +81,8 @@ var ConfigList = Define("config_list", "config.get",
 
 // allKeys is every setting config_get and config_list show: the fixed
 // ones and the launchers git config or the shared config name, by key.
-func (c *Config) allKeys() []configKey {
-	keys := append(configKeys(), c.patternKeysIn()...)
+func (c *Config) allKeys() []ConfigKey {
+	keys := append(c.keys.all(), c.patternKeysIn()...)
 	sort.SliceStable(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
 	return keys
 }
@@ -84,21 +90,21 @@ func (c *Config) allKeys() []configKey {
 // show is one key as config_get and config_list return it. A local key
 // shows git config's value, and a value the shared state holds of it as
 // ignored.
-func (c *Config) show(k configKey) ConfigValue {
-	e, set := c.set(k.Name)
+func (c *Config) show(k ConfigKey) ConfigValue {
+	e, set := c.Entry(k.Name)
 	if !k.Local {
-		return ConfigValue{Key: k.Name, Value: c.value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
+		return ConfigValue{Key: k.Name, Value: c.Value(k), Default: !set, Doc: k.Doc, SetBy: e.SetBy}
 	}
-	_, valid := c.localValue(k)
-	v := ConfigValue{Key: k.Name, Value: c.value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: gitConfigName(k.Name)}
+	_, valid := c.LocalValue(k)
+	v := ConfigValue{Key: k.Name, Value: c.Value(k), Default: !valid, Doc: k.Doc, Local: true, GitKey: GitConfigName(k.Name)}
 	if set {
 		v.Ignored = &IgnoredSetting{Key: k.Name, GitKey: v.GitKey, SetBy: e.SetBy, SetAt: e.SetAt}
 	}
 	return v
 }
 
-func unknownKey(key string) *Error {
-	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keyNames(), ", ")).With("key", key)
+func unknownKey(keys *ConfigKeys, key string) *Error {
+	return Errorf(InvalidInput, "unknown config key %q; known keys: %s", key, strings.Join(keys.names(), ", ")).With("key", key)
 }
 
 // ConfigSetIn is config_set's input.
@@ -113,9 +119,9 @@ var ConfigSet = Define("config_set", permSetConfig,
 		"Settings of this machine (launchers, agent.default, github.api_url, worktree.dir, tmux.socket) go to its git config, not the shared state, and only people may set them.",
 	CLI{Path: "config set", Args: []string{"key", "value"}},
 	func(ctx context.Context, c *Call, in ConfigSetIn) (*ConfigValue, error) {
-		k, ok := lookupKey(in.Key)
+		k, ok := c.Config.keys.Lookup(in.Key)
 		if !ok {
-			return nil, unknownKey(in.Key)
+			return nil, unknownKey(c.Config.keys, in.Key)
 		}
 		if k.Local {
 			if err := refuseLocal(c, k); err != nil {
@@ -131,14 +137,14 @@ var ConfigSet = Define("config_set", permSetConfig,
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: v, SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
 		if why := lockedOut(c.Config); why != "" {
-			return nil, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, truncate(string(v), 80), why).
+			return nil, Errorf(InvalidInput, "setting %s to %s is refused: %s; keep config.set allowed for people", k.Name, Truncate(string(v), 80), why).
 				With("key", k.Name).With("reason", "lockout")
 		}
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 		c.Target(k.Name)
-		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, truncate(string(v), 80))
+		c.Summarize("%s set %s = %s", c.Caller.ID, k.Name, Truncate(string(v), 80))
 		return &ConfigValue{Key: k.Name, Value: v, Doc: k.Doc, SetBy: c.Caller.ID}, nil
 	}).Hint(Hints{Idempotent: true})
 
@@ -154,14 +160,14 @@ var ConfigReset = Define("config_reset", permResetConfig,
 	"Set settings back to their defaults: `policy` (every policy key) or one key. People may always reset, even when the policy denies them everything; the reset is recorded like any call.",
 	CLI{Path: "config reset", Args: []string{"what"}},
 	func(ctx context.Context, c *Call, in ConfigResetIn) (*ConfigValues, error) {
-		var keys []configKey
-		for _, k := range configKeys() {
+		var keys []ConfigKey
+		for _, k := range c.Config.keys.all() {
 			if k.Name == in.What || (in.What == "policy" && strings.HasPrefix(k.Name, "policy.")) {
 				keys = append(keys, k)
 			}
 		}
-		if k, ok := patternKey(in.What); ok {
-			keys = []configKey{k}
+		if k, ok := c.Config.keys.pattern(in.What); ok {
+			keys = []ConfigKey{k}
 		}
 		if len(keys) == 1 && keys[0].Local {
 			// this machine's setting: back to its default in git config
@@ -177,7 +183,7 @@ var ConfigReset = Define("config_reset", permResetConfig,
 			return out, nil
 		}
 		if len(keys) == 0 {
-			return nil, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(keyNames(), ", ")).With("what", in.What)
+			return nil, Errorf(InvalidInput, "nothing to reset called %q; give `policy` or one of: %s", in.What, strings.Join(c.Config.keys.names(), ", ")).With("what", in.What)
 		}
 		out := &ConfigValues{Settings: []ConfigValue{}}
 		for _, k := range keys {
@@ -191,7 +197,7 @@ var ConfigReset = Define("config_reset", permResetConfig,
 		if why := lockedOut(c.Config); why != "" {
 			return nil, Errorf(InvalidInput, "resetting %s is refused: %s; reset `policy`", in.What, why).With("what", in.What).With("reason", "lockout")
 		}
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 		c.Target(in.What)
@@ -211,9 +217,9 @@ var ConfigUnset = Define("config_unset", "config.set",
 	"Put one setting back to its default value (e.g. after a config_set you want to undo).",
 	CLI{Path: "config unset", Args: []string{"key"}},
 	func(ctx context.Context, c *Call, in ConfigUnsetIn) (*ConfigValue, error) {
-		k, ok := lookupKey(in.Key)
+		k, ok := c.Config.keys.Lookup(in.Key)
 		if !ok {
-			return nil, unknownKey(in.Key)
+			return nil, unknownKey(c.Config.keys, in.Key)
 		}
 		if k.Local {
 			if err := refuseLocal(c, k); err != nil {
@@ -222,13 +228,13 @@ var ConfigUnset = Define("config_unset", "config.set",
 			return unsetLocal(c, k)
 		}
 		c.Target(k.Name)
-		if _, set := c.Config.set(k.Name); !set {
+		if _, set := c.Config.Entry(k.Name); !set {
 			c.Summarize("%s unset %s, already the default", c.Caller.ID, k.Name)
 			v := c.Config.show(k)
 			return &v, nil
 		}
 		c.Config.Entries[k.Name] = ConfigEntry{Value: json.RawMessage("null"), SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 		c.Summarize("%s unset %s (default again)", c.Caller.ID, k.Name)

@@ -46,7 +46,7 @@ func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin
 	out := ServerCaller{ID: o.ID}
 	var refusal *Error
 	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repoOf(st), tool: auditMCP, origin: o}
+		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys()}
 		e := checkServer(c, o, &out)
 		if e == nil {
 			return errNoChange
@@ -70,7 +70,7 @@ func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin
 		// a refusal that cannot be recorded is still a refusal
 		var e *Error
 		_ = st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-			c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repoOf(st), tool: auditMCP, origin: o}
+			c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys()}
 			e = checkServer(c, o, &out)
 			return nil
 		})
@@ -88,12 +88,12 @@ func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
 		return e
 	}
 	out.Type = c.Caller.Type
-	cfg, err := loadConfig(c.Tx)
+	cfg, err := LoadConfig(c.Tx, c.keys)
 	if err != nil {
 		return AsError(err)
 	}
 	c.Config = cfg
-	mode := cfg.stringValue("auth.agents")
+	mode := cfg.StringValue("auth.agents")
 	err = authenticate(c, o)
 	if err == nil && (IsHuman(o.ID) || mode == AuthOff) {
 		return nil
@@ -129,11 +129,11 @@ func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
 func (r *Registry) MarkUp(ctx context.Context, st *gitstate.Store, o Origin, client string) (string, error) {
 	status := ""
 	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repoOf(st), tool: auditMCP, origin: o}
+		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys()}
 		if IsHuman(o.ID) || resolveCaller(c, tx) != nil || c.Agent == nil || c.Agent.Status != StatusStarting {
 			return errNoChange
 		}
-		cfg, err := loadConfig(tx)
+		cfg, err := LoadConfig(tx, r.keys())
 		if err != nil {
 			return err
 		}

@@ -37,14 +37,14 @@ func (o Origin) psk(role string) string {
 // that a secret is recognised wherever it turns up (argument redaction,
 // handoff payloads), whatever the key that carries it.
 const (
-	prefixAgentToken   = "ctok_"
-	prefixSessionToken = "sess_"
-	prefixLockToken    = "lock_"
+	PrefixAgentToken   = "ctok_"
+	PrefixSessionToken = "sess_"
+	PrefixLockToken    = "lock_"
 )
 
 // newSecret returns a fresh credential with the given prefix. It is shown
 // to its owner once; the state keeps only hashSecret of it.
-func newSecret(prefix string) string {
+func NewSecret(prefix string) string {
 	b := make([]byte, 32)
 	rand.Read(b) // never fails (crypto/rand panics rather)
 	return prefix + hex.EncodeToString(b)
@@ -53,22 +53,22 @@ func newSecret(prefix string) string {
 // hashSecret is what the state stores of a credential: its SHA-256, hex.
 // Credentials are 256 random bits, so the hash gives nothing away to anyone
 // who reads the refs.
-func hashSecret(s string) string {
+func HashSecret(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
 
 // matchesHash reports whether secret hashes to want, in constant time.
-func matchesHash(secret, want string) bool {
+func MatchesHash(secret, want string) bool {
 	if secret == "" || want == "" {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(want)) == 1
+	return subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(want)) == 1
 }
 
 // redactSecrets replaces every credential inside s (secretShapes: those
 // git codex issued and every other shape it knows).
-func redactSecrets(s string) string {
+func RedactSecrets(s string) string {
 	out, _ := redactText(s)
 	return out
 }

@@ -51,7 +51,7 @@ func effectsRegistry(outside func(ctx context.Context, f *Followup) error, undo 
 		})
 		return out, nil
 	})
-	return NewRegistry(probe)
+	return NewRegistry(Catalog{Tools: []*Tool{probe}})
 }
 
 func effectsStore(t *testing.T) (*gitstate.Store, string) {
@@ -62,14 +62,14 @@ func effectsStore(t *testing.T) (*gitstate.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	// people may call the probe (it is not in the default policy)
 	if _, err := st.Update(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(gitstate.Meta{Summary: "policy"})
 		v, _ := json.Marshal("*")
-		return tx.Put(pathConfig, Config{Entries: map[string]ConfigEntry{"policy.human.allow": {Value: v, SetBy: "t"}}})
+		return tx.Put(PathConfig, Config{Entries: map[string]ConfigEntry{"policy.human.allow": {Value: v, SetBy: "t"}}})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +149,25 @@ func TestUndoFailureIsAudited(t *testing.T) {
 	}
 	if _, err := gitstatetest.GitErr(dir, "cat-file", "-e", gitstate.RefState+":probe/intent.json"); err == nil {
 		t.Errorf("the refused call left its intent in the state")
+	}
+}
+
+// TestOutcomeWithoutSummary: an after-step's outcome that sets no summary
+// says what it follows.
+func TestOutcomeWithoutSummary(t *testing.T) {
+	ctx := context.Background()
+	st, dir := effectsStore(t)
+	reg := effectsRegistry(func(ctx context.Context, f *Followup) error {
+		return f.Record(ctx, func(*Call) error { return nil })
+	}, nil)
+	if res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe", json.RawMessage(`{}`)); !res.OK {
+		t.Fatalf("result = %+v", res)
+	}
+	// the intent and the probe's own outcome change the state; the
+	// outcome that changes nothing is on this machine's reads ref
+	intent := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"~1")
+	got := gitstatetest.Git(t, dir, "log", "-1", "--format=%s", "--glob="+gitstate.ReadsPrefix+"*/*")
+	if want := "probe: human:t@example.com: the outcome of " + intent[:12]; got != want {
+		t.Errorf("summary %q, want %q", got, want)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // Env is the world outside the state that tools reach: the tmux server
 // agents run on (and, as they come, GitHub and agent CLIs). It is
-// built once, where the registry is built (Builtin(...).WithEnv), so tests
+// built once, where the registry is built (builtin.Registry().WithEnv), so tests
 // substitute real but isolated parts: a private tmux socket.
 // Worktrees and branches are the store's repository's (CodeRepo).
 type Env struct {
@@ -38,7 +38,7 @@ type Dirs interface {
 
 // Repo is what handlers may read of the code repository, quickly and
 // without changing it: package repo's porcelain, with the store's work
-// marks (repoOf).
+// marks (CodeRepoOf).
 type Repo interface {
 	Dirs
 	// RevParse resolves a revision to a full commit hash.

@@ -20,7 +20,7 @@ const MaxArgsBytes = 1 << 20
 // every required field, of the right types, and no unknown fields; and
 // every string in it must pass checkValues (valid UTF-8, no control
 // characters the field does not allow, no credentials).
-func (t *Tool) decode(args json.RawMessage) (any, *Error) {
+func (t *Tool) Decode(args json.RawMessage) (any, *Error) {
 	if len(args) > MaxArgsBytes {
 		return nil, Errorf(InvalidInput, "arguments are %d bytes; the limit is %d", len(args), MaxArgsBytes).
 			With("size", len(args)).With("limit", MaxArgsBytes)

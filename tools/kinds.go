@@ -13,9 +13,9 @@ import (
 // Kind is the one definition of a record kind: where its records live, how
 // a record that arrives from another machine is checked, and how sync
 // treats it (whether a peer may delete it, whether it has one holder).
-// Every kind git codex stores is listed in Kinds; adding a kind is one
-// entry there, defined next to its record type in the file of its noun
-// (git-bug's dag.Definition is the model). The record's Go type, path
+// Every kind git codex stores is listed in the assembly's Catalog; adding
+// a kind is one entry there, defined next to its record type in the file
+// of its noun (git-bug's dag.Definition is the model). The record's Go type, path
 // helper and tools live in the same file.
 type Kind struct {
 	// Name names the kind in conflicts, errors and docs: "mail", "task".
@@ -37,9 +37,15 @@ type Kind struct {
 	Claim *ClaimRule
 	// check decodes a record and checks that it belongs at its path: rel
 	// is the path below Dir, split at "/", and name the file name without
-	// ".json".
-	check func(rel []string, name string, data []byte) error
+	// ".json"; kinds is every kind of the state, for a record that names
+	// another (a conflict names a record with a holder).
+	check func(kinds KindTable, rel []string, name string, data []byte) error
 }
+
+// KindTable is every record kind a state holds, the framework's and the
+// nouns' (Registry.Kinds): the table that validates, merges and lays out
+// the records sync brings in.
+type KindTable []Kind
 
 // ClaimRule is how sync keeps one holder for a kind's records. Each record
 // is the one place its resource's claim lives, so two machines that grant
@@ -64,8 +70,17 @@ type ClaimRule struct {
 
 // recordKind defines a kind whose records decode strictly as T, then pass
 // check (nil: any T at the right depth).
-func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error) Kind {
-	k.check = func(rel []string, name string, data []byte) error {
+func RecordKind[T any](k Kind, check func(rel []string, name string, v *T) error) Kind {
+	if check == nil {
+		return recordKindIn[T](k, nil)
+	}
+	return recordKindIn(k, func(_ KindTable, rel []string, name string, v *T) error { return check(rel, name, v) })
+}
+
+// recordKindIn is recordKind for a kind whose check needs the other kinds
+// (a conflict must name a record with a holder).
+func recordKindIn[T any](k Kind, check func(kinds KindTable, rel []string, name string, v *T) error) Kind {
+	k.check = func(kinds KindTable, rel []string, name string, data []byte) error {
 		var v T
 		if err := strictDecode(data, &v); err != nil {
 			return err
@@ -73,7 +88,7 @@ func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error
 		if check == nil {
 			return nil
 		}
-		return check(rel, name, &v)
+		return check(kinds, rel, name, &v)
 	}
 	return k
 }
@@ -81,8 +96,8 @@ func recordKind[T any](k Kind, check func(rel []string, name string, v *T) error
 // KindOf finds the kind whose directory holds path, and the path's
 // elements below that directory. A path below a kind's directory belongs to
 // that kind whether or not it has the kind's layout (ValidateRecord tells).
-func KindOf(path string) (Kind, []string, bool) {
-	for _, k := range Kinds() {
+func (t KindTable) KindOf(path string) (Kind, []string, bool) {
+	for _, k := range t {
 		if rest, ok := strings.CutPrefix(path, k.Dir+"/"); ok {
 			return k, strings.Split(rest, "/"), true
 		}
@@ -92,8 +107,8 @@ func KindOf(path string) (Kind, []string, bool) {
 
 // claimKindOf finds the kind of the record at path if the kind has a
 // holder and the path has its layout (the same that ValidateRecord checks).
-func claimKindOf(path string) (Kind, bool) {
-	k, rel, ok := KindOf(path)
+func (t KindTable) ClaimKindOf(path string) (Kind, bool) {
+	k, rel, ok := t.KindOf(path)
 	if !ok || k.Claim == nil || !k.fits(rel) {
 		return Kind{}, false
 	}
@@ -111,8 +126,8 @@ func (k Kind) fits(rel []string) bool {
 // inside must match its path, so the tools can read it afterwards and no
 // record can claim to be another. Paths outside every kind's directory (a
 // newer version's records) only have to be JSON.
-func ValidateRecord(path string, data []byte) error {
-	k, rel, ok := KindOf(path)
+func (t KindTable) ValidateRecord(path string, data []byte) error {
+	k, rel, ok := t.KindOf(path)
 	if !ok {
 		if !json.Valid(data) {
 			return fmt.Errorf("not JSON")
@@ -122,7 +137,7 @@ func ValidateRecord(path string, data []byte) error {
 	if !k.fits(rel) {
 		return fmt.Errorf("no %s record belongs at this path", k.Name)
 	}
-	return k.check(rel, strings.TrimSuffix(rel[len(rel)-1], ".json"), data)
+	return k.check(t, rel, strings.TrimSuffix(rel[len(rel)-1], ".json"), data)
 }
 
 // strictDecode decodes one JSON value with nothing after it: the record
@@ -140,14 +155,14 @@ func strictDecode(data []byte, v any) error {
 
 // fannedOut reports whether the two directories above an id's file are
 // its fan-out (gitstate.Fanout).
-func fannedOut(rel []string, id string) bool {
+func FannedOut(rel []string, id string) bool {
 	n := len(rel)
 	return n >= 3 && rel[n-3]+"/"+rel[n-2] == gitstate.Fanout(id)
 }
 
 // validClaim checks that a claim names a possible holder: an agent id or a
 // person's, since a conflict mails the holder at a path made from it.
-func validClaim(c *Claim) error {
+func ValidClaim(c *Claim) error {
 	if c == nil {
 		return nil
 	}

@@ -16,7 +16,7 @@ type lazyRE struct {
 
 // lazyRegexp returns pattern compiled on first use; it panics then, as
 // regexp.MustCompile would at start, if the pattern is invalid.
-func lazyRegexp(pattern string) *lazyRE {
+func LazyRegexp(pattern string) *lazyRE {
 	return &lazyRE{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
 }
 

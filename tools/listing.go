@@ -57,7 +57,7 @@ func (r *Registry) Listing(sn *gitstate.Snapshot, callerID string) (listed, defe
 	typ := TypeHuman
 	if !IsHuman(callerID) {
 		var a Agent
-		if err := sn.Get(agentPath(callerID), &a); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
+		if err := sn.Get(AgentPath(callerID), &a); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
 			return nil, nil, err
 		}
 		typ = a.Type

@@ -57,7 +57,7 @@ func (l *localSettings) load() ([]gitstate.ConfigEntry, error) {
 // its last word in camelCase, since git's variable names take letters,
 // digits and '-' only: agent.claude.command is codex.agent.claude.command,
 // github.api_url is codex.github.apiUrl.
-func gitConfigName(key string) string {
+func GitConfigName(key string) string {
 	i := strings.LastIndex(key, ".")
 	words := strings.Split(key[i+1:], "_")
 	for j := 1; j < len(words); j++ {
@@ -72,12 +72,12 @@ func gitConfigName(key string) string {
 // set, git's precedence), ok false when it is not set. An error reading
 // git config reads as not set; launcher and the GitHub settings report it
 // (localErr).
-func (c *Config) localRaw(k configKey) (string, bool) {
+func (c *Config) LocalRaw(k ConfigKey) (string, bool) {
 	entries, err := c.local.load()
 	if err != nil {
 		return "", false
 	}
-	name := gitConfigName(k.Name)
+	name := GitConfigName(k.Name)
 	dot := strings.LastIndex(name, ".")
 	sub := strings.TrimPrefix(name[:dot], "codex.")
 	v, ok := gitstate.ConfigValue(entries, "codex", sub, name[dot+1:])
@@ -85,22 +85,22 @@ func (c *Config) localRaw(k configKey) (string, bool) {
 }
 
 // hasLocal reports whether git config sets a local key.
-func (c *Config) hasLocal(k configKey) bool {
-	_, ok := c.localRaw(k)
+func (c *Config) HasLocal(k ConfigKey) bool {
+	_, ok := c.LocalRaw(k)
 	return ok
 }
 
 // localErr is why this machine's git config could not be read, if it
 // could not.
-func (c *Config) localErr() error {
+func (c *Config) LocalErr() error {
 	_, err := c.local.load()
 	return err
 }
 
 // localValue is a local key's value as JSON, ok false when git config
 // does not set it or sets it to something the key does not take.
-func (c *Config) localValue(k configKey) (json.RawMessage, bool) {
-	raw, ok := c.localRaw(k)
+func (c *Config) LocalValue(k ConfigKey) (json.RawMessage, bool) {
+	raw, ok := c.LocalRaw(k)
 	if !ok {
 		return nil, false
 	}
@@ -125,15 +125,15 @@ type IgnoredSetting struct {
 
 // ignored lists the local settings the shared config holds a value of,
 // sorted by key.
-func (c *Config) ignored() []IgnoredSetting {
+func (c *Config) Ignored() []IgnoredSetting {
 	var out []IgnoredSetting
 	for name := range c.Entries {
-		k, ok := lookupKey(name)
+		k, ok := c.keys.Lookup(name)
 		if !ok || !k.Local {
 			continue
 		}
-		if e, set := c.set(name); set {
-			out = append(out, IgnoredSetting{Key: name, GitKey: gitConfigName(name), SetBy: e.SetBy, SetAt: e.SetAt, Clock: uint64(e.Clock)})
+		if e, set := c.Entry(name); set {
+			out = append(out, IgnoredSetting{Key: name, GitKey: GitConfigName(name), SetBy: e.SetBy, SetAt: e.SetAt, Clock: uint64(e.Clock)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
@@ -142,22 +142,22 @@ func (c *Config) ignored() []IgnoredSetting {
 
 // IgnoredSettings lists the values of local settings that the state in sn
 // holds and that git codex never reads (see IgnoredSetting).
-func IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
-	cfg, err := loadConfig(sn)
+func (r *Registry) IgnoredSettings(sn *gitstate.Snapshot) ([]IgnoredSetting, error) {
+	cfg, err := LoadConfig(sn, r.keys())
 	if err != nil {
 		return nil, err
 	}
-	return cfg.ignored(), nil
+	return cfg.Ignored(), nil
 }
 
 // patternKeysIn are the keys whose names nouns make up (a launcher's
 // agent.<name>.command, .prompt: patternKey) that git config or the
 // shared config mention, for config_list.
-func (c *Config) patternKeysIn() []configKey {
+func (c *Config) patternKeysIn() []ConfigKey {
 	seen := map[string]bool{}
-	var out []configKey
+	var out []ConfigKey
 	add := func(name string) {
-		if k, ok := patternKey(name); ok && !seen[name] {
+		if k, ok := c.keys.pattern(name); ok && !seen[name] {
 			seen[name] = true
 			out = append(out, k)
 		}
@@ -178,20 +178,20 @@ func (c *Config) patternKeysIn() []configKey {
 // refuseLocal refuses a change of a local setting by anyone but a
 // person: an agent may not choose what this machine runs or where its
 // credentials go.
-func refuseLocal(c *Call, k configKey) error {
+func refuseLocal(c *Call, k ConfigKey) error {
 	if c.Caller.Type == TypeHuman {
 		return nil
 	}
 	return Errorf(PermissionDenied, "%s is a setting of this machine (it runs a program, receives credentials or names a path), kept in git config and never in the shared state; only a person sets it, with `git config %s <value>`",
-		k.Name, gitConfigName(k.Name)).With("key", k.Name).With("git_key", gitConfigName(k.Name)).With("reason", "local")
+		k.Name, GitConfigName(k.Name)).With("key", k.Name).With("git_key", GitConfigName(k.Name)).With("reason", "local")
 }
 
 // clearShared nulls the shared config's value of a local key, if it holds
 // one (it is never read; nulled with this call's clock, so the next sync
 // takes the null to the peers too). It reports whether it changed the
 // record.
-func clearShared(c *Call, k configKey) bool {
-	if _, set := c.Config.set(k.Name); !set {
+func clearShared(c *Call, k ConfigKey) bool {
+	if _, set := c.Config.Entry(k.Name); !set {
 		return false
 	}
 	c.Config.Entries[k.Name] = ConfigEntry{Value: json.RawMessage("null"), SetBy: c.Caller.ID, SetAt: c.Tx.Now(), Clock: c.Tx.Clock()}
@@ -202,12 +202,12 @@ func clearShared(c *Call, k configKey) bool {
 // git config after the call's commit (outside the writer lock), and the
 // audit record names the key but not the value, which stays on the
 // machine. A shared value of the key is nulled.
-func setLocal(c *Call, k configKey, raw string, v json.RawMessage) (*ConfigValue, error) {
-	name := gitConfigName(k.Name)
+func setLocal(c *Call, k ConfigKey, raw string, v json.RawMessage) (*ConfigValue, error) {
+	name := GitConfigName(k.Name)
 	args, _ := json.Marshal(map[string]string{"key": k.Name, "value": "[local: in git config " + name + ", not recorded]"})
 	c.auditArgs = string(args)
 	if clearShared(c, k) {
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 	}
@@ -230,10 +230,10 @@ func setLocal(c *Call, k configKey, raw string, v json.RawMessage) (*ConfigValue
 // person: git config's value goes after the call's commit, and a shared
 // value of the key is nulled. out is filled in once git config is
 // written: a value set in another of git's files (--global) still holds.
-func unsetLocal(c *Call, k configKey) (*ConfigValue, error) {
-	name := gitConfigName(k.Name)
+func unsetLocal(c *Call, k ConfigKey) (*ConfigValue, error) {
+	name := GitConfigName(k.Name)
 	if clearShared(c, k) {
-		if err := c.Tx.Put(pathConfig, c.Config); err != nil {
+		if err := c.Tx.Put(PathConfig, c.Config); err != nil {
 			return nil, err
 		}
 	}
@@ -246,7 +246,7 @@ func unsetLocal(c *Call, k configKey) (*ConfigValue, error) {
 				return Errorf(InternalError, "could not unset git config %s: %v", name, err).With("key", k.Name).With("git_key", name)
 			})
 		}
-		cfg, err := configAt(ctx, f.Store)
+		cfg, err := f.Config(ctx)
 		if err != nil {
 			return err
 		}

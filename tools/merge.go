@@ -31,18 +31,18 @@ import (
 //     larger encoding. Records without a base (the same id created on both
 //     sides, which ids make all but impossible) are taken whole by the
 //     same order.
-func MergeRecord(path string, base, ours, theirs []byte) []byte {
+func (t KindTable) MergeRecord(path string, base, ours, theirs []byte) []byte {
 	switch {
 	case ours == nil:
 		return theirs
 	case theirs == nil:
 		return ours
-	case path == pathConfig:
+	case path == PathConfig:
 		if merged, ok := mergeConfig(ours, theirs); ok {
 			return merged
 		}
 	}
-	if kind, ok := claimKindOf(path); ok {
+	if kind, ok := t.ClaimKindOf(path); ok {
 		return mergeExclusive(kind, base, ours, theirs)
 	}
 	if merged, ok := mergeFields(base, ours, theirs, nil); ok {
@@ -51,7 +51,7 @@ func MergeRecord(path string, base, ours, theirs []byte) []byte {
 	return newer(ours, theirs)
 }
 
-var _ gitstate.Resolver = MergeRecord
+var _ gitstate.Resolver = KindTable(nil).MergeRecord
 
 // newer picks the version with the higher clock, then the larger bytes.
 func newer(a, b []byte) []byte {

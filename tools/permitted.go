@@ -20,7 +20,7 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 	typ := TypeHuman
 	if !IsHuman(callerID) {
 		var a Agent
-		err := sn.Get(agentPath(callerID), &a)
+		err := sn.Get(AgentPath(callerID), &a)
 		if errors.Is(err, gitstate.ErrNotFound) {
 			return nil, nil
 		}
@@ -29,7 +29,7 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 		}
 		typ = a.Type
 	}
-	cfg, err := loadConfig(sn)
+	cfg, err := LoadConfig(sn, r.keys())
 	if err != nil {
 		return nil, err
 	}
@@ -47,9 +47,9 @@ func (r *Registry) Permitted(sn *gitstate.Snapshot, callerID string) ([]*Tool, e
 // Adapters that follow the policy look again after such calls; other
 // changes (a sync, another process's call) they find by watching the tip.
 func (t *Tool) ChangesPolicy() bool {
-	return strings.HasPrefix(t.Permission, "config.") || t.Permission == permRegisterAgent
+	return strings.HasPrefix(t.Permission, "config.") || t.Permission == PermRegisterAgent
 }
 
 // permRegisterAgent is agent_register's permission: registering an agent
 // gives it a type, which the policy is per.
-const permRegisterAgent = "agent.register"
+const PermRegisterAgent = "agent.register"

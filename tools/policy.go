@@ -67,6 +67,12 @@ const permSetConfig = "config.set"
 // the policy in force, or the caller is a person resetting config or
 // restoring the state (the ways back, whatever the policy says).
 func permitted(cfg *Config, t AgentType, permission string) bool {
+	return Allows(cfg, t, permission)
+}
+
+// Allows reports whether the settings cfg let an agent of type t use the
+// tools of a permission (people may always reset config and restore).
+func Allows(cfg *Config, t AgentType, permission string) bool {
 	if t == TypeHuman && (permission == permResetConfig || permission == permRestore) {
 		return true
 	}
@@ -112,14 +118,14 @@ func checkGlob(glob string) error {
 
 // policyKeys are the permission policy's settings: an allow and a deny
 // list per agent type, defaulting to defaultPolicy.
-func policyKeys() []configKey {
-	var keys []configKey
+func policyKeys() []ConfigKey {
+	var keys []ConfigKey
 	pol := defaultPolicy()
 	for _, t := range AgentTypes() {
 		r := pol[t]
 		keys = append(keys,
-			configKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
-			configKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
+			ConfigKey{Name: "policy." + string(t) + ".allow", Kind: "list", Default: nonNil(r.allow), Doc: "permission globs " + string(t) + " callers may use"},
+			ConfigKey{Name: "policy." + string(t) + ".deny", Kind: "list", Default: nonNil(r.deny), Doc: "permission globs denied to " + string(t) + " callers, even when allowed"})
 	}
 	return keys
 }

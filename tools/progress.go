@@ -16,7 +16,7 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 }
 
 // progressOf is the Progress ctx carries, or nil.
-func progressOf(ctx context.Context) Progress {
+func ProgressOf(ctx context.Context) Progress {
 	p, _ := ctx.Value(progressKey{}).(Progress)
 	return p
 }

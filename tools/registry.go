@@ -96,6 +96,9 @@ type Call struct {
 	// trailer (a value that stays on this machine: config_set of a
 	// local key).
 	auditArgs string
+	// keys is the registry's table of settings, for what loads the config
+	// again (an escalation, a check of the MCP server's caller).
+	keys *ConfigKeys
 	// warnings go into the call's result (Result.Warnings), whatever its
 	// outcome.
 	warnings []string
@@ -112,6 +115,22 @@ func (c *Call) Summarize(format string, args ...any) {
 // Target records the id of the record the call created or changed, in the
 // Codex-Target trailer.
 func (c *Call) Target(id string) { c.target = id }
+
+// ToolName is the name of the tool called (or of the work recorded as
+// one, CallFor).
+func (c *Call) ToolName() string { return c.tool }
+
+// Authenticated reports whether the caller presented its agent's valid
+// credential.
+func (c *Call) Authenticated() bool { return c.authenticated }
+
+// ConfigKeys is the table of settings of the call's registry, for what
+// reads the settings again.
+func (c *Call) ConfigKeys() *ConfigKeys { return c.keys }
+
+// RolePSK is the pre-shared key this machine holds for role ("": none),
+// from the caller's origin.
+func (c *Call) RolePSK(role string) string { return c.origin.psk(role) }
 
 // inputSchema is a tool's input schema, inferred from its Go type, and its
 // resolved form that validates calls.
@@ -208,16 +227,8 @@ type Registry struct {
 	internal map[string]*Tool
 	env      Env
 	hooks    Hooks
-}
-
-// NewRegistry returns a registry of the given tools. It panics on a
-// duplicate name.
-func NewRegistry(tools ...*Tool) *Registry {
-	r := &Registry{tools: map[string]*Tool{}, internal: internalTools()}
-	for _, t := range tools {
-		r.Register(t)
-	}
-	return r
+	kinds    KindTable
+	keys     func() *ConfigKeys
 }
 
 // Register adds a tool; it panics if the name is taken.
@@ -309,7 +320,7 @@ func Timestamp(t time.Time) string {
 func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitstate.Store, o Origin, name string, args json.RawMessage) (Result, *Call) {
 	var res Result
 	var c *Call
-	repo := repoOf(st)
+	repo := CodeRepoOf(st)
 	prepared := r.prepare(tctx, repo, name, args)
 	var commit gitstate.Commit
 	var reds []Redaction
@@ -323,7 +334,7 @@ func (r *Registry) callAs(ctx, tctx context.Context, limit *callLimit, st *gitst
 	}
 	err := try()
 	if lockContention(err) {
-		err = retryContended(tctx, st, name, err, try)
+		err = retryContended(tctx, st, r.keys(), name, err, try)
 		if timedOut(tctx) {
 			return Result{Error: limit.err(name, "it kept finding the state's ref locked or moved by another program, and wrote nothing", AsError(StoreError(err)))}, c
 		}
@@ -358,7 +369,7 @@ func (r *Registry) unrecorded(ctx context.Context, st *gitstate.Store, o Origin,
 	var res Result
 	var c *Call
 	err := st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-		res, c = r.run(ctx, tx, o, name, args, repoOf(st), prepared, nil)
+		res, c = r.run(ctx, tx, o, name, args, CodeRepoOf(st), prepared, nil)
 		if len(c.after) > 0 { // work outside git is never done unrecorded
 			return gitstate.ErrWouldWrite
 		}
@@ -413,7 +424,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 	if !ok || t.prepare == nil {
 		return nil
 	}
-	in, e := t.decode(args)
+	in, e := t.Decode(args)
 	if e != nil {
 		return nil // refused inside the transaction, in its turn
 	}
@@ -428,7 +439,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
 func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any, limit *callLimit) (res Result, c *Call) {
-	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
+	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, keys: r.keys(), Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil
@@ -448,7 +459,7 @@ func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name stri
 	if limit.expired() { // the wait for the writer lock took it all
 		return fail(limit.err(name, "it waited for the state's writer lock that long, and did nothing", nil)), c
 	}
-	in, ierr := t.decode(args)
+	in, ierr := t.Decode(args)
 	if ierr != nil {
 		return fail(ierr), c
 	}

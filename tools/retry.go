@@ -21,23 +21,23 @@ import (
 // record, or a progress message.
 
 // retryKeys are the settings of retries.
-func retryKeys() []configKey {
-	return []configKey{
+func retryKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "retry.max_attempts", Kind: "int", Default: 3, Doc: "tries of an operation that fails transiently (GitHub not answering, 5xx, rate limits; the state's writer lock held by another program; a sync remote not answering; an agent's tmux session not starting) before it fails with its code (TRANSIENT_ERROR for GitHub)"},
 		{Name: "retry.delay_ms", Kind: "int", Default: 1000, Doc: "milliseconds before the second try; each later try waits twice as long, up to retry.max_delay_ms (a rate limit's reset time if later)"},
 		{Name: "retry.max_delay_ms", Kind: "int", Default: 30000, Doc: "the longest wait between two tries, in milliseconds"},
-		{Name: "retry.jitter", Kind: "string", Default: "on", oneOf: []string{"on", "off"}, Doc: "on: each wait is shortened by a random part of up to half of it, so callers that failed together come back apart; off: waits are exact"},
+		{Name: "retry.jitter", Kind: "string", Default: "on", OneOf: []string{"on", "off"}, Doc: "on: each wait is shortened by a random part of up to half of it, so callers that failed together come back apart; off: waits are exact"},
 	}
 }
 
 // maxRetryWait bounds how long a retry waits for a time someone else set
 // (a rate limit's reset); a later one ends the retries (a GitHub call
 // stays PENDING for `git codex github retry`).
-const maxRetryWait = time.Minute
+const MaxRetryWait = time.Minute
 
 // retryPolicy is how an operation is retried.
-type retryPolicy struct {
-	attempts int
+type RetryPolicy struct {
+	Attempts int
 	delay    time.Duration
 	maxDelay time.Duration
 	jitter   bool
@@ -46,25 +46,25 @@ type retryPolicy struct {
 }
 
 // retryPolicyOf is the policy the config sets.
-func retryPolicyOf(cfg *Config) retryPolicy {
-	return retryPolicy{
-		attempts: max(1, cfg.intValue("retry.max_attempts")),
-		delay:    time.Duration(max(0, cfg.intValue("retry.delay_ms"))) * time.Millisecond,
-		maxDelay: time.Duration(max(0, cfg.intValue("retry.max_delay_ms"))) * time.Millisecond,
-		jitter:   cfg.stringValue("retry.jitter") != "off",
-		sleep:    sleepCtx,
+func RetryPolicyOf(cfg *Config) RetryPolicy {
+	return RetryPolicy{
+		Attempts: max(1, cfg.IntValue("retry.max_attempts")),
+		delay:    time.Duration(max(0, cfg.IntValue("retry.delay_ms"))) * time.Millisecond,
+		maxDelay: time.Duration(max(0, cfg.IntValue("retry.max_delay_ms"))) * time.Millisecond,
+		jitter:   cfg.StringValue("retry.jitter") != "off",
+		sleep:    SleepCtx,
 	}
 }
 
 // defaultRetryPolicy is the policy of an unset config, for callers that
 // have none to read (the state is what could not be written).
-func defaultRetryPolicy() retryPolicy {
-	return retryPolicyOf(&Config{Entries: map[string]ConfigEntry{}})
+func defaultRetryPolicy() RetryPolicy {
+	return RetryPolicyOf(&Config{Entries: map[string]ConfigEntry{}, keys: &ConfigKeys{keys: retryKeys()}})
 }
 
 // wait is the pause after failed try number try (from 1): the delay
 // doubled try-1 times, capped, less the jitter.
-func (p retryPolicy) wait(try int) time.Duration {
+func (p RetryPolicy) wait(try int) time.Duration {
 	d := p.delay
 	for i := 1; i < try && d < p.maxDelay; i++ {
 		d *= 2
@@ -80,54 +80,54 @@ func (p retryPolicy) wait(try int) time.Duration {
 
 // retryVerdict is what a failure means for retrying: whether another try
 // may succeed, and how long it must wait at least (a rate limit's reset).
-type retryVerdict struct {
-	transient bool
-	notBefore time.Duration
+type RetryVerdict struct {
+	Transient bool
+	NotBefore time.Duration
 }
 
 // retried is how a retried operation ended.
 type retried struct {
-	tries int   // tries made
-	err   error // the last try's error; nil: it succeeded
+	Tries int   // tries made
+	Err   error // the last try's error; nil: it succeeded
 	// gaveUp: the last failure was transient but no try was left (or its
 	// wait was longer than maxRetryWait); interrupted: ctx ended while
 	// waiting, with waitErr.
 	gaveUp      bool
-	interrupted error
+	Interrupted error
 }
 
 // do runs op (try counts from 1) until it succeeds, fails for good
 // (classify says not transient), or the tries run out. onRetry, if set, is
 // told of each failed try that will be tried again, and the wait, before
 // the wait.
-func (p retryPolicy) do(ctx context.Context, op func(try int) error, classify func(error) retryVerdict, onRetry func(try int, err error, wait time.Duration)) retried {
+func (p RetryPolicy) Do(ctx context.Context, op func(try int) error, classify func(error) RetryVerdict, onRetry func(try int, err error, wait time.Duration)) retried {
 	for try := 1; ; try++ {
 		err := op(try)
 		if err == nil {
-			return retried{tries: try}
+			return retried{Tries: try}
 		}
 		v := classify(err)
-		if !v.transient {
-			return retried{tries: try, err: err}
+		if !v.Transient {
+			return retried{Tries: try, Err: err}
 		}
 		wait := p.wait(try)
-		if v.notBefore > wait {
-			wait = v.notBefore
+		if v.NotBefore > wait {
+			wait = v.NotBefore
 		}
-		if try >= p.attempts || wait > maxRetryWait {
-			return retried{tries: try, err: err, gaveUp: true}
+		if try >= p.Attempts || wait > MaxRetryWait {
+			return retried{Tries: try, Err: err, gaveUp: true}
 		}
 		if onRetry != nil {
 			onRetry(try, err, wait)
 		}
 		if werr := p.sleep(ctx, wait); werr != nil {
-			return retried{tries: try, err: err, interrupted: werr}
+			return retried{Tries: try, Err: err, Interrupted: werr}
 		}
 	}
 }
 
 // sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+func SleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -149,35 +149,35 @@ func lockContention(err error) bool {
 // retryContended tries a transaction that met lock contention (first, its
 // error) again with the config's retry policy, each retry told to the
 // caller as progress, and returns the last try's error.
-func retryContended(ctx context.Context, st *gitstate.Store, tool string, first error, try func() error) error {
+func retryContended(ctx context.Context, st *gitstate.Store, keys *ConfigKeys, tool string, first error, try func() error) error {
 	pol := defaultRetryPolicy()
-	if cfg, err := configAt(ctx, st); err == nil {
-		pol = retryPolicyOf(cfg)
+	if cfg, err := ConfigAt(ctx, st, keys); err == nil {
+		pol = RetryPolicyOf(cfg)
 	}
-	progress := progressOf(ctx)
-	done := pol.do(ctx, func(n int) error {
+	progress := ProgressOf(ctx)
+	done := pol.Do(ctx, func(n int) error {
 		if n == 1 {
 			return first
 		}
 		return try()
-	}, func(err error) retryVerdict {
-		return retryVerdict{transient: lockContention(err)}
+	}, func(err error) RetryVerdict {
+		return RetryVerdict{Transient: lockContention(err)}
 	}, func(n int, err error, wait time.Duration) {
 		if progress != nil {
-			progress(n, retryMessage(tool, "state-lock", n, pol.attempts, wait, err))
+			progress(n, retryMessage(tool, "state-lock", n, pol.Attempts, wait, err))
 		}
 	})
 	if done.gaveUp {
-		return Errorf(TransientError, "%s: the state's ref stayed locked or kept moving (another program: git pack-refs, update-ref, fetch?) through %d tries; nothing was written: %v", tool, done.tries, done.err).
-			With("attempts", done.tries).With("reason", "lock")
+		return Errorf(TransientError, "%s: the state's ref stayed locked or kept moving (another program: git pack-refs, update-ref, fetch?) through %d tries; nothing was written: %v", tool, done.Tries, done.Err).
+			With("attempts", done.Tries).With("reason", "lock")
 	}
-	return done.err
+	return done.Err
 }
 
 // retryMessage is a retry as a progress message: one JSON object, as a
 // delegated turn's messages are.
 func retryMessage(tool, what string, try, of int, wait time.Duration, err error) string {
 	b, _ := json.Marshal(map[string]any{"type": "retry", "tool": tool, "what": what, "attempt": try, "of": of,
-		"wait_ms": wait.Milliseconds(), "error": redactMessage(err.Error())})
+		"wait_ms": wait.Milliseconds(), "error": RedactMessage(err.Error())})
 	return string(b)
 }

@@ -18,7 +18,7 @@ import (
 // TestRetryPolicyWaits: waits double from retry.delay_ms up to
 // retry.max_delay_ms; jitter takes off at most half of each.
 func TestRetryPolicyWaits(t *testing.T) {
-	p := retryPolicy{attempts: 10, delay: 100 * time.Millisecond, maxDelay: time.Second}
+	p := RetryPolicy{Attempts: 10, delay: 100 * time.Millisecond, maxDelay: time.Second}
 	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
 	for i, w := range want {
 		if got := p.wait(i + 1); got != w*time.Millisecond {
@@ -45,53 +45,53 @@ func TestRetryPolicyWaits(t *testing.T) {
 func TestRetryDo(t *testing.T) {
 	transient := errors.New("connection reset")
 	permanent := errors.New("refused")
-	classify := func(err error) retryVerdict {
+	classify := func(err error) RetryVerdict {
 		if errors.Is(err, transient) {
-			return retryVerdict{transient: true}
+			return RetryVerdict{Transient: true}
 		}
-		return retryVerdict{}
+		return RetryVerdict{}
 	}
 	var slept []time.Duration
-	p := retryPolicy{attempts: 3, delay: time.Millisecond, maxDelay: time.Second,
+	p := RetryPolicy{Attempts: 3, delay: time.Millisecond, maxDelay: time.Second,
 		sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }}
 	var reported []int
 	onRetry := func(try int, _ error, _ time.Duration) { reported = append(reported, try) }
 
 	calls := 0
-	r := p.do(context.Background(), func(int) error { calls++; return transient }, classify, onRetry)
-	if calls != 3 || !r.gaveUp || r.tries != 3 || !errors.Is(r.err, transient) || len(reported) != 2 || len(slept) != 2 {
+	r := p.Do(context.Background(), func(int) error { calls++; return transient }, classify, onRetry)
+	if calls != 3 || !r.gaveUp || r.Tries != 3 || !errors.Is(r.Err, transient) || len(reported) != 2 || len(slept) != 2 {
 		t.Errorf("always transient: %d calls, %+v, reported %v, slept %v", calls, r, reported, slept)
 	}
 	calls, reported = 0, nil
-	r = p.do(context.Background(), func(try int) error {
+	r = p.Do(context.Background(), func(try int) error {
 		calls++
 		if try < 2 {
 			return transient
 		}
 		return nil
 	}, classify, onRetry)
-	if calls != 2 || r.err != nil || r.tries != 2 || len(reported) != 1 {
+	if calls != 2 || r.Err != nil || r.Tries != 2 || len(reported) != 1 {
 		t.Errorf("transient then success: %d calls, %+v, reported %v", calls, r, reported)
 	}
 	calls, reported = 0, nil
-	r = p.do(context.Background(), func(int) error { calls++; return permanent }, classify, onRetry)
-	if calls != 1 || r.gaveUp || !errors.Is(r.err, permanent) || len(reported) != 0 {
+	r = p.Do(context.Background(), func(int) error { calls++; return permanent }, classify, onRetry)
+	if calls != 1 || r.gaveUp || !errors.Is(r.Err, permanent) || len(reported) != 0 {
 		t.Errorf("permanent: %d calls, %+v", calls, r)
 	}
 	calls = 0
-	r = p.do(context.Background(), func(int) error { calls++; return transient }, func(error) retryVerdict {
-		return retryVerdict{transient: true, notBefore: 2 * maxRetryWait}
+	r = p.Do(context.Background(), func(int) error { calls++; return transient }, func(error) RetryVerdict {
+		return RetryVerdict{Transient: true, NotBefore: 2 * MaxRetryWait}
 	}, nil)
 	if calls != 1 || !r.gaveUp {
 		t.Errorf("a reset later than maxRetryWait: %d calls, %+v", calls, r)
 	}
-	p.sleep = sleepCtx
+	p.sleep = SleepCtx
 	p.delay = 30 * time.Second
 	p.maxDelay = 30 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r = p.do(ctx, func(int) error { return transient }, func(error) retryVerdict { return retryVerdict{transient: true} }, nil)
-	if r.interrupted == nil {
+	r = p.Do(ctx, func(int) error { return transient }, func(error) RetryVerdict { return RetryVerdict{Transient: true} }, nil)
+	if r.Interrupted == nil {
 		t.Errorf("a cancelled wait: %+v", r)
 	}
 }
@@ -106,7 +106,7 @@ func contendedStore(t *testing.T) (*gitstate.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := NewRegistry().Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
+	if _, err := NewRegistry(Catalog{}).Init(context.Background(), st, Origin{ID: "human:t@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	setConfig(t, st, map[string]string{"retry.delay_ms": "100", "retry.max_attempts": "4", "retry.jitter": `"off"`})
@@ -136,7 +136,8 @@ func TestLockContentionRetried(t *testing.T) {
 		os.Remove(lock)
 		close(released)
 	}()
-	res := Builtin().CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "log_decision", json.RawMessage(`{"title":"retried","body":"through a held lock"}`))
+	reg := NewRegistry(Catalog{Tools: []*Tool{writeProbe()}})
+	res := reg.CallAs(ctx, st, Origin{ID: "human:t@example.com"}, "probe_write", json.RawMessage(`{"title":"retried"}`))
 	<-released
 	if !res.OK {
 		t.Fatalf("a call through a lock held 250ms: %+v", res.Error)
@@ -146,8 +147,8 @@ func TestLockContentionRetried(t *testing.T) {
 		t.Errorf("retries reported as %q", msgs)
 	}
 	mu.Unlock()
-	if got := gitstatetest.Git(t, dir, "log", "-1", "--format=%s", gitstate.RefState); !strings.Contains(got, "log_decision") {
-		t.Errorf("last commit %q, want the decision", got)
+	if got := gitstatetest.Git(t, dir, "log", "-1", "--format=%s", gitstate.RefState); !strings.Contains(got, "probe_write") {
+		t.Errorf("last commit %q, want the probe's write", got)
 	}
 
 	// held for good: TRANSIENT_ERROR, nothing written
@@ -156,7 +157,7 @@ func TestLockContentionRetried(t *testing.T) {
 	}
 	defer os.Remove(lock)
 	tip := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
-	res = Builtin().CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "log_decision", json.RawMessage(`{"title":"never","body":"x"}`))
+	res = reg.CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "probe_write", json.RawMessage(`{"title":"never"}`))
 	if res.OK || res.Error.Code != TransientError || res.Error.Details["attempts"] != 4 {
 		t.Fatalf("a lock held for good: %+v, want TRANSIENT_ERROR after 4 tries", res.Error)
 	}
@@ -165,8 +166,8 @@ func TestLockContentionRetried(t *testing.T) {
 	}
 }
 
-// TestTransientClassifiers: which failures of a remote and of tmux are
-// tried again.
+// TestTransientClassifiers: which failures of a remote are tried again
+// (tmux's: TestTransientTmux).
 func TestTransientClassifiers(t *testing.T) {
 	remote := func(msg string) error { return errors.Join(gitstate.ErrRemote, errors.New(msg)) }
 	for err, want := range map[error]bool{
@@ -182,14 +183,16 @@ func TestTransientClassifiers(t *testing.T) {
 			t.Errorf("transientRemote(%v) = %v, want %v", err, got, want)
 		}
 	}
-	for msg, want := range map[string]bool{
-		"tmux new-session: server exited unexpectedly": true,
-		"lost server": true,
-		"error connecting to /tmp/tmux-0/default (Connection refused)": true,
-		"duplicate session: codex-x":                                   false,
-	} {
-		if got := transientTmux(errors.New(msg)); got != want {
-			t.Errorf("transientTmux(%q) = %v, want %v", msg, got, want)
-		}
+}
+
+// writeProbe is a tool that writes one record: a call that needs the
+// state's writer lock.
+func writeProbe() *Tool {
+	type in struct {
+		Title string `json:"title"`
 	}
+	return Define("probe_write", "probe.write", "test tool", CLI{}, func(ctx context.Context, c *Call, in in) (struct{}, error) {
+		c.Summarize("%s wrote %s", c.Caller.ID, in.Title)
+		return struct{}{}, c.Tx.Put("probe/"+c.Tx.NewID("p")+".json", map[string]string{"title": in.Title})
+	})
 }

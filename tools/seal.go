@@ -116,7 +116,7 @@ func redactionsTrailer(reds []Redaction) string {
 	for i, r := range reds {
 		parts[i] = r.Kind + " in " + r.Path
 	}
-	return truncate(strings.Join(parts, "; "), maxAuditMessage)
+	return Truncate(strings.Join(parts, "; "), maxAuditMessage)
 }
 
 func dedupeRedactions(reds []Redaction) []Redaction {

@@ -38,31 +38,31 @@ const secretWindow = 256
 // cost every CLI write ~1 ms (perf), though few values hold a marker.
 var secretShapes = sync.OnceValue(func() []secretShape {
 	return []secretShape{
-		{kind: "GitHub token", markers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: lazyRegexp(`^gh[pousr]_[A-Za-z0-9]{30,}`), word: true},
-		{kind: "GitHub fine-grained token", markers: []string{"github_pat_"}, re: lazyRegexp(`^github_pat_[A-Za-z0-9_]{22,}`), word: true},
-		{kind: "GitLab token", markers: []string{"glpat-"}, re: lazyRegexp(`^glpat-[A-Za-z0-9_-]{20,}`), word: true},
-		{kind: "Anthropic API key", markers: []string{"sk-ant-"}, re: lazyRegexp(`^sk-ant-[A-Za-z0-9_-]{20,}`), word: true},
-		{kind: "OpenAI API key", markers: []string{"sk-"}, re: lazyRegexp(`^sk-[A-Za-z0-9_-]{20,}`), word: true, ok: hasDigit},
-		{kind: "Stripe secret key", markers: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: lazyRegexp(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), word: true},
-		{kind: "Slack token", markers: []string{"xox"}, re: lazyRegexp(`^xox[abprs]-[A-Za-z0-9-]{10,}`), word: true},
-		{kind: "Slack app token", markers: []string{"xapp-"}, re: lazyRegexp(`^xapp-[0-9]+-[A-Za-z0-9-]{10,}`), word: true},
-		{kind: "AWS access key id", markers: []string{"AKIA", "ASIA"}, re: lazyRegexp(`^(?:AKIA|ASIA)[A-Z0-9]{16}(?:[^A-Za-z0-9_]|$)`), word: true},
-		{kind: "Google API key", markers: []string{"AIza"}, re: lazyRegexp(`^AIza[A-Za-z0-9_-]{35}`), word: true},
-		{kind: "npm token", markers: []string{"npm_"}, re: lazyRegexp(`^npm_[A-Za-z0-9]{36}`), word: true},
-		{kind: "private key", markers: []string{"-----BEGIN"}, re: lazyRegexp(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)},
-		{kind: "bearer token", markers: []string{"bearer"}, fold: true, re: lazyRegexp(`^(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`), word: true, ok: hasDigit},
+		{kind: "GitHub token", markers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: LazyRegexp(`^gh[pousr]_[A-Za-z0-9]{30,}`), word: true},
+		{kind: "GitHub fine-grained token", markers: []string{"github_pat_"}, re: LazyRegexp(`^github_pat_[A-Za-z0-9_]{22,}`), word: true},
+		{kind: "GitLab token", markers: []string{"glpat-"}, re: LazyRegexp(`^glpat-[A-Za-z0-9_-]{20,}`), word: true},
+		{kind: "Anthropic API key", markers: []string{"sk-ant-"}, re: LazyRegexp(`^sk-ant-[A-Za-z0-9_-]{20,}`), word: true},
+		{kind: "OpenAI API key", markers: []string{"sk-"}, re: LazyRegexp(`^sk-[A-Za-z0-9_-]{20,}`), word: true, ok: hasDigit},
+		{kind: "Stripe secret key", markers: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: LazyRegexp(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), word: true},
+		{kind: "Slack token", markers: []string{"xox"}, re: LazyRegexp(`^xox[abprs]-[A-Za-z0-9-]{10,}`), word: true},
+		{kind: "Slack app token", markers: []string{"xapp-"}, re: LazyRegexp(`^xapp-[0-9]+-[A-Za-z0-9-]{10,}`), word: true},
+		{kind: "AWS access key id", markers: []string{"AKIA", "ASIA"}, re: LazyRegexp(`^(?:AKIA|ASIA)[A-Z0-9]{16}(?:[^A-Za-z0-9_]|$)`), word: true},
+		{kind: "Google API key", markers: []string{"AIza"}, re: LazyRegexp(`^AIza[A-Za-z0-9_-]{35}`), word: true},
+		{kind: "npm token", markers: []string{"npm_"}, re: LazyRegexp(`^npm_[A-Za-z0-9]{36}`), word: true},
+		{kind: "private key", markers: []string{"-----BEGIN"}, re: LazyRegexp(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)},
+		{kind: "bearer token", markers: []string{"bearer"}, fold: true, re: LazyRegexp(`^(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`), word: true, ok: hasDigit},
 		// git codex's own: whoever holds one acts as that agent, or that
 		// cycle role, or holds that lock. Not word-bound: 64 hex digits
 		// after the prefix are a token wherever they are glued.
-		{kind: "git codex agent token", markers: []string{prefixAgentToken}, re: lazyRegexp(`^ctok_[0-9a-f]{64}`), issued: true},
-		{kind: "git codex session token", markers: []string{prefixSessionToken}, re: lazyRegexp(`^sess_[0-9a-f]{64}`), issued: true},
-		{kind: "git codex lock token", markers: []string{prefixLockToken}, re: lazyRegexp(`^lock_[0-9a-f]{64}`), issued: true},
+		{kind: "git codex agent token", markers: []string{PrefixAgentToken}, re: LazyRegexp(`^ctok_[0-9a-f]{64}`), issued: true},
+		{kind: "git codex session token", markers: []string{PrefixSessionToken}, re: LazyRegexp(`^sess_[0-9a-f]{64}`), issued: true},
+		{kind: "git codex lock token", markers: []string{PrefixLockToken}, re: LazyRegexp(`^lock_[0-9a-f]{64}`), issued: true},
 	}
 })
 
 // secretIn names the kind of the first credential found in s (in the order
 // of secretShapes), or "".
-func secretIn(s string) string { return findSecret(s, false) }
+func SecretIn(s string) string { return findSecret(s, false) }
 
 // findSecret is secretIn; with allowIssued, credentials git codex issued
 // pass (a field that carries one to the tool that checks it).

@@ -43,8 +43,8 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	}
 	var conflicts []Conflict // settled by every round's merge
 	finish := func(tx *gitstate.Tx, report gitstate.MergeReport) error {
-		c := &Call{Caller: admitted.Caller, Tx: tx, tool: "sync", args: args, auth: admitted.auth}
-		settled, err := restoreInvariants(tx, report)
+		c := &Call{Caller: admitted.Caller, Tx: tx, tool: "sync", args: args, auth: admitted.auth, keys: admitted.keys}
+		settled, err := r.settleClaims(tx, report)
 		if err != nil {
 			return err
 		}
@@ -58,36 +58,36 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 		tx.SetMeta(auditRecord(c, nil))
 		return nil
 	}
-	before := ignoredAt(ctx, st)
+	before := r.ignoredAt(ctx, st)
 	pol := defaultRetryPolicy()
-	if cfg, err := configAt(ctx, st); err == nil {
-		pol = retryPolicyOf(cfg)
+	if cfg, err := ConfigAt(ctx, st, r.keys()); err == nil {
+		pol = RetryPolicyOf(cfg)
 	}
 	var res gitstate.SyncResult
 	var retries []RetryNote
-	done := pol.do(ctx, func(int) error {
+	done := pol.Do(ctx, func(int) error {
 		conflicts = nil // a sync tried again starts afresh
 		var err error
 		res, err = st.Sync(ctx, remote, gitstate.SyncOptions{
-			Resolve: MergeRecord, Validate: ValidateRecord, ValidateCommit: ValidateCommit, Layout: StateLayout(), Finish: finish, Push: push, Progress: progress,
+			Resolve: r.kinds.MergeRecord, Validate: r.kinds.ValidateRecord, ValidateCommit: ValidateCommit, Layout: r.kinds.Layout(), Finish: finish, Push: push, Progress: progress,
 		})
 		return err
-	}, func(err error) retryVerdict {
-		return retryVerdict{transient: transientRemote(err)}
+	}, func(err error) RetryVerdict {
+		return RetryVerdict{Transient: transientRemote(err)}
 	}, func(try int, err error, wait time.Duration) {
-		n := RetryNote{Attempt: try, Of: pol.attempts, WaitMS: wait.Milliseconds(), Error: redactMessage(err.Error())}
+		n := RetryNote{Attempt: try, Of: pol.Attempts, WaitMS: wait.Milliseconds(), Error: RedactMessage(err.Error())}
 		retries = append(retries, n)
 		if progress != nil {
-			fmt.Fprintf(progress, "%s did not answer (try %d of %d): %s; trying again in %s\n", redactName(remote), try, pol.attempts, n.Error, wait.Round(time.Millisecond))
+			fmt.Fprintf(progress, "%s did not answer (try %d of %d): %s; trying again in %s\n", redactName(remote), try, pol.Attempts, n.Error, wait.Round(time.Millisecond))
 		}
 	})
-	err = done.err
-	if done.interrupted != nil {
-		err = fmt.Errorf("%w (interrupted while waiting to try again: %v)", err, done.interrupted)
+	err = done.Err
+	if done.Interrupted != nil {
+		err = fmt.Errorf("%w (interrupted while waiting to try again: %v)", err, done.Interrupted)
 	}
 	out := SyncResult{SyncResult: res, Conflicts: conflicts, Retries: retries}
 	if err == nil {
-		for _, a := range ignoredAt(ctx, st) {
+		for _, a := range r.ignoredAt(ctx, st) {
 			if b, ok := before[a.Key]; !ok || b.Clock != a.Clock || b.SetBy != a.SetBy || !b.SetAt.Equal(a.SetAt) {
 				out.Ignored = append(out.Ignored, a)
 			}
@@ -96,8 +96,8 @@ func (r *Registry) Sync(ctx context.Context, st *gitstate.Store, o Origin, remot
 	}
 	serr := syncError(remote, err)
 	var te *Error
-	if errors.As(serr, &te) && te.Code == RemoteError && done.tries > 1 {
-		te.With("attempts", done.tries)
+	if errors.As(serr, &te) && te.Code == RemoteError && done.Tries > 1 {
+		te.With("attempts", done.Tries)
 	}
 	return out, serr
 }
@@ -130,13 +130,13 @@ func transientRemote(err error) bool {
 
 // ignoredAt are the values of local settings the state at the tip holds
 // (IgnoredSettings), by key; none when it cannot be read.
-func ignoredAt(ctx context.Context, st *gitstate.Store) map[string]IgnoredSetting {
+func (r *Registry) ignoredAt(ctx context.Context, st *gitstate.Store) map[string]IgnoredSetting {
 	out := map[string]IgnoredSetting{}
 	st.View(ctx, func(sn *gitstate.Snapshot) error {
 		if sn.Commit() == "" {
 			return nil
 		}
-		list, err := IgnoredSettings(sn)
+		list, err := r.IgnoredSettings(sn)
 		for _, s := range list {
 			out[s.Key] = s
 		}
@@ -215,4 +215,12 @@ func syncError(remote string, err error) error {
 		return Errorf(RemoteError, "cannot sync with %s: %v", remote, err).With("remote", remote)
 	}
 	return StoreError(err)
+}
+
+// settleClaims runs the SettleClaims hook, if any (Hooks).
+func (r *Registry) settleClaims(tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error) {
+	if r.hooks.SettleClaims == nil {
+		return nil, nil
+	}
+	return r.hooks.SettleClaims(r.kinds, tx, report)
 }

@@ -25,21 +25,21 @@ const defaultToolTimeout = 3600
 var errTimedOut = errors.New("the call's time limit passed")
 
 // timeoutKeys are the time limits' settings.
-func timeoutKeys() []configKey {
-	return []configKey{
+func timeoutKeys() []ConfigKey {
+	return []ConfigKey{
 		{Name: "tools.timeout_seconds", Kind: "int", Default: defaultToolTimeout,
 			Doc: "seconds a tool call may take, from its start (waiting for the writer lock included) to its answer, before it is refused with TIMEOUT (nothing it would have written is kept; work outside git is stopped and recorded); tools.<tool>.timeout_seconds sets one tool's; a server launched with git codex mcp --tool-timeout (MCP_TOOL_TIMEOUT) uses its own instead of this one"},
 	}
 }
 
 // timeoutKey is tools.<tool>.timeout_seconds, one tool's time limit.
-func timeoutKey(key string) (configKey, bool) {
+func timeoutKey(key string) (ConfigKey, bool) {
 	rest, ok := strings.CutPrefix(key, "tools.")
 	tool, ok2 := strings.CutSuffix(rest, ".timeout_seconds")
 	if !ok || !ok2 || tool == "" || strings.Trim(tool, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-		return configKey{}, false
+		return ConfigKey{}, false
 	}
-	return configKey{Name: key, Kind: "int", Default: defaultToolTimeout,
+	return ConfigKey{Name: key, Kind: "int", Default: defaultToolTimeout,
 		Doc: "seconds a call of " + tool + " may take before TIMEOUT; unset: tools.timeout_seconds"}, true
 }
 
@@ -48,14 +48,14 @@ func timeoutKey(key string) (configKey, bool) {
 // --tool-timeout, MCP_TOOL_TIMEOUT), else tools.timeout_seconds.
 func (c *Config) toolTimeout(ctx context.Context, tool string) (time.Duration, string) {
 	key := "tools." + tool + ".timeout_seconds"
-	if _, ok := c.set(key); ok {
-		return time.Duration(c.intValue(key)) * time.Second, key
+	if _, ok := c.Entry(key); ok {
+		return time.Duration(c.IntValue(key)) * time.Second, key
 	}
 	if d, ok := ctx.Value(timeoutKeyCtx{}).(time.Duration); ok && d > 0 {
 		return d, "MCP_TOOL_TIMEOUT"
 	}
 	key = "tools.timeout_seconds"
-	return time.Duration(c.intValue(key)) * time.Second, key
+	return time.Duration(c.IntValue(key)) * time.Second, key
 }
 
 type timeoutKeyCtx struct{}

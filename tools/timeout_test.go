@@ -16,7 +16,7 @@ import (
 func setConfig(t *testing.T, st *gitstate.Store, kv map[string]string) {
 	t.Helper()
 	if _, err := st.Update(context.Background(), func(tx *gitstate.Tx) error {
-		cfg, err := loadConfig(tx)
+		cfg, err := LoadConfig(tx, NewRegistry(Catalog{}).ConfigKeys())
 		if err != nil {
 			return err
 		}
@@ -24,7 +24,7 @@ func setConfig(t *testing.T, st *gitstate.Store, kv map[string]string) {
 			cfg.Entries[k] = ConfigEntry{Value: json.RawMessage(v), SetBy: "t"}
 		}
 		tx.SetMeta(gitstate.Meta{Summary: "config"})
-		return tx.Put(pathConfig, Config{Entries: cfg.Entries})
+		return tx.Put(PathConfig, Config{Entries: cfg.Entries})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestToolTimeout(t *testing.T) {
 	st, dir := effectsStore(t)
 	setConfig(t, st, map[string]string{"tools.timeout_seconds": "60", "tools.slow.timeout_seconds": "1"})
 	cancelled := make(chan time.Duration, 1)
-	reg := NewRegistry(slowTool(cancelled))
+	reg := NewRegistry(Catalog{Tools: []*Tool{slowTool(cancelled)}})
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState+"^{tree}")
 
 	start := time.Now()
@@ -121,7 +121,7 @@ func TestToolTimeout(t *testing.T) {
 func TestToolTimeoutGlobal(t *testing.T) {
 	st, _ := effectsStore(t)
 	setConfig(t, st, map[string]string{"tools.timeout_seconds": "1"})
-	res := NewRegistry(slowTool(nil)).CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "slow", json.RawMessage(`{"sleep_ms":1300}`))
+	res := NewRegistry(Catalog{Tools: []*Tool{slowTool(nil)}}).CallAs(context.Background(), st, Origin{ID: "human:t@example.com"}, "slow", json.RawMessage(`{"sleep_ms":1300}`))
 	if res.OK || res.Error.Code != Timeout || res.Error.Details["key"] != "tools.timeout_seconds" {
 		t.Fatalf("got %+v, want TIMEOUT by tools.timeout_seconds", res)
 	}
@@ -188,7 +188,7 @@ func TestTimeoutKeys(t *testing.T) {
 		"tools.mail_send.timeout_minutes": false,
 		"tools.a.b.timeout_seconds":       false,
 	} {
-		if _, got := lookupKey(key); got != ok {
+		if _, got := NewRegistry(Catalog{}).ConfigKeys().Lookup(key); got != ok {
 			t.Errorf("lookupKey(%q) = %v, want %v", key, got, ok)
 		}
 	}
@@ -197,7 +197,7 @@ func TestTimeoutKeys(t *testing.T) {
 // TestToolTimeoutPrecedence: the tool's own key, else the server's launch
 // (MCP_TOOL_TIMEOUT), else tools.timeout_seconds, else the default.
 func TestToolTimeoutPrecedence(t *testing.T) {
-	cfg := &Config{Entries: map[string]ConfigEntry{}}
+	cfg := &Config{Entries: map[string]ConfigEntry{}, keys: NewRegistry(Catalog{}).ConfigKeys()}
 	ctx := context.Background()
 	check := func(ctx context.Context, want time.Duration, wantKey string) {
 		t.Helper()

@@ -8,7 +8,7 @@ import (
 )
 
 // walkJSON decodes every record under dir as a T, in path order.
-func walkJSON[T any](tx *gitstate.Tx, dir string, fn func(T)) error {
+func WalkJSON[T any](tx *gitstate.Tx, dir string, fn func(T)) error {
 	return tx.Walk(dir, func(path string, data []byte) error {
 		var v T
 		if err := json.Unmarshal(data, &v); err != nil {

@@ -3,7 +3,7 @@ package ui
 import (
 	"testing"
 
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // TestArchivedRecordsAt: records `git codex archive` took off the tip
@@ -12,10 +12,10 @@ import (
 func TestArchivedRecordsAt(t *testing.T) {
 	f := newFixture(t, true, Options{})
 	f.call(t, human, "agent_register", `{"id":"alice","type":"worker"}`)
-	sent := f.call(t, human, "mail_send", `{"to":"alice","subject":"old","body":"read long ago"}`).Data.(tools.MailSent)
+	sent := f.call(t, human, "mail_send", `{"to":"alice","subject":"old","body":"read long ago"}`).Data.(work.MailSent)
 	f.call(t, human, "mail_send", `{"to":"alice","subject":"new","body":"unread"}`)
 	f.call(t, "alice", "mail_read", `{"mail_id":"`+sent.MailID+`"}`)
-	out := f.call(t, human, "archive", `{"older_than":"0"}`).Data.(*tools.ArchiveOut)
+	out := f.call(t, human, "archive", `{"older_than":"0"}`).Data.(*work.ArchiveOut)
 	if out.Total != 1 || out.Ref == "" {
 		t.Fatalf("archive: %+v", out)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // Sizes of issue 17's performance target: the first page with 1,000
@@ -107,7 +107,7 @@ func BenchmarkFirstPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	srv, err := New(Options{Store: st, Registry: tools.Builtin(), Caller: "human:b@example.com"})
+	srv, err := New(Options{Store: st, Registry: builtin.Registry(), Caller: "human:b@example.com"})
 	if err != nil {
 		b.Fatal(err)
 	}

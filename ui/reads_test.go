@@ -12,6 +12,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // Reads and refusals are recorded on the machine's reads refs (issue 27):
@@ -27,10 +28,10 @@ func TestEventsWithReads(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: human}); err != nil {
+	if _, err := builtin.Registry().Init(ctx, st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	call := func(caller, tool, args string) tools.Result {
 		return reg.CallAs(ctx, st, tools.Origin{ID: caller}, tool, json.RawMessage(args))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 const human = "human:ui@example.com"
@@ -41,11 +42,11 @@ func newFixtureAt(t *testing.T, dir string, initialised bool, opts Options) *fix
 	}
 	t.Cleanup(func() { st.Close() })
 	if initialised {
-		if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
+		if _, err := builtin.Registry().Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	opts.Store, opts.Registry, opts.Caller = st, reg, human
 	opts.PollEvery = 10 * time.Millisecond
 	srv, err := New(opts)
@@ -114,7 +115,7 @@ func TestStateAndEvents(t *testing.T) {
 	for _, k := range s.Kinds {
 		names[k.Name] = k.Count
 	}
-	for _, k := range tools.Kinds() {
+	for _, k := range builtin.Registry().Kinds() {
 		if _, ok := names[k.Name]; !ok {
 			t.Errorf("kind %s missing from /api/state", k.Name)
 		}
@@ -291,7 +292,7 @@ func TestNoState(t *testing.T) {
 	}
 	// the page appears once someone initialises
 	events := openStream(t, f.url+"/api/stream")
-	if _, err := tools.Builtin().Init(context.Background(), f.st, tools.Origin{ID: human}); err != nil {
+	if _, err := builtin.Registry().Init(context.Background(), f.st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, events); ev.Tool != "init" {

@@ -11,6 +11,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // In a repository whose history of the state was fetched shallow (issue
@@ -23,7 +24,7 @@ func TestAtBeforeShallowBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	if _, err := reg.Init(context.Background(), st, tools.Origin{ID: human}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // perKind bounds the records of one kind /api/state carries (the newest
@@ -33,7 +34,7 @@ type stateJSON struct {
 	// Agents are every agent: the instances git codex runs (with status,
 	// branch, worktree and, at the tip, "live": running, dead, missing or elsewhere)
 	// and registered agents.
-	Agents []tools.InstanceView `json:"agents"`
+	Agents []work.InstanceView `json:"agents"`
 	// Mail counts messages per recipient ("human" is the people's inbox).
 	Mail  map[string]mailCount `json:"mail"`
 	Tasks []json.RawMessage    `json:"tasks"`
@@ -69,7 +70,7 @@ func (s *Server) serveState(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out := stateJSON{Caller: s.opts.Caller, Agents: []tools.InstanceView{}, Mail: map[string]mailCount{},
+	out := stateJSON{Caller: s.opts.Caller, Agents: []work.InstanceView{}, Mail: map[string]mailCount{},
 		Tasks: []json.RawMessage{}, Locks: []json.RawMessage{}, Kinds: []kindJSON{}}
 	err := s.opts.Store.ViewAt(r.Context(), at, func(sn *gitstate.Snapshot) error {
 		return s.readState(r, sn, at == "", &out)
@@ -88,10 +89,10 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 	out.Initialized, out.Tip = true, tip
 	out.Commit, out.Time, out.Clock = sn.Commit(), sn.Time(), sn.Clock()
 	var err error
-	if out.ReviewLimit, err = tools.ReviewLimit(sn); err != nil {
+	if out.ReviewLimit, err = work.ReviewLimit(sn, s.opts.Registry.ConfigKeys()); err != nil {
 		return err
 	}
-	for _, k := range tools.Kinds() {
+	for _, k := range s.opts.Registry.Kinds() {
 		if k.Name == "agent" {
 			if out.Agents, err = s.agents(r, sn, k, tip); err != nil {
 				return err
@@ -126,15 +127,15 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 
 // agents reads every agent; at the tip, with the live state of instances'
 // tmux sessions.
-func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, tip bool) ([]tools.InstanceView, error) {
+func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, tip bool) ([]work.InstanceView, error) {
 	if tip {
 		machine, err := s.opts.Store.MachineID()
 		if err != nil {
 			return nil, err
 		}
-		v, err := tools.LiveInstances(r.Context(), sn, s.opts.Registry.Env(), machine)
+		v, err := work.LiveInstances(r.Context(), sn, s.opts.Registry.ConfigKeys(), s.opts.Registry.Env(), machine)
 		if v == nil {
-			v = []tools.InstanceView{}
+			v = []work.InstanceView{}
 		}
 		return v, err
 	}
@@ -142,9 +143,9 @@ func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, ti
 	if err != nil {
 		return nil, err
 	}
-	out := make([]tools.InstanceView, 0, len(recs))
+	out := make([]work.InstanceView, 0, len(recs))
 	for _, rec := range recs {
-		var v tools.InstanceView
+		var v work.InstanceView
 		if err := json.Unmarshal(rec.data, &v.Agent); err != nil {
 			return nil, err
 		}
@@ -209,7 +210,7 @@ type recordPage struct {
 func (s *Server) serveRecords(w http.ResponseWriter, r *http.Request) {
 	var kind tools.Kind
 	found := false
-	for _, k := range tools.Kinds() {
+	for _, k := range s.opts.Registry.Kinds() {
 		if k.Name == r.PathValue("kind") {
 			kind, found = k, true
 		}

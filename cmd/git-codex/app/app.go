@@ -19,6 +19,7 @@ import (
 	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/urfave/cli/v2"
 )
 
@@ -80,7 +81,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // ETags: the watcher opens a client per pass and polls the same listings
 // every interval, and a 304 costs nothing against the rate limit.
 func builtinRegistry() *tools.Registry {
-	return tools.Builtin().WithEnv(tools.Env{GitHub: github.NewCache().Open})
+	return builtin.Registry().WithEnv(tools.Env{GitHub: github.NewCache().Open})
 }
 
 // app is the whole command tree, every flag built: for help, completion and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // describe renders a command tree: names, usage, descriptions, argument
@@ -26,7 +26,7 @@ func describe(cmds []*cli.Command, indent string, b *strings.Builder) {
 // builds to run it gives that command the same flags as the whole tree, and
 // differs from the whole tree only in the other tool commands' flags.
 func TestAppForBuildsTheCommandItRuns(t *testing.T) {
-	e := &env{reg: tools.Builtin()}
+	e := &env{reg: builtin.Registry()}
 	full := e.app()
 	var paths [][]string
 	for _, c := range full.Commands {

@@ -12,10 +12,12 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 func TestPermuteArgs(t *testing.T) {
-	e := &env{reg: tools.Builtin()}
+	e := &env{reg: builtin.Registry()}
 	app := e.app()
 	tests := []struct {
 		name string
@@ -68,7 +70,7 @@ func TestFlagsBecomeToolArguments(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("mail send: %d %s", code, stderr)
 	}
-	var sent tools.MailSent
+	var sent work.MailSent
 	if err := json.Unmarshal([]byte(out), &sent); err != nil || sent.To != tools.HumanInbox {
 		t.Fatalf("sent = %s (%v)", out, err)
 	}
@@ -125,7 +127,7 @@ func TestListFlagsSendArrays(t *testing.T) {
 		}
 	}
 	// every tool's list-of-strings input is such a flag
-	e := &env{reg: tools.Builtin()}
+	e := &env{reg: builtin.Registry()}
 	for _, tl := range e.reg.All() {
 		for _, f := range inputFields(tl) {
 			if f.kind != reflect.Slice || f.objects || isPositional(tl, f.json) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // fakeClaudeScript answers a headless claude turn at once: system/init, one
@@ -38,7 +39,7 @@ func BenchmarkDelegatedTurn(b *testing.B) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "config_set", json.RawMessage(`{"key":"agent.claude.command","value":"`+fake+`"}`)); !r.OK {
 		b.Fatal(r.Error)
 	}

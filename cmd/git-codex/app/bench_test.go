@@ -15,6 +15,8 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -55,10 +57,10 @@ func benchRepo(b *testing.B) string {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
+	if _, err := builtin.Registry().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
 		b.Fatal(err)
 	}
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	for _, args := range []string{`{"id":"alice","type":"worker"}`, `{"id":"boss","type":"supervisor"}`} {
 		if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			b.Fatal(r.Error)
@@ -132,7 +134,7 @@ func BenchmarkMailSend(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		reg := tools.Builtin()
+		reg := builtin.Registry()
 		var samples []time.Duration
 		for b.Loop() {
 			start := time.Now()
@@ -203,7 +205,7 @@ func BenchmarkInboxListing(b *testing.B) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	args := json.RawMessage(`{"include_read":true}`)
 
 	b.Run("call", func(b *testing.B) {
@@ -215,7 +217,7 @@ func BenchmarkInboxListing(b *testing.B) {
 			if !r.OK {
 				b.Fatal(r.Error)
 			}
-			if n := r.Data.(tools.Inbox).Count; n != inboxMails {
+			if n := r.Data.(work.Inbox).Count; n != inboxMails {
 				b.Fatalf("listed %d mails, want %d", n, inboxMails)
 			}
 		}
@@ -228,7 +230,7 @@ func BenchmarkInboxListing(b *testing.B) {
 			n := 0
 			err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 				return sn.Walk("mail/"+inboxRecipient, func(path string, data []byte) error {
-					var m tools.Mail
+					var m work.Mail
 					n++
 					return json.Unmarshal(data, &m)
 				})
@@ -244,7 +246,7 @@ func BenchmarkInboxListing(b *testing.B) {
 
 // inboxBenchRepo returns the cached benchmark repository, building it first
 // if needed (about a minute): mail for 1000 recipients, written in big
-// transactions directly as tools.Mail records at their paths, then packed.
+// transactions directly as work.Mail records at their paths, then packed.
 func inboxBenchRepo(b *testing.B) string {
 	b.Helper()
 	dir := filepath.Join(os.TempDir(), "git-codex-bench", "inbox-"+inboxBenchVersion)
@@ -268,10 +270,10 @@ func inboxBenchRepo(b *testing.B) string {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := tools.Builtin().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
+	if _, err := builtin.Registry().Init(ctx, st, tools.Origin{ID: mcpHuman}); err != nil {
 		b.Fatal(err)
 	}
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	for _, args := range []string{`{"id":"` + inboxRecipient + `","type":"worker"}`, `{"id":"sender","type":"worker"}`} {
 		if r := reg.CallAs(ctx, st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			b.Fatal(r.Error)
@@ -290,7 +292,7 @@ func inboxBenchRepo(b *testing.B) string {
 					to = inboxRecipient
 				}
 				at := t0.Add(time.Duration(i) * time.Second)
-				m := tools.Mail{
+				m := work.Mail{
 					ID: gitstate.NewID("m", at), From: "sender", FromType: tools.TypeWorker, To: to,
 					Subject: fmt.Sprintf("report %d", i), Body: "progress report: parser done, tests green, next the lexer",
 					CreatedAt: at, Clock: tx.Clock(),

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
+
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // delegateExportOptions are `git codex delegate export`'s parsed flags.
@@ -41,7 +43,7 @@ func (e *env) delegateExportCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
-			x, err := tools.ExportTrajectory(c.Context, st, caller, opts.Session)
+			x, err := work.ExportTrajectory(c.Context, st, caller, opts.Session)
 			if err != nil {
 				return tools.AsError(err)
 			}
@@ -90,7 +92,7 @@ func (e *env) path(name string) string {
 func (e *env) renderDelegation(data any) (bool, error) {
 	w := e.stdout
 	switch d := data.(type) {
-	case *tools.DelegateResult:
+	case *work.DelegateResult:
 		fmt.Fprintf(w, "session: %s (%s, %s)\n", d.SessionID, d.Agent, d.Status)
 		fmt.Fprintf(w, "cost:    $%.4f, %d turn(s), %d token(s)\n", d.CostUSD, d.NumTurns, d.TokensUsed)
 		if d.Partial {
@@ -102,11 +104,11 @@ func (e *env) renderDelegation(data any) (bool, error) {
 			fmt.Fprintf(w, "cut:     %s\n", d.OutputCut.Summary())
 		}
 		fmt.Fprintf(w, "\n%s\n", d.Result)
-	case *tools.SessionStopped:
+	case *work.SessionStopped:
 		fmt.Fprintf(w, "%s (%s)\n", d.Message, d.Status)
-	case *tools.SessionChanged:
+	case *work.SessionChanged:
 		fmt.Fprintln(w, d.Message)
-	case tools.DelegationList:
+	case work.DelegationList:
 		if len(d.Sessions) == 0 {
 			fmt.Fprintln(e.stderr, "no delegated sessions; start one with `git codex delegate query <prompt>`")
 			return true, nil

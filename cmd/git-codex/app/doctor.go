@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gitcodex/git-codex/tools"
 	"github.com/urfave/cli/v2"
+
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // git codex doctor checks, for each agent CLI, what an unattended spawn
@@ -50,7 +52,7 @@ func (e *env) doctorCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
-			root := tools.MainWorkTree(st)
+			root := work.MainWorkTree(st)
 			if r, err := filepath.EvalSymlinks(root); err == nil {
 				root = r
 			}
@@ -68,7 +70,7 @@ func (e *env) doctorCommand() *cli.Command {
 			_, err = exec.LookPath("tmux")
 			report("all", err == nil, "tmux is on PATH", "install tmux")
 			for _, name := range names {
-				prog, err := launcherArgv(c.Context, st, name)
+				prog, err := e.launcherArgv(c.Context, st, name)
 				if err != nil {
 					report(name, false, "installed", tools.AsError(err).Message)
 					continue

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // TestManPageIsCurrent keeps docs/git-codex.1, the man page `make install`
@@ -23,7 +23,7 @@ import (
 func TestManPageIsCurrent(t *testing.T) {
 	const path = "../../../docs/git-codex.1"
 	var out bytes.Buffer
-	e := &env{stdout: &out, stderr: &out, dir: t.TempDir(), getenv: os.Getenv, reg: tools.Builtin(), width: 80}
+	e := &env{stdout: &out, stderr: &out, dir: t.TempDir(), getenv: os.Getenv, reg: builtin.Registry(), width: 80}
 	want, err := manPage(e.app())
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -53,13 +54,13 @@ func (e *env) mcpCommand() *cli.Command {
 			"of stderr and of notifications to a client that has not set one. --tool-timeout (or\n" +
 			"MCP_TOOL_TIMEOUT) bounds every call served, as tools.timeout_seconds does.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "log-level", EnvVars: []string{"MCP_LOG_LEVEL"}, Usage: "log at `LEVEL` from the start: " + strings.Join(tools.LogLevels(), ", ") + " (default: the config's mcp.log_level; unset: warnings on stderr, notifications once the client asks)"},
+			&cli.StringFlag{Name: "log-level", EnvVars: []string{"MCP_LOG_LEVEL"}, Usage: "log at `LEVEL` from the start: " + strings.Join(work.LogLevels(), ", ") + " (default: the config's mcp.log_level; unset: warnings on stderr, notifications once the client asks)"},
 			&cli.IntFlag{Name: "tool-timeout", EnvVars: []string{"MCP_TOOL_TIMEOUT"}, Usage: "the time limit of the calls served, in `SECONDS`, instead of the config's tools.timeout_seconds (a tool's own tools.<tool>.timeout_seconds still wins)"},
 		},
 		Action: func(c *cli.Context) error {
 			level := c.String("log-level")
-			if level != "" && !slices.Contains(tools.LogLevels(), level) {
-				return usageError{err: fmt.Errorf("--log-level takes one of %s, not %q", strings.Join(tools.LogLevels(), ", "), level), help: c.Command.HelpName}
+			if level != "" && !slices.Contains(work.LogLevels(), level) {
+				return usageError{err: fmt.Errorf("--log-level takes one of %s, not %q", strings.Join(work.LogLevels(), ", "), level), help: c.Command.HelpName}
 			}
 			if c.Int("tool-timeout") < 0 {
 				return usageError{err: fmt.Errorf("--tool-timeout takes a number of seconds, not %d", c.Int("tool-timeout")), help: c.Command.HelpName}
@@ -70,7 +71,7 @@ func (e *env) mcpCommand() *cli.Command {
 			}
 			defer st.Close()
 			if level == "" {
-				level = tools.MCPLogLevel(c.Context, st)
+				level = work.MCPLogLevel(c.Context, st, e.reg.ConfigKeys())
 			}
 			// fail loudly now rather than serve nothing while the client
 			// shows the server connected

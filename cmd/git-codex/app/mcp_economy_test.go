@@ -11,6 +11,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,7 +53,7 @@ func toolListCost(t *testing.T, ts []*mcp.Tool) (model, wire int) {
 // and callable through tool_call, recorded as the tool itself.
 func TestMCPToolListEconomy(t *testing.T) {
 	dir := mcpRepo(t)
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	st := mcpStore(t, dir)
 	for _, typ := range []tools.AgentType{tools.TypeWorker, tools.TypeCoding, tools.TypeReview, tools.TypePlanning, tools.TypeOrchestrator, tools.TypeSupervisor} {
 		id := "eco-" + string(typ)

@@ -13,12 +13,14 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // testForge is a GitHub kept in memory for the MCP tests of the epic
 // tools: enough of the contract for the review queue and the epic's pull
-// request (tools/epic_rest_test.go runs them over go-gh against
+// request (tools/builtin/epic_rest_test.go runs them over go-gh against
 // github/githubtest).
 type testForge struct {
 	mu  sync.Mutex
@@ -78,7 +80,7 @@ func (f *testForge) FindIssue(context.Context, string) (tools.Issue, bool, error
 // mcpConnectForge connects caller to a server whose tools reach forge.
 func mcpConnectForge(t *testing.T, dir, caller string, forge *testForge) *mcp.ClientSession {
 	t.Helper()
-	reg := tools.Builtin().WithEnv(tools.Env{GitHub: func(context.Context, tools.GitHubSettings) (tools.GitHub, error) { return forge, nil }})
+	reg := builtin.Registry().WithEnv(tools.Env{GitHub: func(context.Context, tools.GitHubSettings) (tools.GitHub, error) { return forge, nil }})
 	s := newMCPServer(reg, mcpStore(t, dir), tools.Origin{ID: caller}, slog.New(slog.NewTextHandler(&syncBuffer{}, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -106,12 +108,12 @@ func submitPR(t *testing.T, dir string, forge *testForge, taskID, head, base str
 	pr, _ := forge.CreatePullRequest(context.Background(), tools.NewPullRequest{Title: "work", Head: head, Base: base})
 	path := "tasks/" + gitstate.Fanout(taskID) + "/" + taskID + ".json"
 	_, err := mcpStore(t, dir).Update(context.Background(), func(tx *gitstate.Tx) error {
-		var tk tools.Task
+		var tk work.Task
 		if err := tx.Get(path, &tk); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
-		tk.PR, tk.SubmittedAt, tk.State, tk.Clock = &pr, &now, tools.TaskReview, tx.Clock()
+		tk.PR, tk.SubmittedAt, tk.State, tk.Clock = &pr, &now, work.TaskReview, tx.Clock()
 		tx.SetMeta(gitstate.Meta{Summary: "test: a pull request as create_pull_request records it"})
 		return tx.Put(path, tk)
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkMCPServerHeap(b *testing.B) {
 	defer st.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := newMCPServer(tools.Builtin(), st, tools.Origin{ID: "alice"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := newMCPServer(builtin.Registry(), st, tools.Origin{ID: "alice"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ct, stt := mcp.NewInMemoryTransports()
 	go srv.run(ctx, stt)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil).Connect(ctx, ct, nil)

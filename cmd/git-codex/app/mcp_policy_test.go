@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +68,7 @@ func waitChange(t *testing.T, changed chan struct{}, why string) {
 func setPolicy(t *testing.T, dir, key, value string) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"key": key, "value": value})
-	if r := tools.Builtin().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}, "config_set", args); !r.OK {
+	if r := builtin.Registry().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}, "config_set", args); !r.OK {
 		t.Fatalf("config_set %s: %+v", key, r.Error)
 	}
 }
@@ -105,7 +106,7 @@ func policyChangeWhileServing(t *testing.T, version string) {
 		t.Fatalf("agent_list after it was allowed: %+v", env.Error)
 	}
 	// A commit that leaves the policy alone changes nothing listed.
-	if r := tools.Builtin().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}, "log_decision", json.RawMessage(`{"title":"t","body":"b"}`)); !r.OK {
+	if r := builtin.Registry().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}, "log_decision", json.RawMessage(`{"title":"t","body":"b"}`)); !r.OK {
 		t.Fatal(r.Error)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -155,7 +156,7 @@ func TestMCPUnregisteredCallerListsNothing(t *testing.T) {
 	if got := listed(t, cs); len(got) != 0 {
 		t.Fatalf("an unregistered caller is shown %v", got)
 	}
-	if r := tools.Builtin().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(`{"id":"dana","type":"worker"}`)); !r.OK {
+	if r := builtin.Registry().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(`{"id":"dana","type":"worker"}`)); !r.OK {
 		t.Fatal(r.Error)
 	}
 	waitChange(t, changed, "dana was registered")
@@ -186,13 +187,13 @@ func TestMCPBeforeInit(t *testing.T) {
 	if env := mcpCall(t, cs, "agent_get_status", `{}`); env.OK || env.Error.Code != tools.NotInitialized {
 		t.Fatalf("a call before init: %+v", env)
 	}
-	if _, err := tools.Builtin().Init(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}); err != nil {
+	if _, err := builtin.Registry().Init(context.Background(), mcpStore(t, dir), tools.Origin{ID: mcpHuman}); err != nil {
 		t.Fatal(err)
 	}
 	waitChange(t, changed, "git codex init")
 	// the server adds the tools one by one, each with its own
 	// list_changed: the first may arrive before the last tool is in
-	want := len(tools.Builtin().All())
+	want := len(builtin.Registry().All())
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		got := listed(t, cs)
 		if len(got) == want {

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitcodex/git-codex/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // promptRepo is mcpRepo with the Climpt registry fixture in its working
@@ -49,7 +51,7 @@ func writeTree(t *testing.T, dir, name, data string) {
 func promptClient(t *testing.T, dir, caller string) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(&syncBuffer{}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := newMCPServer(tools.Builtin(), mcpStore(t, dir), tools.Origin{ID: caller}, logger).srv
+	srv := newMCPServer(builtin.Registry(), mcpStore(t, dir), tools.Origin{ID: caller}, logger).srv
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)

@@ -14,6 +14,8 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -267,7 +269,7 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 				t.Fatal(err)
 			}
 			var env struct {
-				Data tools.DelegationList `json:"data"`
+				Data work.DelegationList `json:"data"`
 			}
 			remarshal(t, r.StructuredContent, &env)
 			if len(env.Data.Sessions) == 1 {
@@ -344,7 +346,7 @@ func TestMCPToolAnnotations(t *testing.T) {
 			t.Errorf("%s: annotations %+v, want all three hints", tool.Name, a)
 			continue
 		}
-		rt, _ := tools.Builtin().Lookup(tool.Name)
+		rt, _ := builtin.Registry().Lookup(tool.Name)
 		got := hints{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint}
 		if got != (hints{rt.Hints.ReadOnly, !rt.Hints.ReadOnly && !rt.Hints.Additive, rt.Hints.Idempotent}) {
 			t.Errorf("%s: annotations %+v do not follow its hints %+v", tool.Name, got, rt.Hints)

@@ -17,6 +17,8 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,10 +30,10 @@ func mcpRepo(t *testing.T) string {
 	t.Helper()
 	dir := gitstatetest.NewRepo(t)
 	st := mcpStore(t, dir)
-	if _, err := tools.Builtin().Init(context.Background(), st, tools.Origin{ID: mcpHuman}); err != nil {
+	if _, err := builtin.Registry().Init(context.Background(), st, tools.Origin{ID: mcpHuman}); err != nil {
 		t.Fatal(err)
 	}
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	for _, args := range []string{`{"id":"alice","type":"worker"}`, `{"id":"boss","type":"supervisor"}`} {
 		if r := reg.CallAs(context.Background(), st, tools.Origin{ID: mcpHuman}, "agent_register", json.RawMessage(args)); !r.OK {
 			t.Fatalf("agent_register %s: %+v", args, r.Error)
@@ -197,7 +199,7 @@ var workerDeferred = []string{
 
 func TestMCPToolsList(t *testing.T) {
 	dir := mcpRepo(t)
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	var all []string
 	for _, tool := range reg.All() {
 		all = append(all, tool.Name)
@@ -304,7 +306,7 @@ func TestMCPCallRoundTrip(t *testing.T) {
 	before := commitCount(t, dir)
 
 	env := mcpCall(t, alice, "mail_send", `{"to":"boss","subject":"Blocked","body":"need help"}`)
-	var sent tools.MailSent
+	var sent work.MailSent
 	if err := json.Unmarshal(env.Data, &sent); err != nil || !strings.HasPrefix(sent.MailID, "m-") || sent.To != "boss" {
 		t.Fatalf("mail_send data %s (%v)", env.Data, err)
 	}
@@ -312,17 +314,17 @@ func TestMCPCallRoundTrip(t *testing.T) {
 		t.Errorf("last commit trailers %q", got)
 	}
 	env = mcpCall(t, boss, "mail_list_inbox", `{}`)
-	var inbox tools.Inbox
+	var inbox work.Inbox
 	if err := json.Unmarshal(env.Data, &inbox); err != nil || inbox.Count != 1 || inbox.Mails[0].ID != sent.MailID {
 		t.Fatalf("boss's inbox %s (%v)", env.Data, err)
 	}
 	env = mcpCall(t, boss, "mail_reply", `{"original_mail_id":"`+sent.MailID+`","body":"on it"}`)
-	var reply tools.MailSent
+	var reply work.MailSent
 	if err := json.Unmarshal(env.Data, &reply); err != nil || reply.To != "alice" {
 		t.Fatalf("mail_reply data %s (%v)", env.Data, err)
 	}
 	env = mcpCall(t, alice, "mail_read", `{"mail_id":"`+reply.MailID+`"}`)
-	var m tools.Mail
+	var m work.Mail
 	if err := json.Unmarshal(env.Data, &m); err != nil || m.Subject != "Re: Blocked" || m.InReplyTo != sent.MailID || !m.IsRead {
 		t.Fatalf("mail_read data %s (%v)", env.Data, err)
 	}
@@ -381,7 +383,7 @@ func TestMCPRefusals(t *testing.T) {
 	if got := commitCount(t, dir) - n; got != 1 {
 		t.Errorf("an unknown tool made %d commits, want its audit record", got)
 	}
-	cli := tools.Builtin().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: "alice"}, "no_such_tool", json.RawMessage(`{}`))
+	cli := builtin.Registry().CallAs(context.Background(), mcpStore(t, dir), tools.Origin{ID: "alice"}, "no_such_tool", json.RawMessage(`{}`))
 	if env.Timestamp == "" || cli.Timestamp == "" {
 		t.Errorf("envelopes without a timestamp: MCP %q, call %q", env.Timestamp, cli.Timestamp)
 	}
@@ -400,7 +402,7 @@ func TestMCPRefusals(t *testing.T) {
 func TestMCPConcurrentSessions(t *testing.T) {
 	dir := mcpRepo(t)
 	const agents, perAgent = 4, 15
-	reg := tools.Builtin()
+	reg := builtin.Registry()
 	st := mcpStore(t, dir)
 	for i := range agents {
 		args := fmt.Sprintf(`{"id":"w%d","type":"worker"}`, i)
@@ -431,7 +433,7 @@ func TestMCPConcurrentSessions(t *testing.T) {
 					continue
 				}
 				var env struct {
-					Data tools.MailSent `json:"data"`
+					Data work.MailSent `json:"data"`
 				}
 				b, _ := json.Marshal(res.StructuredContent)
 				if err := json.Unmarshal(b, &env); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // ttyRun runs the app as on a terminal (which a test cannot have): stdout
@@ -13,7 +13,7 @@ import (
 func ttyRun(t *testing.T, dir string, environ map[string]string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, dir: dir, reg: tools.Builtin(), width: 200,
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, dir: dir, reg: builtin.Registry(), width: 200,
 		tty: true, getenv: func(k string) string { return environ[k] }}
 	e.color = colorEnabled(e.tty)
 	app := e.app()
@@ -96,7 +96,7 @@ func TestLogFitsANarrowTerminal(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	run := func(width int) string {
 		var out, errb bytes.Buffer
-		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, dir: dir, reg: tools.Builtin(), width: width,
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, dir: dir, reg: builtin.Registry(), width: width,
 			tty: true, getenv: func(k string) string { return map[string]string{"GIT_PAGER": "cat"}[k] }}
 		app := e.app()
 		if err := app.Run(permuteArgs(app, []string{"git-codex", "log"})); err != nil {

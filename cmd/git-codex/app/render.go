@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // writeJSON prints v as indented JSON: the --json form of every read.
@@ -35,9 +36,9 @@ func (e *env) render(tool string, data any) error {
 	}
 	w := e.stdout
 	switch d := data.(type) {
-	case tools.MailSent:
+	case work.MailSent:
 		fmt.Fprintf(w, "sent %s to %s\n", d.MailID, d.To)
-	case tools.Inbox:
+	case work.Inbox:
 		if len(d.Mails) == 0 {
 			fmt.Fprintf(e.stderr, "no mail (%d unread)\n", d.UnreadCount)
 			return nil
@@ -52,16 +53,16 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
-	case tools.Mail:
+	case work.Mail:
 		fmt.Fprintf(w, "id:      %s\nfrom:    %s (%s)\nto:      %s\nsubject: %s\nsent:    %s\n",
 			d.ID, d.From, d.FromType, d.To, d.Subject, d.CreatedAt.Format(time.RFC3339))
 		if d.InReplyTo != "" {
 			fmt.Fprintf(w, "reply to: %s\n", d.InReplyTo)
 		}
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(d.Body, "\n"))
-	case tools.DecisionLogged:
+	case work.DecisionLogged:
 		fmt.Fprintf(w, "logged %s\n", d.LogID)
-	case tools.DecisionList:
+	case work.DecisionList:
 		if len(d.Decisions) == 0 {
 			fmt.Fprintln(e.stderr, "no decisions; log one with `git codex decision log --title <title> --body <why>`")
 			return nil
@@ -80,19 +81,19 @@ func (e *env) render(tool string, data any) error {
 		if d.Count > len(d.Decisions) {
 			fmt.Fprintf(e.stderr, "showing %d of %d decisions; see more with --limit\n", len(d.Decisions), d.Count)
 		}
-	case tools.Decision:
+	case work.Decision:
 		fmt.Fprintf(w, "id:      %s\ntitle:   %s\nby:      %s (%s)\nlogged:  %s\n\n%s\n",
 			d.ID, d.Title, d.Actor, d.ActorType, d.CreatedAt.Format(time.RFC3339), strings.TrimRight(d.Body, "\n"))
-	case tools.AgentRegistered:
+	case work.AgentRegistered:
 		if err := e.render(tool, d.Agent); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "token:       %s\n", d.Token)
 		fmt.Fprintln(e.stderr, "The token is shown only now: give it to the agent as CODEX_TOKEN.")
-	case tools.AgentToken:
+	case work.AgentToken:
 		fmt.Fprintf(w, "id:          %s\ntoken:       %s\n", d.ID, d.Token)
 		fmt.Fprintln(e.stderr, "The token is shown only now: give it to the agent as CODEX_TOKEN. The old one no longer works.")
-	case tools.AgentStatus:
+	case work.AgentStatus:
 		if err := e.render(tool, d.Agent); err != nil {
 			return err
 		}
@@ -125,7 +126,7 @@ func (e *env) render(tool string, data any) error {
 		if !d.CreatedAt.IsZero() {
 			fmt.Fprintf(w, "created:     %s by %s\n", d.CreatedAt.Format(time.RFC3339), d.CreatedBy)
 		}
-	case tools.AgentList:
+	case work.AgentList:
 		if len(d.Agents) == 0 {
 			fmt.Fprintln(e.stderr, "no agents; register one with `git codex agent add <id> --type <type>`")
 			return nil
@@ -178,7 +179,7 @@ func (e *env) render(tool string, data any) error {
 		}
 		fmt.Fprintln(w)
 		e.warnIgnored(d.Ignored)
-	case tools.Task:
+	case work.Task:
 		fmt.Fprintf(w, "id:          %s\ntitle:       %s\nstate:       %s\n", d.ID, d.Title, d.State)
 		if d.Claim != nil {
 			fmt.Fprintf(w, "holder:      %s since %s\n", d.Claim.Holder, d.Claim.At.Format(time.RFC3339))
@@ -194,7 +195,7 @@ func (e *env) render(tool string, data any) error {
 		if desc := strings.TrimRight(d.Description, "\n"); desc != "" {
 			fmt.Fprintf(w, "\n%s\n", desc)
 		}
-	case tools.TaskList:
+	case work.TaskList:
 		if len(d.Tasks) == 0 {
 			fmt.Fprintln(e.stderr, "no tasks")
 			return nil
@@ -212,12 +213,12 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
-	case tools.LockAcquired:
+	case work.LockAcquired:
 		if d.LockToken == "" {
 			return e.render(tool, d.Lock)
 		}
 		fmt.Fprintf(w, "cycle:      %s\nrole:       %s\nlock_token: %s\n", d.CycleID, d.Role, d.LockToken)
-	case tools.Lock:
+	case work.Lock:
 		if d.Claim == nil {
 			fmt.Fprintf(w, "lock %s is free\n", d.Name)
 			return nil
@@ -229,7 +230,7 @@ func (e *env) render(tool string, data any) error {
 		if d.Reason != "" {
 			fmt.Fprintf(w, "reason:  %s\n", d.Reason)
 		}
-	case tools.LockList:
+	case work.LockList:
 		if len(d.Locks) == 0 {
 			fmt.Fprintln(e.stderr, "no locks held")
 			return nil
@@ -257,7 +258,7 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
-	case tools.ConflictList:
+	case work.ConflictList:
 		if len(d.Conflicts) == 0 {
 			fmt.Fprintln(e.stderr, "no conflicts")
 			return nil

@@ -3,7 +3,7 @@ package app
 import (
 	"fmt"
 
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // renderGitHub prints the GitHub tools' results for a person; ok is false
@@ -11,16 +11,16 @@ import (
 func (e *env) renderGitHub(data any) (bool, error) {
 	w := e.stdout
 	switch d := data.(type) {
-	case *tools.PullRequestCreated:
+	case *work.PullRequestCreated:
 		fmt.Fprintf(w, "pull request #%d: %s (%s into %s)\n", d.PRNumber, d.PRURL, d.BranchName, d.BaseBranch)
 		if d.TaskID != "" {
 			fmt.Fprintf(w, "task %s is in REVIEW\n", d.TaskID)
 		}
-	case *tools.IssuesCreated:
+	case *work.IssuesCreated:
 		for _, is := range d.Issues {
 			fmt.Fprintf(w, "issue #%d: %s (%s)\n", is.Number, is.URL, is.Title)
 		}
-	case *tools.GitHubRetried:
+	case *work.GitHubRetried:
 		if len(d.Calls) == 0 {
 			fmt.Fprintln(e.stderr, "no GitHub calls are waiting to be replayed")
 			return true, nil
@@ -39,7 +39,7 @@ func (e *env) renderGitHub(data any) (bool, error) {
 			tp.EndRow()
 		}
 		return true, tp.Render()
-	case *tools.GitHubReviewsFetched:
+	case *work.GitHubReviewsFetched:
 		fmt.Fprintf(w, "%d review(s) delivered from %d pull request(s)\n", d.Count, d.PullRequests)
 		for _, r := range d.Delivered {
 			line := fmt.Sprintf("review %d (%s by @%s) of #%d: delivered to %s as %.12s (feedback %s)", r.ReviewID, r.State, r.User, r.PR, r.Coder, r.Commit, r.FeedbackID)

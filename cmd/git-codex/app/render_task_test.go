@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // renderOut renders data as a tool command without --json would, on a
@@ -35,8 +36,8 @@ var (
 )
 
 func TestRenderTask(t *testing.T) {
-	held := tools.Task{
-		ID: "t-0123456789abcdef", Title: "Add auth", Description: "login and logout\n", State: tools.TaskInProgress,
+	held := work.Task{
+		ID: "t-0123456789abcdef", Title: "Add auth", Description: "login and logout\n", State: work.TaskInProgress,
 		Claim:     &tools.Claim{Holder: "w1", Clock: 3, At: at1},
 		CreatedBy: "boss", CreatedAt: at0, UpdatedBy: "w1", UpdatedAt: at1, Clock: 3,
 	}
@@ -56,8 +57,8 @@ func TestRenderTask(t *testing.T) {
 		}
 	}
 
-	open := tools.Task{
-		ID: "t-fedcba9876543210", Title: "Write docs", State: tools.TaskPending,
+	open := work.Task{
+		ID: "t-fedcba9876543210", Title: "Write docs", State: work.TaskPending,
 		CreatedBy: "boss", CreatedAt: at0, UpdatedBy: "boss", UpdatedAt: at0,
 	}
 	out, _ := renderOut(t, false, "task_create", open)
@@ -70,9 +71,9 @@ func TestRenderTask(t *testing.T) {
 }
 
 func TestRenderTaskList(t *testing.T) {
-	list := tools.TaskList{Count: 2, Tasks: []tools.Task{
-		{ID: "t-0123456789abcdef", Title: "Add auth", State: tools.TaskInProgress, Claim: &tools.Claim{Holder: "w1", At: at1}},
-		{ID: "t-fedcba9876543210", Title: "Write\ndocs", State: tools.TaskPending},
+	list := work.TaskList{Count: 2, Tasks: []work.Task{
+		{ID: "t-0123456789abcdef", Title: "Add auth", State: work.TaskInProgress, Claim: &tools.Claim{Holder: "w1", At: at1}},
+		{ID: "t-fedcba9876543210", Title: "Write\ndocs", State: work.TaskPending},
 	}}
 	out, _ := renderOut(t, true, "task_list", list)
 	checkLines(t, "task list on a terminal", out,
@@ -84,7 +85,7 @@ func TestRenderTaskList(t *testing.T) {
 		"t-0123456789abcdef\tIN_PROGRESS\tw1\tAdd auth",
 		"t-fedcba9876543210\tPENDING\t-\tWrite docs")
 
-	out, errOut := renderOut(t, true, "task_list", tools.TaskList{Tasks: []tools.Task{}})
+	out, errOut := renderOut(t, true, "task_list", work.TaskList{Tasks: []work.Task{}})
 	if out != "" || errOut != "no tasks\n" {
 		t.Errorf("empty task list: stdout %q, stderr %q", out, errOut)
 	}
@@ -92,24 +93,24 @@ func TestRenderTaskList(t *testing.T) {
 
 func TestRenderLock(t *testing.T) {
 	exp := at2
-	held := tools.Lock{Name: "db", Claim: &tools.Claim{Holder: "w1", At: at1}, Reason: "migrating", ExpiresAt: &exp, UpdatedAt: at1, UpdatedBy: "w1"}
+	held := work.Lock{Name: "db", Claim: &tools.Claim{Holder: "w1", At: at1}, Reason: "migrating", ExpiresAt: &exp, UpdatedAt: at1, UpdatedBy: "w1"}
 	out, _ := renderOut(t, false, "lock_acquire", held)
 	checkLines(t, "held lock", out,
 		"lock db held by w1 since 2024-03-01T10:30:00Z",
 		"expires: 2024-03-02T08:15:00Z",
 		"reason:  migrating")
 
-	plain := tools.Lock{Name: "src/api", Claim: &tools.Claim{Holder: "w2", At: at0}}
+	plain := work.Lock{Name: "src/api", Claim: &tools.Claim{Holder: "w2", At: at0}}
 	out, _ = renderOut(t, true, "lock_acquire", plain)
 	checkLines(t, "held lock without ttl or reason", out, "lock src/api held by w2 since 2024-03-01T09:00:00Z")
 
-	out, _ = renderOut(t, false, "lock_release", tools.Lock{Name: "db", UpdatedAt: at2, UpdatedBy: "w1"})
+	out, _ = renderOut(t, false, "lock_release", work.Lock{Name: "db", UpdatedAt: at2, UpdatedBy: "w1"})
 	checkLines(t, "free lock", out, "lock db is free")
 }
 
 func TestRenderLockList(t *testing.T) {
 	exp := at2
-	list := tools.LockList{Count: 2, Locks: []tools.Lock{
+	list := work.LockList{Count: 2, Locks: []work.Lock{
 		{Name: "db", Claim: &tools.Claim{Holder: "w1", At: at1}, Reason: "migrating\nschema", ExpiresAt: &exp},
 		{Name: "release", Claim: &tools.Claim{Holder: "human:ann@example.com", At: at0}},
 	}}
@@ -125,21 +126,21 @@ func TestRenderLockList(t *testing.T) {
 
 	// on a terminal an expiry ahead reads as "in ..."
 	soon := time.Now().Add(3*time.Hour + 30*time.Minute)
-	out, _ = renderOut(t, true, "lock_list", tools.LockList{Count: 1, Locks: []tools.Lock{
+	out, _ = renderOut(t, true, "lock_list", work.LockList{Count: 1, Locks: []work.Lock{
 		{Name: "db", Claim: &tools.Claim{Holder: "w1", At: time.Now()}, ExpiresAt: &soon},
 	}})
 	checkLines(t, "lock list with an expiry ahead", out,
 		"NAME  HOLDER  SINCE     EXPIRES  REASON",
 		"db    w1      just now  in 3h    -")
 
-	out, errOut := renderOut(t, false, "lock_list", tools.LockList{Locks: []tools.Lock{}})
+	out, errOut := renderOut(t, false, "lock_list", work.LockList{Locks: []work.Lock{}})
 	if out != "" || errOut != "no locks held\n" {
 		t.Errorf("empty lock list: stdout %q, stderr %q", out, errOut)
 	}
 }
 
 func TestRenderConflictList(t *testing.T) {
-	list := tools.ConflictList{Count: 1, Conflicts: []tools.Conflict{{
+	list := work.ConflictList{Count: 1, Conflicts: []tools.Conflict{{
 		ID: "c-00112233445566778899", Kind: "lock", Resource: "db", Record: "locks/a/b/ab.json",
 		Winner: &tools.Claim{Holder: "w1", Clock: 4, At: at0}, Loser: tools.Claim{Holder: "w2", Clock: 5, At: at1},
 		CreatedAt: at1, Clock: 5,
@@ -152,7 +153,7 @@ func TestRenderConflictList(t *testing.T) {
 	checkLines(t, "conflict list piped", out,
 		"c-00112233445566778899\tlock\tdb\tw1\tw2\t2024-03-01T10:30:00Z")
 
-	out, errOut := renderOut(t, false, "conflict_list", tools.ConflictList{Conflicts: []tools.Conflict{}})
+	out, errOut := renderOut(t, false, "conflict_list", work.ConflictList{Conflicts: []tools.Conflict{}})
 	if out != "" || errOut != "no conflicts\n" {
 		t.Errorf("empty conflict list: stdout %q, stderr %q", out, errOut)
 	}

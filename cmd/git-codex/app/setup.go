@@ -14,6 +14,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/urfave/cli/v2"
 )
 
@@ -80,11 +81,11 @@ func (e *env) setup(c *cli.Context, name string, dryRun bool) error {
 	}
 	defer st.Close()
 	ctx := c.Context
-	prog, err := launcherArgv(ctx, st, name)
+	prog, err := e.launcherArgv(ctx, st, name)
 	if err != nil {
 		return err
 	}
-	root := tools.MainWorkTree(st)
+	root := work.MainWorkTree(st)
 	env := map[string]string{}
 	if !tools.IsHuman(o.ID) {
 		if name != "claude" {
@@ -156,11 +157,11 @@ func (e *env) setup(c *cli.Context, name string, dryRun bool) error {
 }
 
 // launcherArgv is the agent CLI's program and arguments on this machine.
-func launcherArgv(ctx context.Context, st *gitstate.Store, name string) ([]string, error) {
+func (e *env) launcherArgv(ctx context.Context, st *gitstate.Store, name string) ([]string, error) {
 	var cmdline string
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		cmdline, err = tools.LauncherCommand(sn, name)
+		cmdline, err = work.LauncherCommand(sn, e.reg.ConfigKeys(), name)
 		return err
 	})
 	if err != nil {

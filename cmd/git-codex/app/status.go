@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,7 +28,7 @@ type statusReport struct {
 	LastChange       string    `json:"last_change"`
 	LastChangeCommit string    `json:"last_change_commit"`
 	LastChangeAt     time.Time `json:"last_change_at"`
-	tools.StatusSummary
+	work.StatusSummary
 	// Unauthenticated counts, among the newest authWindow calls, those as
 	// an agent that did not present its valid credential (Codex-Auth none
 	// or invalid): believed under auth.agents=warn, and said here so that
@@ -74,10 +75,10 @@ func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
 	err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
 		r.Commit, r.Clock = sn.Commit(), sn.Clock()
 		var err error
-		if r.StatusSummary, err = tools.Summary(sn, caller); err != nil {
+		if r.StatusSummary, err = work.Summary(sn, caller); err != nil {
 			return err
 		}
-		r.Ignored, err = tools.IgnoredSettings(sn)
+		r.Ignored, err = e.reg.IgnoredSettings(sn)
 		return err
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
 // A team simulation (issue 27): twenty agents on three clones of one
@@ -130,7 +131,7 @@ type simAgent struct {
 // clones join with a sync.
 func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 	tb.Helper()
-	s := &teamSim{tb: tb, cfg: cfg, ctx: context.Background(), reg: tools.Builtin(), rng: rand.New(rand.NewPCG(cfg.Seed, 27)),
+	s := &teamSim{tb: tb, cfg: cfg, ctx: context.Background(), reg: builtin.Registry(), rng: rand.New(rand.NewPCG(cfg.Seed, 27)),
 		root: tb.TempDir(), byTool: map[string]int{}}
 	s.start = time.Now().Add(-simStartOffset).UTC().Truncate(time.Hour)
 	s.now = s.start
@@ -155,7 +156,7 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 			gitstatetest.WaitForMaintenance(tb, c.dir)
 		}
 	})
-	if _, err := tools.Builtin().Init(s.ctx, s.clones[0].st, tools.Origin{ID: simHuman}); err != nil {
+	if _, err := builtin.Registry().Init(s.ctx, s.clones[0].st, tools.Origin{ID: simHuman}); err != nil {
 		tb.Fatal(err)
 	}
 	for i := 0; i < cfg.Workers+cfg.Supervisors; i++ {
@@ -247,7 +248,7 @@ func (s *teamSim) mustCall(clone int, caller, token, tool string, args any, out 
 // sync merges clone i with origin and pushes, in-process and on the
 // simulated clock (the syncs measured are processes: measureSync).
 func (s *teamSim) sync(i int) {
-	if _, err := tools.Builtin().Sync(s.ctx, s.clones[i].st, tools.Origin{ID: simHuman}, "origin", true, nil); err != nil {
+	if _, err := builtin.Registry().Sync(s.ctx, s.clones[i].st, tools.Origin{ID: simHuman}, "origin", true, nil); err != nil {
 		s.tb.Fatalf("sync clone%d: %v", i, err)
 	}
 	s.syncs++

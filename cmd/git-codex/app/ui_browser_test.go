@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/gitcodex/git-codex/ui"
 )
 
@@ -57,7 +57,7 @@ func TestUIInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	srv, err := ui.New(ui.Options{Store: st, Registry: tools.Builtin(), Caller: "human:ui@example.com", Token: "tok-123"})
+	srv, err := ui.New(ui.Options{Store: st, Registry: builtin.Registry(), Caller: "human:ui@example.com", Token: "tok-123"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
-	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/gitcodex/git-codex/ui"
 )
 
@@ -74,7 +74,7 @@ func TestUIElsewhereInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	srv, err := ui.New(ui.Options{Store: st, Registry: tools.Builtin(), Caller: "human:ui@example.com", Token: "tok-456"})
+	srv, err := ui.New(ui.Options{Store: st, Registry: builtin.Registry(), Caller: "human:ui@example.com", Token: "tok-456"})
 	if err != nil {
 		t.Fatal(err)
 	}

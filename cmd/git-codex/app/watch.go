@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/urfave/cli/v2"
 )
 
@@ -97,8 +98,8 @@ type watcher struct {
 	st     *gitstate.Store
 	origin tools.Origin
 	opts   watchOptions
-	waker  *tools.Waker
-	review *tools.ReviewFetcher
+	waker  *work.Waker
+	review *work.ReviewFetcher
 
 	nextSync   map[string]time.Time
 	backoff    map[string]time.Duration
@@ -133,13 +134,13 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 	}
 	w := &watcher{e: e, st: st, origin: o, opts: opts,
 		nextSync: map[string]time.Time{}, backoff: map[string]time.Duration{}, reported: map[string]string{}, deferred: map[string]bool{}}
-	w.waker = &tools.Waker{Store: st, Env: e.reg.Env(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
-		Report: func(ev tools.WakeEvent) {
+	w.waker = &work.Waker{Store: st, Env: e.reg.Env(), Keys: e.reg.ConfigKeys(), Caller: caller, Holder: fmt.Sprintf("watch:%s:%d", host, os.Getpid()), Settle: opts.Settle,
+		Report: func(ev work.WakeEvent) {
 			// for --once (a deferral already recorded is not reported
 			// again: the recipient stays deferred until an outcome is)
 			switch {
 			case !opts.Once:
-			case ev.Outcome == tools.WakeDeferred:
+			case ev.Outcome == work.WakeDeferred:
 				w.deferred[ev.Recipient] = true
 			default:
 				delete(w.deferred, ev.Recipient)
@@ -150,8 +151,8 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 			}
 			w.say(line)
 		}}
-	w.review = &tools.ReviewFetcher{Store: st, Env: e.reg.Env(), Caller: caller, Holder: w.waker.Holder, Backoff: true,
-		Report: func(ev tools.ReviewEvent) {
+	w.review = &work.ReviewFetcher{Store: st, Env: e.reg.Env(), Keys: e.reg.ConfigKeys(), Caller: caller, Holder: w.waker.Holder, Backoff: true,
+		Report: func(ev work.ReviewEvent) {
 			r := ev.Review
 			line := fmt.Sprintf("github review %d (%s by @%s) of #%d for %s: delivered as %.12s", r.ReviewID, r.State, r.User, r.PR, r.Coder, r.Commit)
 			if r.Completed != "" {
@@ -280,7 +281,7 @@ func (w *watcher) reap(ctx context.Context) {
 	var due []string
 	err := w.st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		due, err = tools.ReapDue(ctx, sn, w.e.reg.Env(), tools.RepoOf(w.st), time.Now())
+		due, err = work.ReapDue(ctx, sn, w.e.reg.ConfigKeys(), w.e.reg.Env(), tools.RepoOf(w.st), time.Now())
 		return err
 	})
 	if err != nil || len(due) == 0 {
@@ -291,7 +292,7 @@ func (w *watcher) reap(ctx context.Context) {
 		w.sayOnce("reap", fmt.Sprintf("reap failed: %s: %s", res.Error.Code, res.Error.Message))
 		return
 	}
-	var out tools.CleanedUp
+	var out work.CleanedUp
 	b, _ := json.Marshal(res.Data)
 	json.Unmarshal(b, &out)
 	for _, id := range out.Failed {
@@ -310,7 +311,7 @@ func (w *watcher) github(ctx context.Context) {
 	n := 0
 	err := w.st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		n, err = tools.GitHubDue(sn, time.Now())
+		n, err = work.GitHubDue(sn, time.Now())
 		return err
 	})
 	if err != nil || n == 0 {
@@ -321,12 +322,12 @@ func (w *watcher) github(ctx context.Context) {
 		w.say(fmt.Sprintf("github retry: %s: %s", res.Error.Code, res.Error.Message))
 		return
 	}
-	var out tools.GitHubRetried
+	var out work.GitHubRetried
 	b, _ := json.Marshal(res.Data)
 	json.Unmarshal(b, &out)
 	for _, g := range out.Calls {
 		line := fmt.Sprintf("github %s %s: %s", g.ID, g.Op, g.State)
-		if g.LastError != "" && g.State != tools.GitHubDone {
+		if g.LastError != "" && g.State != work.GitHubDone {
 			line += ": " + g.LastError
 		}
 		w.say(line)

@@ -1,0 +1,86 @@
+package work
+
+import (
+	"context"
+	"slices"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// Catalog is what this package adds to git codex: its tools, its steps in
+// the call pipeline, and the record kinds and config keys its nouns
+// define, for the assembly (tools/builtin) to hand the framework. A fresh
+// value on every call: a few small slices, cheaper than a shared one that
+// someone could change.
+func Catalog() tools.Catalog {
+	return tools.Catalog{
+		Tools:       nounTools(),
+		Hooks:       hooks(),
+		Kinds:       nounKinds(),
+		ConfigKeys:  nounConfigKeys(),
+		KeyPatterns: nounKeyPatterns(),
+	}
+}
+
+// nounTools are the tools of the nouns.
+func nounTools() []*tools.Tool {
+	return []*tools.Tool{
+		MailSend, MailListInbox, MailRead, MailReply,
+		LogDecision, DecisionListTool, DecisionShow,
+		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
+		LockAcquire, LockRelease, LockListTool,
+		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease, TaskAddComment,
+		EpicCreate, EpicListTasks, AgentGetTask, AgentGetEpic,
+		EpicGetReviewQueue, EpicApprovePR, EpicRequestChanges, EpicReadFile, EpicCreateEpicPR,
+		ConflictListTool,
+		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
+		RequestReview, SendFeedback,
+		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
+		Archive,
+		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
+		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
+		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
+	}
+}
+
+// hooks are the nouns' steps in the call pipeline: an instance's
+// first call marks it running (markRunning), a failure its caller cannot
+// fix is mailed to whoever must hear of it (escalate), and another seed's
+// name for a tool is answered with ours (unknownTool).
+func hooks() tools.Hooks {
+	return tools.Hooks{
+		BeforeHandler: []func(c *tools.Call) error{markRunning},
+		OnFailure:     []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
+		UnknownTool:   unknownTool,
+		SettleClaims:  restoreInvariants,
+	}
+}
+
+// nounConfigKeys are the settings the nouns own, registered here as their
+// tools are: each noun lists its keys next to the code that reads them.
+// (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
+func nounConfigKeys() []tools.ConfigKey {
+	return slices.Concat(
+		mailKeys(), cycleKeys(), instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+	)
+}
+
+// nounKeyPatterns find the settings whose names the nouns make up (a
+// launcher's agent.<name>.command): each answers whether name is one.
+func nounKeyPatterns() []func(name string) (tools.ConfigKey, bool) {
+	return []func(name string) (tools.ConfigKey, bool){launcherKey}
+}
+
+// nounKinds are the nouns' record kinds, in the order docs/STATE.md lists
+// them (after the framework's config and agents), each defined by the
+// noun that owns it (its Kind: where its records live, how they decode
+// and validate, merge, and who holds them).
+func nounKinds() []tools.Kind {
+	return []tools.Kind{
+		mailKind(), decisionKind(), taskKind(), lockKind(),
+		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
+		githubCallKind(), escalationKind(), delegationKind(),
+		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
+	}
+}

@@ -1,0 +1,201 @@
+package work
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// publishRemote is the remote a pull request's branches are pushed to: the
+// one the forge's repository is read from.
+const publishRemote = "origin"
+
+// publishBranches pushes the branches a pull request names to origin
+// before GitHub is asked for it, as `gh pr create` does: GitHub refuses a
+// pull request whose head it does not have. A push never forces. The
+// failures come back as the forge's own: a remote that cannot be reached
+// is transient (retried, then kept to `git codex github retry`); a remote
+// branch that has moved on is refused, and says what to do.
+func publishBranches(ctx context.Context, st tools.CodeRepo, branches ...string) error {
+	for _, b := range branches {
+		if b == "" || !st.BranchExists(ctx, b) {
+			continue // only on the forge (a default branch): nothing of ours to push
+		}
+		_, err := st.PushBranch(ctx, publishRemote, b)
+		switch {
+		case err == nil:
+		case errors.Is(err, gitstate.ErrPushRejected):
+			return &tools.GitHubError{Status: 409, Message: fmt.Sprintf("%s on %s has commits your branch lacks; merge or rebase onto %s/%s, then try again (%v)",
+				b, publishRemote, publishRemote, b, err)}
+		default:
+			return &tools.GitHubError{Status: 0, Message: fmt.Sprintf("could not push %s to %s: %v", b, publishRemote, err)}
+		}
+	}
+	return nil
+}
+
+// epicBase reports a base branch that git codex made (an epic's), which
+// must be on the forge before a pull request can target it. A default
+// branch is never pushed: local commits on it are the person's own.
+func epicBase(base string) bool { return strings.HasPrefix(base, "epic/") }
+
+// nothingToPropose says why branch head holds nothing for a pull request
+// into base: every commit of it is on base already (the local branch, or
+// origin's copy of it). GitHub refuses such a pull request ("No commits
+// between"), so it is refused here, before anything is pushed. It is ""
+// when head has commits base lacks, or when this repository knows
+// neither head nor any copy of base (the forge will judge).
+func nothingToPropose(ctx context.Context, gitDir, head, base string) string {
+	if head == "" || base == "" || !refExists(ctx, gitDir, "refs/heads/"+head) {
+		return ""
+	}
+	args := []string{"rev-list", "--count", "refs/heads/" + head}
+	known := false
+	for _, ref := range []string{"refs/heads/" + base, "refs/remotes/" + publishRemote + "/" + base} {
+		if refExists(ctx, gitDir, ref) {
+			args, known = append(args, "^"+ref), true
+		}
+	}
+	if !known {
+		return ""
+	}
+	out, err := gitOutput(ctx, gitDir, args...)
+	if err != nil || out != "0" {
+		return ""
+	}
+	return fmt.Sprintf("%s has no commits that %s lacks, so there is nothing for a pull request (GitHub refuses one: \"No commits between\"); commit your work on %s first", head, base, head)
+}
+
+// defaultBase is the branch origin's HEAD names (the forge's default
+// branch as last fetched), or "".
+func defaultBase(ctx context.Context, gitDir string) string {
+	out, err := gitOutput(ctx, gitDir, "symbolic-ref", "--quiet", "refs/remotes/"+publishRemote+"/HEAD")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(out, "refs/remotes/"+publishRemote+"/")
+}
+
+func refExists(ctx context.Context, gitDir, ref string) bool {
+	_, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	return err == nil
+}
+
+// gitOutput runs git on the repository's git directory and returns its
+// trimmed output.
+// (gitDir "": as args say, e.g. -C <worktree>).
+func gitOutput(ctx context.Context, gitDir string, args ...string) (string, error) {
+	if gitDir != "" {
+		args = append([]string{"--git-dir", gitDir}, args...)
+	}
+	out, err := exec.CommandContext(ctx, "git", args...).Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// dropScaffolding removes the review loop's REVIEW_FEEDBACK.md from branch
+// head before its pull request is opened, in one commit on top of it: the
+// pull request shows the work, and the reviews stay where they were put,
+// in the branch's history and as notes on the reviewed commits
+// (refs/notes/codex-reviews). A file of that name the base has too is the
+// project's own and is left alone. In a worktree that has the branch
+// checked out, the file's index entry and working copy go too unless they
+// hold changes of their own; nothing else of the worktree is touched. It
+// returns the new commit, or "" when there was nothing to remove.
+func dropScaffolding(ctx context.Context, gitDir, head, base, author string) (string, error) {
+	ref := "refs/heads/" + head
+	old, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		return "", nil // not here: nothing of ours to change
+	}
+	blob, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", old+":"+FeedbackFile)
+	if err != nil {
+		return "", nil
+	}
+	for _, b := range []string{"refs/heads/" + base, "refs/remotes/" + publishRemote + "/" + base} {
+		if base != "" {
+			if _, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", b+":"+FeedbackFile); err == nil {
+				return "", nil // the project's own file
+			}
+		}
+	}
+	index, err := os.CreateTemp("", "codex-index-*")
+	if err != nil {
+		return "", err
+	}
+	index.Close()
+	defer os.Remove(index.Name())
+	withIndex := []string{"GIT_INDEX_FILE=" + index.Name()}
+	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "read-tree", old); err != nil {
+		return "", err
+	}
+	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "update-index", "--force-remove", "--", FeedbackFile); err != nil {
+		return "", err
+	}
+	tree, err := gitEnvOutput(ctx, gitDir, withIndex, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	sig := tools.AuthorOf(author)
+	who := []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
+		"GIT_COMMITTER_NAME=git codex", "GIT_COMMITTER_EMAIL=git-codex@localhost"}
+	msg := "Remove " + FeedbackFile + " before the pull request\n\n" +
+		"The pull request shows the work. The reviews stay in this branch's history\n" +
+		"and as notes on the commits they reviewed (git log --notes=codex-reviews).\n"
+	commit, err := gitEnvOutput(ctx, gitDir, who, "commit-tree", tree, "-p", old, "-m", msg)
+	if err != nil {
+		return "", err
+	}
+	if _, err := gitOutput(ctx, gitDir, "update-ref", "-m", "git codex: remove "+FeedbackFile+" before the pull request", ref, commit, old); err != nil {
+		return "", fmt.Errorf("%s moved meanwhile: %w", head, err)
+	}
+	if wt := worktreeOf(ctx, gitDir, ref); wt != "" {
+		content, _ := gitOutput(ctx, gitDir, "cat-file", "blob", blob)
+		if entry, err := gitOutput(ctx, "", "-C", wt, "ls-files", "--stage", "--", FeedbackFile); err == nil && strings.Contains(entry, " "+blob+" ") {
+			gitOutput(ctx, "", "-C", wt, "update-index", "--force-remove", "--", FeedbackFile)
+		}
+		path := filepath.Join(wt, FeedbackFile)
+		if cur, err := os.ReadFile(path); err == nil && string(bytes.TrimSpace(cur)) == content {
+			os.Remove(path)
+		}
+	}
+	return commit, nil
+}
+
+// worktreeOf is the worktree that has ref checked out, or "".
+func worktreeOf(ctx context.Context, gitDir, ref string) string {
+	out, err := gitOutput(ctx, gitDir, "worktree", "list", "--porcelain")
+	if err != nil {
+		return ""
+	}
+	dir := ""
+	for _, line := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok {
+			dir = p
+		}
+		if line == "branch "+ref {
+			return dir
+		}
+	}
+	return ""
+}
+
+// gitEnvOutput is gitOutput with more environment.
+func gitEnvOutput(ctx context.Context, gitDir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,0 +1,39 @@
+package work
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
+)
+
+// dirActiveReviews holds one record per coder under review: its active
+// review's claim.
+const dirActiveReviews = "reviews/active"
+
+func activeReviewPath(coder string) string { return dirActiveReviews + "/" + coder + ".json" }
+
+// activeReviewKind: reviews/active/<coder>.json. One active review per
+// coder, also across machines.
+func activeReviewKind() tools.Kind {
+	k := tools.Kind{Name: "review", Dir: dirActiveReviews, Depth: 1, Claim: &tools.ClaimRule{Resource: "coder", Coupled: []string{"review"}}}
+	return tools.RecordKind(k, func(_ []string, name string, r *ActiveReview) error {
+		if r.Coder != name || tools.ValidateAgentID(r.Coder) != nil {
+			return fmt.Errorf("active review record names coder %q", r.Coder)
+		}
+		return tools.ValidClaim(r.Claim)
+	})
+}
+
+// ActiveReview holds the claim on a coder's one active review: the review
+// loop claims it for the reviewer it spawns and frees it when feedback is
+// sent; sync keeps it to one holder. Mutable.
+type ActiveReview struct {
+	Coder     string         `json:"coder"`
+	Review    string         `json:"review,omitempty"`
+	Claim     *tools.Claim   `json:"claim" jsonschema:"the reviewer holding the coder's review; null when none is active"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	UpdatedBy string         `json:"updated_by"`
+	Clock     gitstate.Clock `json:"clock"`
+}
