@@ -13,6 +13,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -39,8 +40,8 @@ func both(t *testing.T, path string, base, ours, theirs []byte) []byte {
 	return a
 }
 
-func mailAt(clock gitstate.Clock, read bool) work.Mail {
-	m := work.Mail{ID: "m-01", From: "alice", To: "bob", Subject: "s", Body: "b",
+func mailAt(clock gitstate.Clock, read bool) mail.Mail {
+	m := mail.Mail{ID: "m-01", From: "alice", To: "bob", Subject: "s", Body: "b",
 		CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Clock: 3}
 	if read {
 		at := m.CreatedAt.Add(time.Minute)

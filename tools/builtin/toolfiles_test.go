@@ -27,7 +27,7 @@ var notYetInOwnFile = []string{
 	"decision_list", "decision_show", "epic_approve_pr", "epic_create", "epic_create_epic_pr",
 	"epic_get_review_queue", "epic_list_tasks", "epic_read_file", "epic_request_changes", "github_retry",
 	"github_reviews", "handoff_read", "handoff_write", "instance_list", "instance_kill", "lock_acquire", "lock_list",
-	"lock_release", "log_decision", "mail_list_inbox", "mail_read", "mail_reply", "mail_send", "instance_peek", "prompt_describe",
+	"lock_release", "log_decision", "instance_peek", "prompt_describe",
 	"prompt_execute", "prompt_reload", "prompt_search", "instance_reap", "request_review", "instance_send", "send_feedback",
 	"session_open", "spawn", "task_add_comment", "task_assign", "task_claim", "task_create", "task_list",
 	"task_release", "task_show", "task_update_status", "cycle_archive",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 const dirDecisions = "decisions"
@@ -61,7 +62,7 @@ var LogDecision = tools.Define("log_decision", "system.log_decision",
 	"Log a decision and its reasoning, so people and other agents can see why the work went the way it did.",
 	tools.CLI{Path: "decision log"},
 	func(ctx context.Context, c *tools.Call, in LogDecisionIn) (DecisionLogged, error) {
-		if err := checkText(c.Config, "title", in.Title, "body", in.Body); err != nil {
+		if err := mail.CheckText(c.Config, "title", in.Title, "body", in.Body); err != nil {
 			return DecisionLogged{}, err
 		}
 		tx := c.Tx
@@ -70,7 +71,7 @@ var LogDecision = tools.Define("log_decision", "system.log_decision",
 			Actor: c.Caller.ID, ActorType: c.Caller.Type, CreatedAt: tx.Now(), Clock: tx.Clock(),
 		}
 		c.Target(d.ID)
-		c.Summarize("%s decided: %s", c.Caller.ID, oneLineCut(in.Title))
+		c.Summarize("%s decided: %s", c.Caller.ID, mail.OneLineCut(in.Title))
 		return DecisionLogged{LogID: d.ID, Timestamp: d.CreatedAt}, tx.Put(decisionPath(d.ID), d)
 	}).Hint(tools.Hints{Additive: true})
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // FuzzDecodeArgs feeds arbitrary bytes to every tool's argument decoder. It
@@ -63,7 +64,7 @@ func FuzzRecordDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		roundTrip[Mail](t, data)
+		roundTrip[mail.Mail](t, data)
 		roundTrip[tools.Agent](t, data)
 		roundTrip[Decision](t, data)
 		roundTrip[tools.Config](t, data)

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -36,9 +37,9 @@ func (e *env) render(tool string, data any) error {
 	}
 	w := e.stdout
 	switch d := data.(type) {
-	case work.MailSent:
+	case mail.MailSent:
 		fmt.Fprintf(w, "sent %s to %s\n", d.MailID, d.To)
-	case work.Inbox:
+	case mail.Inbox:
 		if len(d.Mails) == 0 {
 			fmt.Fprintf(e.stderr, "no mail (%d unread)\n", d.UnreadCount)
 			return nil
@@ -53,7 +54,7 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
-	case work.Mail:
+	case mail.Mail:
 		fmt.Fprintf(w, "id:      %s\nfrom:    %s (%s)\nto:      %s\nsubject: %s\nsent:    %s\n",
 			d.ID, d.From, d.FromType, d.To, d.Subject, d.CreatedAt.Format(time.RFC3339))
 		if d.InReplyTo != "" {
