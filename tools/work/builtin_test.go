@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/decision"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -11,7 +12,7 @@ import (
 // own tests cannot import): the catalogs of this package and of the nouns
 // below it, and the framework's config tools.
 func BuiltinCatalog() tools.Catalog {
-	cat := tools.Join(mail.Catalog(), Catalog())
+	cat := tools.Join(mail.Catalog(), decision.Catalog(), Catalog())
 	cat.Tools = slices.Concat(tools.ConfigTools(), cat.Tools)
 	return cat
 }

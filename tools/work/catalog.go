@@ -26,7 +26,6 @@ func Catalog() tools.Catalog {
 // nounTools are the tools of the nouns.
 func nounTools() []*tools.Tool {
 	return []*tools.Tool{
-		LogDecision, DecisionListTool, DecisionShow,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease, TaskAddComment,
@@ -77,7 +76,7 @@ func nounKeyPatterns() []func(name string) (tools.ConfigKey, bool) {
 // and validate, merge, and who holds them).
 func nounKinds() []tools.Kind {
 	return []tools.Kind{
-		decisionKind(), taskKind(), lockKind(),
+		taskKind(), lockKind(),
 		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),

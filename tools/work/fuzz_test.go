@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/decision"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -66,7 +67,7 @@ func FuzzRecordDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		roundTrip[mail.Mail](t, data)
 		roundTrip[tools.Agent](t, data)
-		roundTrip[Decision](t, data)
+		roundTrip[decision.Decision](t, data)
 		roundTrip[tools.Config](t, data)
 	})
 }
