@@ -42,3 +42,33 @@ func (r *Registry) Kinds() KindTable { return append(KindTable(nil), r.kinds...)
 
 // ConfigKeys is the table of every setting the registry's tools read.
 func (r *Registry) ConfigKeys() *ConfigKeys { return r.keys() }
+
+// Join is the catalogs of several packages as one, for the assembly: their
+// tools, kinds, config keys and key patterns in order, and their hooks
+// (the pipeline runs each package's BeforeHandler and OnFailure steps in
+// order; UnknownTool and SettleClaims belong to one package, and Join
+// panics if two set one).
+func Join(cats ...Catalog) Catalog {
+	var out Catalog
+	for _, c := range cats {
+		out.Tools = append(out.Tools, c.Tools...)
+		out.Kinds = append(out.Kinds, c.Kinds...)
+		out.ConfigKeys = append(out.ConfigKeys, c.ConfigKeys...)
+		out.KeyPatterns = append(out.KeyPatterns, c.KeyPatterns...)
+		out.Hooks.BeforeHandler = append(out.Hooks.BeforeHandler, c.Hooks.BeforeHandler...)
+		out.Hooks.OnFailure = append(out.Hooks.OnFailure, c.Hooks.OnFailure...)
+		if c.Hooks.UnknownTool != nil {
+			if out.Hooks.UnknownTool != nil {
+				panic("tools: two catalogs set Hooks.UnknownTool")
+			}
+			out.Hooks.UnknownTool = c.Hooks.UnknownTool
+		}
+		if c.Hooks.SettleClaims != nil {
+			if out.Hooks.SettleClaims != nil {
+				panic("tools: two catalogs set Hooks.SettleClaims")
+			}
+			out.Hooks.SettleClaims = c.Hooks.SettleClaims
+		}
+	}
+	return out
+}

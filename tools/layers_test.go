@@ -15,11 +15,15 @@ const module = "github.com/gitcodex/git-codex/"
 // above, so the compiler keeps the nouns one way. The libraries below the
 // framework (prompts, modelapi) know nothing of it; the framework knows no
 // noun; each noun knows only the nouns below it; builtin assembles them
-// all. A peeled noun takes its place here (mail, decision, prompt < lock <
-// cycle < instance < delegate, review < the GitHub calls < work).
+// all. A noun peeled from work takes its place here (mail < decision
+// (which uses mail's text limits), prompt < lock < cycle < instance <
+// delegate, review < the GitHub calls < work; nouns of one layer do not
+// import each other).
 var layers = [][]string{
 	{"tools/prompts", "tools/modelapi"},
 	{"tools"},
+	{"tools/mail"},
+	{"tools/decision"},
 	{"tools/work"},
 	{"tools/builtin"},
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"testing"
 
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestArchivedRecordsAt(t *testing.T) {
 	f := newFixture(t, true, Options{})
 	f.call(t, human, "agent_register", `{"id":"alice","type":"worker"}`)
-	sent := f.call(t, human, "mail_send", `{"to":"alice","subject":"old","body":"read long ago"}`).Data.(work.MailSent)
+	sent := f.call(t, human, "mail_send", `{"to":"alice","subject":"old","body":"read long ago"}`).Data.(mail.MailSent)
 	f.call(t, human, "mail_send", `{"to":"alice","subject":"new","body":"unread"}`)
 	f.call(t, "alice", "mail_read", `{"mail_id":"`+sent.MailID+`"}`)
 	out := f.call(t, human, "archive", `{"older_than":"0"}`).Data.(*work.ArchiveOut)

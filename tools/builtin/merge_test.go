@@ -13,7 +13,8 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 const configPath = "config/config.json"
@@ -39,8 +40,8 @@ func both(t *testing.T, path string, base, ours, theirs []byte) []byte {
 	return a
 }
 
-func mailAt(clock gitstate.Clock, read bool) work.Mail {
-	m := work.Mail{ID: "m-01", From: "alice", To: "bob", Subject: "s", Body: "b",
+func mailAt(clock gitstate.Clock, read bool) mail.Mail {
+	m := mail.Mail{ID: "m-01", From: "alice", To: "bob", Subject: "s", Body: "b",
 		CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Clock: 3}
 	if read {
 		at := m.CreatedAt.Add(time.Minute)
@@ -90,8 +91,8 @@ func TestMergeRecordHigherClockWins(t *testing.T) {
 // same Lamport time, or an immutable record whose id collided) go to the
 // larger encoding, whichever side it is on.
 func TestMergeRecordTiesAreDeterministic(t *testing.T) {
-	d1 := mustJSON(t, work.Decision{ID: "d-1", Title: "use git", Body: "a", Actor: "alice", Clock: 8})
-	d2 := mustJSON(t, work.Decision{ID: "d-1", Title: "use git", Body: "b", Actor: "alice", Clock: 8})
+	d1 := mustJSON(t, decision.Decision{ID: "d-1", Title: "use git", Body: "a", Actor: "alice", Clock: 8})
+	d2 := mustJSON(t, decision.Decision{ID: "d-1", Title: "use git", Body: "b", Actor: "alice", Clock: 8})
 	got := both(t, "decisions/01/d-1.json", nil, d1, d2)
 	if !bytes.Equal(got, d2) {
 		t.Errorf("tie: got %s, want the larger encoding %s", got, d2)

@@ -24,7 +24,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // clone is one machine: a repository with its own store.
@@ -134,9 +134,9 @@ func (c *clone) records() map[string]bool {
 	return out
 }
 
-func (c *clone) mail(to, id string) work.Mail {
+func (c *clone) mail(to, id string) mail.Mail {
 	c.t.Helper()
-	var m work.Mail
+	var m mail.Mail
 	b := c.git("show", gitstate.RefState+":mail/"+to+"/"+gitstate.Fanout(id)+"/"+id+".json")
 	if err := json.Unmarshal([]byte(b), &m); err != nil {
 		c.t.Fatal(err)
@@ -485,7 +485,7 @@ func TestSyncWhileWriting(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				acked = append(acked, "bob/"+r.Data.(work.MailSent).MailID)
+				acked = append(acked, "bob/"+r.Data.(mail.MailSent).MailID)
 				mu.Unlock()
 				time.Sleep(5 * time.Millisecond) // leave some CPU to git
 			}
@@ -704,7 +704,7 @@ func TestSyncRefusesInvalidRemoteState(t *testing.T) {
 	// A forges a commit by hand: a mail to bob stored in alice's inbox.
 	_, err := a.st.Update(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(gitstate.Meta{Summary: "forged", Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "forge"}}})
-		m := work.Mail{ID: "m-0000000000abcdef", From: "x", To: "bob", Subject: "s", Body: "b"}
+		m := mail.Mail{ID: "m-0000000000abcdef", From: "x", To: "bob", Subject: "s", Body: "b"}
 		return tx.Put("mail/alice/e/f/m-0000000000abcdef.json", m)
 	})
 	if err != nil {

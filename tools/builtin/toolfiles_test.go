@@ -19,18 +19,18 @@ import (
 // (issue 26): the list only shrinks. A new tool goes in a file named
 // after it.
 var notYetInOwnFile = []string{
-	"instance_abandon", "agent_abort", "agent_continue", "agent_get_epic", "agent_get_status", "agent_get_task",
+	"agent_abort", "agent_continue", "agent_get_epic", "agent_get_status", "agent_get_task",
 	"agent_interrupt", "agent_list", "agent_list_sessions", "agent_query", "agent_query_stream",
-	"agent_register", "agent_resume", "agent_set_model", "agent_set_permission_mode", "agent_set_status",
-	"agent_show", "instance_cleanup", "config_get", "config_list", "config_reset", "config_set", "config_unset",
-	"conflict_list", "create_issues", "create_pull_request", "cycle_complete", "cycle_start", "cycle_status",
-	"decision_list", "decision_show", "epic_approve_pr", "epic_create", "epic_create_epic_pr",
-	"epic_get_review_queue", "epic_list_tasks", "epic_read_file", "epic_request_changes", "github_retry",
-	"github_reviews", "handoff_read", "handoff_write", "instance_list", "instance_kill", "lock_acquire", "lock_list",
-	"lock_release", "log_decision", "mail_list_inbox", "mail_read", "mail_reply", "mail_send", "instance_peek", "prompt_describe",
-	"prompt_execute", "prompt_reload", "prompt_search", "instance_reap", "request_review", "instance_send", "send_feedback",
-	"session_open", "spawn", "task_add_comment", "task_assign", "task_claim", "task_create", "task_list",
-	"task_release", "task_show", "task_update_status", "cycle_archive",
+	"agent_register", "agent_resume", "agent_set_model", "agent_set_permission_mode",
+	"agent_set_status", "agent_show", "conflict_list", "create_issues", "create_pull_request",
+	"cycle_archive", "cycle_complete", "cycle_start", "cycle_status", "epic_approve_pr",
+	"epic_create", "epic_create_epic_pr", "epic_get_review_queue", "epic_list_tasks",
+	"epic_read_file", "epic_request_changes", "github_retry", "github_reviews", "handoff_read",
+	"handoff_write", "instance_abandon", "instance_cleanup", "instance_kill", "instance_list",
+	"instance_peek", "instance_reap", "instance_send", "lock_acquire", "lock_list", "lock_release",
+	"prompt_describe", "prompt_execute", "prompt_reload", "prompt_search", "request_review",
+	"send_feedback", "session_open", "spawn", "task_add_comment", "task_assign", "task_claim",
+	"task_create", "task_list", "task_release", "task_show", "task_update_status",
 }
 
 // TestToolFiles: every tool git codex ships is defined (tools.Define) in

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // Retention (issue 27, docs/STATE.md "Retention"): what agents make and
@@ -243,8 +244,8 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 			return nil
 		})
 	}
-	err := walk(retainMail, dirMail, func(_ string, data []byte) (bool, error) {
-		var m Mail
+	err := walk(retainMail, mail.Dir, func(_ string, data []byte) (bool, error) {
+		var m mail.Mail
 		err := json.Unmarshal(data, &m)
 		return err == nil && m.IsRead && before(retainMail, m.ReadAt), err
 	})

@@ -4,13 +4,15 @@ import (
 	"slices"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // BuiltinCatalog is what tools/builtin assembles (which this package's
-// own tests cannot import): this package's catalog and the framework's
-// config tools.
+// own tests cannot import): the catalogs of this package and of the nouns
+// below it, and the framework's config tools.
 func BuiltinCatalog() tools.Catalog {
-	cat := Catalog()
+	cat := tools.Join(mail.Catalog(), decision.Catalog(), Catalog())
 	cat.Tools = slices.Concat(tools.ConfigTools(), cat.Tools)
 	return cat
 }

@@ -26,8 +26,6 @@ func Catalog() tools.Catalog {
 // nounTools are the tools of the nouns.
 func nounTools() []*tools.Tool {
 	return []*tools.Tool{
-		MailSend, MailListInbox, MailRead, MailReply,
-		LogDecision, DecisionListTool, DecisionShow,
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
 		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease, TaskAddComment,
@@ -62,7 +60,7 @@ func hooks() tools.Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []tools.ConfigKey {
 	return slices.Concat(
-		mailKeys(), cycleKeys(), instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+		cycleKeys(), instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
 	)
 }
 
@@ -78,7 +76,7 @@ func nounKeyPatterns() []func(name string) (tools.ConfigKey, bool) {
 // and validate, merge, and who holds them).
 func nounKinds() []tools.Kind {
 	return []tools.Kind{
-		mailKind(), decisionKind(), taskKind(), lockKind(),
+		taskKind(), lockKind(),
 		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),

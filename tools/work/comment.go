@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 const dirComments = "comments"
@@ -82,7 +83,7 @@ var TaskAddComment = tools.Define("task_add_comment", "task.add_comment",
 		if err != nil {
 			return Comment{}, err
 		}
-		if err := checkText(c.Config, "task_id", t.ID, "body", in.Body); err != nil {
+		if err := mail.CheckText(c.Config, "task_id", t.ID, "body", in.Body); err != nil {
 			return Comment{}, err
 		}
 		m, err := addComment(c, t, CommentNote, in.Body)
@@ -91,5 +92,5 @@ var TaskAddComment = tools.Define("task_add_comment", "task.add_comment",
 		}
 		c.Target(t.ID)
 		c.Summarize("%s commented on task %s", c.Caller.ID, t.ID)
-		return m, touchAgent(c)
+		return m, mail.TouchAgent(c)
 	}).Hint(tools.Hints{Additive: true})

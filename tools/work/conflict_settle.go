@@ -11,6 +11,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // restoreInvariants runs inside a sync's merge commit, after MergeRecord has
@@ -83,14 +84,14 @@ func recordConflict(tx *gitstate.Tx, kind tools.Kind, rule, path string, winner,
 	}
 	if tools.ValidateCallerID(l.Holder) == nil {
 		to := tools.InboxFor(l.Holder)
-		m := Mail{
+		m := mail.Mail{
 			ID: gitstate.DeriveID("m", when, path, rule, string(wj), string(lj)), From: tools.SystemSender, FromType: tools.TypeSystem, To: to,
 			CreatedAt: when, Clock: clock,
 		}
 		m.Subject, m.Body = conflictText(kind, rule, resource, w, l, winner)
 		c.MailID = m.ID
-		if _, err := tx.Read(mailPath(to, m.ID)); err != nil { // not yet told (a read flag stays as it is)
-			if err := tx.Put(mailPath(to, m.ID), m); err != nil {
+		if _, err := tx.Read(mail.Path(to, m.ID)); err != nil { // not yet told (a read flag stays as it is)
+			if err := tx.Put(mail.Path(to, m.ID), m); err != nil {
 				return nil, err
 			}
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // Seed 002's defaults.
@@ -145,7 +146,7 @@ func startQuery(c *tools.Call, in DelegateQueryIn, stream bool) (*DelegateResult
 	for _, s := range in.MCPServers {
 		d.MCPServers = append(d.MCPServers, s.Name)
 	}
-	c.Summarize("%s delegated to %s: %s", c.Caller.ID, l.Name, oneLineCut(in.Prompt))
+	c.Summarize("%s delegated to %s: %s", c.Caller.ID, l.Name, mail.OneLineCut(in.Prompt))
 	return beginTurn(c, d, l, h, spec, in.Prompt, stream)
 }
 
@@ -239,7 +240,7 @@ func finishTurn(ctx context.Context, f *tools.Followup, id string, o turnOutcome
 		}
 		t.OutputCut = o.Cut
 		c.Target(id)
-		c.Summarize("%s: delegated turn %s%s", id, status, map[bool]string{true: " (" + oneLineCut(reason) + ")", false: ""}[status != DelegationDone])
+		c.Summarize("%s: delegated turn %s%s", id, status, map[bool]string{true: " (" + mail.OneLineCut(reason) + ")", false: ""}[status != DelegationDone])
 		final = d
 		return putDelegation(c, &d)
 	})
@@ -375,7 +376,7 @@ var AgentContinue = tools.Define("agent_continue", "delegate.continue",
 		if err != nil {
 			return nil, err
 		}
-		c.Summarize("%s continued %s: %s", c.Caller.ID, d.ID, oneLineCut(in.Prompt))
+		c.Summarize("%s continued %s: %s", c.Caller.ID, d.ID, mail.OneLineCut(in.Prompt))
 		return beginTurn(c, d, l, h, spec, in.Prompt, false)
 	})
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // An epic (seed 003) is a body of work a supervisor splits into tasks:
@@ -170,7 +171,7 @@ var EpicCreate = tools.Define("epic_create", "epic.create",
 	"Create an epic you run, with a branch its tasks' pull requests merge into. Add tasks with task_create's epic_id; review with epic_get_review_queue, epic_approve_pr, epic_request_changes; finish with epic_create_epic_pr.",
 	tools.CLI{Path: "epic create", Args: []string{"title"}},
 	func(ctx context.Context, c *tools.Call, in EpicCreateIn) (*EpicCreated, error) {
-		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
+		if err := mail.CheckText(c.Config, "title", in.Title, "description", in.Description); err != nil {
 			return nil, err
 		}
 		tx := c.Tx
@@ -210,12 +211,12 @@ var EpicCreate = tools.Define("epic_create", "epic.create",
 			return nil, err
 		}
 		c.Target(id)
-		c.Summarize("%s created epic %s: %s", c.Caller.ID, id, oneLineCut(in.Title))
+		c.Summarize("%s created epic %s: %s", c.Caller.ID, id, mail.OneLineCut(in.Title))
 		out := &EpicCreated{EpicID: id, Epic: e}
 		if base == "" {
 			// a repository without a commit yet: nothing to branch from
 			out.Note = "no commit to start " + branch + " from yet; make it with `git branch " + branch + "` once there is one"
-			return out, touchAgent(c)
+			return out, mail.TouchAgent(c)
 		}
 		// a ref of the code repository: made after the commit, outside the
 		// writer lock; an epic whose branch could not be made still stands
@@ -227,7 +228,7 @@ var EpicCreate = tools.Define("epic_create", "epic.create",
 			}
 			return nil
 		})
-		return out, touchAgent(c)
+		return out, mail.TouchAgent(c)
 	}).Hint(tools.Hints{Additive: true})
 
 // EpicListTasksIn is epic_list_tasks's input.

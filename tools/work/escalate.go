@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // Escalation (seed 003): a call that fails for a reason its caller did not
@@ -188,7 +189,7 @@ func escalateTo(c *tools.Call, to, tool string, code tools.Code, msg string, cri
 	if (tool == opCreatePR || tool == opCreateIssues) && (code == tools.GitHubUnavailable || code == tools.TransientError) {
 		body += "\n\nThe call is kept PENDING; `git codex github retry` replays it."
 	}
-	m, err := post(c, to, subject, body, "")
+	m, err := mail.Post(c, to, subject, body, "")
 	if err != nil {
 		return false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // escalationRegistry has a tool "boom" that fails as asked.
@@ -21,7 +22,7 @@ func escalationRegistry() *tools.Registry {
 		return struct{}{}, tools.Errorf(tools.Code(in.Code), "it broke (token ghp_TESTtokenTESTtokenTESTtokenTESTtoken12 inside)")
 	})
 	cat := BuiltinCatalog() // its hooks: escalation is what these tests test
-	cat.Tools = []*tools.Tool{boom, AgentRegister, MailListInbox, tools.ConfigSet}
+	cat.Tools = []*tools.Tool{boom, AgentRegister, mail.MailListInbox, tools.ConfigSet}
 	return tools.NewRegistry(cat)
 }
 

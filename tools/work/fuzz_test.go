@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // FuzzDecodeArgs feeds arbitrary bytes to every tool's argument decoder. It
@@ -63,9 +65,9 @@ func FuzzRecordDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		roundTrip[Mail](t, data)
+		roundTrip[mail.Mail](t, data)
 		roundTrip[tools.Agent](t, data)
-		roundTrip[Decision](t, data)
+		roundTrip[decision.Decision](t, data)
 		roundTrip[tools.Config](t, data)
 	})
 }

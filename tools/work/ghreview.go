@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // GitHub reviews come back (issue 28, docs/WATCH.md): a person's review
@@ -204,7 +205,7 @@ func githubFeedback(r PRReview, pr int, comments []PRReviewComment) (text string
 			fmt.Fprintf(&b, "```diff\n%s\n```\n\n", h)
 		}
 		fmt.Fprintf(&b, "%s\n", strings.TrimSpace(c.Body))
-		items = append(items, where+": "+oneLineCut(c.Body))
+		items = append(items, where+": "+mail.OneLineCut(c.Body))
 	}
 	return b.String(), items
 }

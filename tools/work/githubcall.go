@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // A GitHub call (create_pull_request, create_issues) is a record first:
@@ -411,13 +412,13 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *tools.Error, 
 			}
 		case e.Code == tools.GitHubRefused:
 			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, tools.RedactSecrets(e.Message)
-			c.Summarize("GitHub refused %s %s: %s", cur.Op, cur.ID, oneLineCut(e.Message))
+			c.Summarize("GitHub refused %s %s: %s", cur.Op, cur.ID, mail.OneLineCut(e.Message))
 		case e.Code == tools.InvalidAgentState: // nothing to propose: replaying would not help
 			cur.State, cur.LastCode, cur.LastError = GitHubFailed, e.Code, tools.RedactSecrets(e.Message)
-			c.Summarize("%s %s refused before pushing: %s", cur.Op, cur.ID, oneLineCut(e.Message))
+			c.Summarize("%s %s refused before pushing: %s", cur.Op, cur.ID, mail.OneLineCut(e.Message))
 		default:
 			cur.LastCode, cur.LastError = e.Code, tools.RedactSecrets(e.Message)
-			c.Summarize("%s %s is PENDING after %d try(s): %s", cur.Op, cur.ID, tries, oneLineCut(e.Message))
+			c.Summarize("%s %s is PENDING after %d try(s): %s", cur.Op, cur.ID, tries, mail.OneLineCut(e.Message))
 		}
 		if e != nil {
 			c.Failed(e)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // CreatePullRequestIn is create_pull_request's input (seed 000).
@@ -33,7 +34,7 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 		"A reviewer approves this way: the pull request is its coder's, the reviewer TERMINATED. GITHUB_UNAVAILABLE: kept, `git codex github retry` replays it.",
 	tools.CLI{Path: "github pr", Args: []string{"title"}},
 	func(ctx context.Context, c *tools.Call, in CreatePullRequestIn) (*PullRequestCreated, error) {
-		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
+		if err := mail.CheckText(c.Config, "title", in.Title, "description", in.Description); err != nil {
 			return nil, err
 		}
 		head := ""
@@ -114,14 +115,14 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 			return nil, err
 		}
 		c.Target(g.ID)
-		c.Summarize("%s asks GitHub for a pull request from %s: %s", c.Caller.ID, head, oneLineCut(in.Title))
+		c.Summarize("%s asks GitHub for a pull request from %s: %s", c.Caller.ID, head, mail.OneLineCut(in.Title))
 		out := &PullRequestCreated{BranchName: head, BaseBranch: base, TaskID: task, CallID: g.ID}
 		if approval != nil {
 			if err := approval.end(c, in); err != nil {
 				return nil, err
 			}
 			out.ApprovedFor = approval.coder.ID
-			c.Summarize("%s approved %s's %.12s and asks GitHub for a pull request from %s: %s", c.Caller.ID, approval.coder.ID, approval.rel.ReviewedCommit, head, oneLineCut(in.Title))
+			c.Summarize("%s approved %s's %.12s and asks GitHub for a pull request from %s: %s", c.Caller.ID, approval.coder.ID, approval.rel.ReviewedCommit, head, mail.OneLineCut(in.Title))
 		}
 		c.After(func(ctx context.Context, f *tools.Followup) error {
 			r, err := newGitHubRun(ctx, f)
@@ -141,7 +142,7 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 			r.replayOthers(ctx, others)
 			return nil
 		})
-		return out, touchAgent(c)
+		return out, mail.TouchAgent(c)
 	})
 
 // pendingPR finds the caller's PENDING pull request call from head.
@@ -195,7 +196,7 @@ var CreateIssues = tools.Define("create_issues", "github.create_issues",
 		}
 		for i := range in.Issues {
 			is := &in.Issues[i]
-			if err := checkText(c.Config, "title", is.Title, "body", is.Body); err != nil {
+			if err := mail.CheckText(c.Config, "title", is.Title, "body", is.Body); err != nil {
 				return nil, tools.AsError(err).With("index", i)
 			}
 			if is.Number != 0 || is.URL != "" {
@@ -229,7 +230,7 @@ var CreateIssues = tools.Define("create_issues", "github.create_issues",
 			r.replayOthers(ctx, others)
 			return nil
 		})
-		return out, touchAgent(c)
+		return out, mail.TouchAgent(c)
 	}).Hint(tools.Hints{Additive: true})
 
 // GitHubRetryIn is github_retry's input.

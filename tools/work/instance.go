@@ -13,6 +13,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/prompts"
 )
 
@@ -266,7 +267,7 @@ func startInstance(ctx context.Context, f *tools.Followup, a tools.Agent, token 
 			end := c.Tx.Now()
 			cur.EndedAt = &end
 			out.Error = err.Error()
-			c.Summarize("%s FAILED to start: %s", a.ID, oneLineCut(err.Error()))
+			c.Summarize("%s FAILED to start: %s", a.ID, mail.OneLineCut(err.Error()))
 			if onFail != nil {
 				if err := onFail(c); err != nil {
 					return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // Lock is a named advisory lock: agents take one before touching a shared
@@ -216,11 +217,11 @@ func acquireNamed(c *tools.Call, in LockAcquireIn) (Lock, error) {
 		l.ExpiresAt = &exp
 	}
 	l.UpdatedAt, l.UpdatedBy, l.Clock = now, c.Caller.ID, tx.Clock()
-	c.Summarize("%s took lock %s", c.Caller.ID, oneLineCut(in.Name))
+	c.Summarize("%s took lock %s", c.Caller.ID, mail.OneLineCut(in.Name))
 	if err := tx.Put(lockPath(in.Name), l); err != nil {
 		return Lock{}, err
 	}
-	return l, touchAgent(c)
+	return l, mail.TouchAgent(c)
 }
 
 // LockReleaseIn is lock_release's input.
@@ -262,17 +263,17 @@ var LockRelease = tools.Define("lock_release", "lock.release",
 		now := tx.Now()
 		l.Claim, l.Reason, l.ExpiresAt = nil, "", nil
 		l.UpdatedAt, l.UpdatedBy, l.Clock = now, c.Caller.ID, tx.Clock()
-		c.Summarize("%s released lock %s", c.Caller.ID, oneLineCut(in.Name))
+		c.Summarize("%s released lock %s", c.Caller.ID, mail.OneLineCut(in.Name))
 		if err := tx.Put(lockPath(in.Name), l); err != nil {
 			return Lock{}, err
 		}
-		return l, touchAgent(c)
+		return l, mail.TouchAgent(c)
 	}).Hint(tools.Hints{Idempotent: true})
 
 // notifyTaken mails a holder whose claim someone else ended or changed;
 // how says what happened ("released by boss").
 func notifyTaken(c *tools.Call, kind, resource, holder, how string) error {
-	_, err := post(c, tools.InboxFor(holder), "Your "+kind+" "+resource+" was "+how,
+	_, err := mail.Post(c, tools.InboxFor(holder), "Your "+kind+" "+resource+" was "+how,
 		"You no longer hold "+kind+" "+resource+": it was "+how+".", "")
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // The review queue of an epic (seed 003): its tasks in REVIEW with their
@@ -231,7 +232,7 @@ func completeApproved(c *tools.Call, id, sha string, out *Approved) error {
 			fmt.Fprintf(&b, "- task %s: %s (pull request #%d, branch %s)\n", p.ID, p.Title, p.PR.Number, p.PR.Head)
 		}
 		fmt.Fprintf(&b, "\n    git fetch origin && git rebase origin/%s && git push --force-with-lease\n", e.Branch)
-		if _, err := post(c, holder, "Rebase Required: "+oneLineCut(e.Title), b.String(), ""); err != nil {
+		if _, err := mail.Post(c, holder, "Rebase Required: "+mail.OneLineCut(e.Title), b.String(), ""); err != nil {
 			return err
 		}
 		out.RebaseRequests = append(out.RebaseRequests, holder)
@@ -289,7 +290,7 @@ var EpicRequestChanges = tools.Define("epic_request_changes", "epic.request_chan
 		if err != nil {
 			return ChangesRequested{}, err
 		}
-		if err := checkText(c.Config, "task_id", t.ID, "feedback", in.Feedback); err != nil {
+		if err := mail.CheckText(c.Config, "task_id", t.ID, "feedback", in.Feedback); err != nil {
 			return ChangesRequested{}, err
 		}
 		holder := holderOf(t)
@@ -306,7 +307,7 @@ var EpicRequestChanges = tools.Define("epic_request_changes", "epic.request_chan
 			body += fmt.Sprintf(", pull request #%d", t.PR.Number)
 		}
 		body += ". It is IN_PROGRESS again: push your fixes to the same branch, then `git codex task status " + t.ID + " REVIEW`."
-		m, err := post(c, holder, "Changes requested: "+oneLineCut(t.Title), body, "")
+		m, err := mail.Post(c, holder, "Changes requested: "+mail.OneLineCut(t.Title), body, "")
 		if err != nil {
 			return ChangesRequested{}, err
 		}
@@ -320,7 +321,7 @@ var EpicRequestChanges = tools.Define("epic_request_changes", "epic.request_chan
 		return ChangesRequested{
 			TaskID: t.ID, State: t.State, Holder: holder, MailID: m.ID, CommentID: cm.ID,
 			Message: "feedback sent to " + holder + "; task " + t.ID + " is IN_PROGRESS again",
-		}, touchAgent(c)
+		}, mail.TouchAgent(c)
 	})
 
 // EpicPRIn is epic_create_epic_pr's input.
@@ -457,7 +458,7 @@ func completeEpic(c *tools.Call, id string, pr tools.PullRequest, out *EpicPR) e
 		return err
 	}
 	body := fmt.Sprintf("Epic %s (%s) is done: its pull request #%d from %s into %s is ready for review:\n\n%s\n", e.ID, e.Title, pr.Number, pr.Head, pr.Base, pr.URL)
-	if _, err := post(c, tools.HumanInbox, "Epic ready for review: "+oneLineCut(e.Title), body, ""); err != nil {
+	if _, err := mail.Post(c, tools.HumanInbox, "Epic ready for review: "+mail.OneLineCut(e.Title), body, ""); err != nil {
 		return err
 	}
 	out.PRNumber, out.PRURL, out.Base, out.State = pr.Number, pr.URL, pr.Base, e.State
@@ -550,7 +551,7 @@ func recordForgeFailure(ctx context.Context, f *tools.Followup, target string, e
 	e := forgeError(err)
 	if rerr := f.Record(ctx, func(c *tools.Call) error {
 		c.Target(target)
-		c.Summarize("%s: GitHub failed: %s", f.Caller.ID, oneLineCut(e.Message))
+		c.Summarize("%s: GitHub failed: %s", f.Caller.ID, mail.OneLineCut(e.Message))
 		return e
 	}); rerr != nil && tools.AsError(rerr).Code != e.Code {
 		return rerr

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // StatusSummary is what `git codex status` shows of the state, read
@@ -38,7 +39,7 @@ func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 		}
 		c.Type = ""
 	}
-	err = walkSnapshot(sn, mailDir(inboxOf(c)), func(m Mail) {
+	err = walkSnapshot(sn, mail.RecipientDir(mail.InboxOf(c)), func(m mail.Mail) {
 		if !m.IsRead {
 			s.Unread++
 		}

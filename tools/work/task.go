@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 const dirTasks = "tasks"
@@ -153,7 +154,7 @@ var TaskCreate = tools.Define("task_create", "task.create",
 	"Create a task (a unit of work one agent holds), PENDING until task_claim or task_assign. With task.spawn_worker on, a worker is spawned to hold it.",
 	tools.CLI{Path: "task create", Args: []string{"title"}},
 	func(ctx context.Context, c *tools.Call, in TaskCreateIn) (Task, error) {
-		if err := checkText(c.Config, "title", in.Title, "description", in.Description); err != nil {
+		if err := mail.CheckText(c.Config, "title", in.Title, "description", in.Description); err != nil {
 			return Task{}, err
 		}
 		tx := c.Tx
@@ -177,19 +178,19 @@ var TaskCreate = tools.Define("task_create", "task.create",
 			CreatedBy: c.Caller.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: tx.Clock(),
 		}
 		c.Target(t.ID)
-		c.Summarize("%s created task %s: %s", c.Caller.ID, t.ID, oneLineCut(t.Title))
+		c.Summarize("%s created task %s: %s", c.Caller.ID, t.ID, mail.OneLineCut(t.Title))
 		if c.Config.StringValue("task.spawn_worker") == "on" {
 			w, err := spawnTaskWorker(ctx, c, &t, epic)
 			if err != nil {
 				return Task{}, err
 			}
 			c.Target(t.ID)
-			c.Summarize("%s created task %s for worker %s: %s", c.Caller.ID, t.ID, w, oneLineCut(t.Title))
+			c.Summarize("%s created task %s for worker %s: %s", c.Caller.ID, t.ID, w, mail.OneLineCut(t.Title))
 		}
 		if err := tx.Put(taskPath(t.ID), t); err != nil {
 			return Task{}, err
 		}
-		return t, touchAgent(c)
+		return t, mail.TouchAgent(c)
 	}).Hint(tools.Hints{Additive: true})
 
 // TaskListIn is task_list's input.
@@ -268,11 +269,11 @@ var TaskClaim = tools.Define("task_claim", "task.claim",
 			return Task{}, err
 		}
 		if changed {
-			c.Summarize("%s claimed task %s: %s", c.Caller.ID, t.ID, oneLineCut(t.Title))
+			c.Summarize("%s claimed task %s: %s", c.Caller.ID, t.ID, mail.OneLineCut(t.Title))
 		} else {
 			c.Summarize("%s already holds task %s", c.Caller.ID, t.ID)
 		}
-		return t, touchAgent(c)
+		return t, mail.TouchAgent(c)
 	})
 
 // TaskAssignIn is task_assign's input.
@@ -306,15 +307,15 @@ var TaskAssign = tools.Define("task_assign", "task.assign",
 		}
 		if !changed {
 			c.Summarize("%s already holds task %s", a.ID, t.ID)
-			return t, touchAgent(c)
+			return t, mail.TouchAgent(c)
 		}
 		body := c.Caller.ID + " assigned you task " + t.ID + ": " + t.Title + "\n\n" + t.Description +
 			"\n\nSee it with `git codex task show " + t.ID + "`; when it is ready, `git codex task status " + t.ID + " REVIEW`."
-		if _, err := post(c, a.ID, "Task assigned: "+oneLineCut(t.Title), body, ""); err != nil {
+		if _, err := mail.Post(c, a.ID, "Task assigned: "+mail.OneLineCut(t.Title), body, ""); err != nil {
 			return Task{}, err
 		}
-		c.Summarize("%s assigned task %s to %s: %s", c.Caller.ID, t.ID, a.ID, oneLineCut(t.Title))
-		return t, touchAgent(c)
+		c.Summarize("%s assigned task %s to %s: %s", c.Caller.ID, t.ID, a.ID, mail.OneLineCut(t.Title))
+		return t, mail.TouchAgent(c)
 	})
 
 // TaskUpdateStatusIn is task_update_status's input.
@@ -353,7 +354,7 @@ var TaskUpdateStatus = tools.Define("task_update_status", "task.update_status",
 		}
 		if t.State == in.State { // a retry, or nothing to do
 			c.Summarize("%s left task %s %s", c.Caller.ID, t.ID, t.State)
-			return t, touchAgent(c)
+			return t, mail.TouchAgent(c)
 		}
 		if taskFinal(t.State) {
 			return Task{}, tools.Errorf(tools.InvalidInput, "task %s is %s, which is final; create a new task for more work", t.ID, t.State).
@@ -388,7 +389,7 @@ var TaskUpdateStatus = tools.Define("task_update_status", "task.update_status",
 		if err := tx.Put(taskPath(t.ID), t); err != nil {
 			return Task{}, err
 		}
-		return t, touchAgent(c)
+		return t, mail.TouchAgent(c)
 	})
 
 // TaskReleaseIn is task_release's input.
@@ -435,5 +436,5 @@ var TaskRelease = tools.Define("task_release", "task.release",
 		if err := tx.Put(taskPath(t.ID), t); err != nil {
 			return Task{}, err
 		}
-		return t, touchAgent(c)
+		return t, mail.TouchAgent(c)
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // Wake-ups (issue 28, docs/WATCH.md): an agent learns of mail and review
@@ -108,7 +109,7 @@ func walkRecords[T any](src recordSource, dir string, fn func(T)) error {
 // mail, and (for an instance) the feedback delivered to its branch.
 func arrivals(src recordSource, recipient string) ([]Arrival, error) {
 	var out []Arrival
-	err := walkRecords(src, mailDir(recipient), func(m Mail) {
+	err := walkRecords(src, mail.RecipientDir(recipient), func(m mail.Mail) {
 		if !m.IsRead && m.To == recipient {
 			out = append(out, Arrival{ID: m.ID, Kind: "mail", From: m.From, Subject: m.Subject})
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 // Waker delivers wake-ups for one watcher process (docs/WATCH.md). A pass
@@ -214,7 +215,7 @@ func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCm
 			wk.Delivered++
 			c.Summarize("%s woke %s: %d arrival(s)", w.Holder, d.to, len(items))
 		} else {
-			c.Summarize("%s could not wake %s (%s): %s", w.Holder, d.to, outcome, oneLineCut(why))
+			c.Summarize("%s could not wake %s (%s): %s", w.Holder, d.to, outcome, mail.OneLineCut(why))
 		}
 		return nil
 	})
@@ -232,7 +233,7 @@ func (w *Waker) defer_(ctx context.Context, d wakeDue, why string) error {
 	w.report(WakeEvent{Recipient: d.to, Outcome: WakeDeferred, Why: why, Items: ids})
 	err := w.record(ctx, d.to, func(c *tools.Call, wk *Wake, all []Arrival) error {
 		wk.Outcome, wk.Why, wk.Items = WakeDeferred, why, ids
-		c.Summarize("%s defers the wake-up of %s: %s", w.Holder, d.to, oneLineCut(why))
+		c.Summarize("%s defers the wake-up of %s: %s", w.Holder, d.to, mail.OneLineCut(why))
 		return nil
 	})
 	if errors.Is(err, errNoWake) {

@@ -13,7 +13,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/mail"
 )
 
 func TestPermuteArgs(t *testing.T) {
@@ -70,7 +70,7 @@ func TestFlagsBecomeToolArguments(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("mail send: %d %s", code, stderr)
 	}
-	var sent work.MailSent
+	var sent mail.MailSent
 	if err := json.Unmarshal([]byte(out), &sent); err != nil || sent.To != tools.HumanInbox {
 		t.Fatalf("sent = %s (%v)", out, err)
 	}

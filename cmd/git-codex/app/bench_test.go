@@ -16,7 +16,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -217,7 +217,7 @@ func BenchmarkInboxListing(b *testing.B) {
 			if !r.OK {
 				b.Fatal(r.Error)
 			}
-			if n := r.Data.(work.Inbox).Count; n != inboxMails {
+			if n := r.Data.(mail.Inbox).Count; n != inboxMails {
 				b.Fatalf("listed %d mails, want %d", n, inboxMails)
 			}
 		}
@@ -230,7 +230,7 @@ func BenchmarkInboxListing(b *testing.B) {
 			n := 0
 			err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 				return sn.Walk("mail/"+inboxRecipient, func(path string, data []byte) error {
-					var m work.Mail
+					var m mail.Mail
 					n++
 					return json.Unmarshal(data, &m)
 				})
@@ -246,7 +246,7 @@ func BenchmarkInboxListing(b *testing.B) {
 
 // inboxBenchRepo returns the cached benchmark repository, building it first
 // if needed (about a minute): mail for 1000 recipients, written in big
-// transactions directly as work.Mail records at their paths, then packed.
+// transactions directly as mail.Mail records at their paths, then packed.
 func inboxBenchRepo(b *testing.B) string {
 	b.Helper()
 	dir := filepath.Join(os.TempDir(), "git-codex-bench", "inbox-"+inboxBenchVersion)
@@ -292,7 +292,7 @@ func inboxBenchRepo(b *testing.B) string {
 					to = inboxRecipient
 				}
 				at := t0.Add(time.Duration(i) * time.Second)
-				m := work.Mail{
+				m := mail.Mail{
 					ID: gitstate.NewID("m", at), From: "sender", FromType: tools.TypeWorker, To: to,
 					Subject: fmt.Sprintf("report %d", i), Body: "progress report: parser done, tests green, next the lexer",
 					CreatedAt: at, Clock: tx.Clock(),

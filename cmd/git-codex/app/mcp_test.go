@@ -18,7 +18,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -306,7 +306,7 @@ func TestMCPCallRoundTrip(t *testing.T) {
 	before := commitCount(t, dir)
 
 	env := mcpCall(t, alice, "mail_send", `{"to":"boss","subject":"Blocked","body":"need help"}`)
-	var sent work.MailSent
+	var sent mail.MailSent
 	if err := json.Unmarshal(env.Data, &sent); err != nil || !strings.HasPrefix(sent.MailID, "m-") || sent.To != "boss" {
 		t.Fatalf("mail_send data %s (%v)", env.Data, err)
 	}
@@ -314,17 +314,17 @@ func TestMCPCallRoundTrip(t *testing.T) {
 		t.Errorf("last commit trailers %q", got)
 	}
 	env = mcpCall(t, boss, "mail_list_inbox", `{}`)
-	var inbox work.Inbox
+	var inbox mail.Inbox
 	if err := json.Unmarshal(env.Data, &inbox); err != nil || inbox.Count != 1 || inbox.Mails[0].ID != sent.MailID {
 		t.Fatalf("boss's inbox %s (%v)", env.Data, err)
 	}
 	env = mcpCall(t, boss, "mail_reply", `{"original_mail_id":"`+sent.MailID+`","body":"on it"}`)
-	var reply work.MailSent
+	var reply mail.MailSent
 	if err := json.Unmarshal(env.Data, &reply); err != nil || reply.To != "alice" {
 		t.Fatalf("mail_reply data %s (%v)", env.Data, err)
 	}
 	env = mcpCall(t, alice, "mail_read", `{"mail_id":"`+reply.MailID+`"}`)
-	var m work.Mail
+	var m mail.Mail
 	if err := json.Unmarshal(env.Data, &m); err != nil || m.Subject != "Re: Blocked" || m.InReplyTo != sent.MailID || !m.IsRead {
 		t.Fatalf("mail_read data %s (%v)", env.Data, err)
 	}
@@ -433,7 +433,7 @@ func TestMCPConcurrentSessions(t *testing.T) {
 					continue
 				}
 				var env struct {
-					Data work.MailSent `json:"data"`
+					Data mail.MailSent `json:"data"`
 				}
 				b, _ := json.Marshal(res.StructuredContent)
 				if err := json.Unmarshal(b, &env); err != nil {

@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -36,9 +38,9 @@ func (e *env) render(tool string, data any) error {
 	}
 	w := e.stdout
 	switch d := data.(type) {
-	case work.MailSent:
+	case mail.MailSent:
 		fmt.Fprintf(w, "sent %s to %s\n", d.MailID, d.To)
-	case work.Inbox:
+	case mail.Inbox:
 		if len(d.Mails) == 0 {
 			fmt.Fprintf(e.stderr, "no mail (%d unread)\n", d.UnreadCount)
 			return nil
@@ -53,16 +55,16 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
-	case work.Mail:
+	case mail.Mail:
 		fmt.Fprintf(w, "id:      %s\nfrom:    %s (%s)\nto:      %s\nsubject: %s\nsent:    %s\n",
 			d.ID, d.From, d.FromType, d.To, d.Subject, d.CreatedAt.Format(time.RFC3339))
 		if d.InReplyTo != "" {
 			fmt.Fprintf(w, "reply to: %s\n", d.InReplyTo)
 		}
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(d.Body, "\n"))
-	case work.DecisionLogged:
+	case decision.DecisionLogged:
 		fmt.Fprintf(w, "logged %s\n", d.LogID)
-	case work.DecisionList:
+	case decision.DecisionList:
 		if len(d.Decisions) == 0 {
 			fmt.Fprintln(e.stderr, "no decisions; log one with `git codex decision log --title <title> --body <why>`")
 			return nil
@@ -81,7 +83,7 @@ func (e *env) render(tool string, data any) error {
 		if d.Count > len(d.Decisions) {
 			fmt.Fprintf(e.stderr, "showing %d of %d decisions; see more with --limit\n", len(d.Decisions), d.Count)
 		}
-	case work.Decision:
+	case decision.Decision:
 		fmt.Fprintf(w, "id:      %s\ntitle:   %s\nby:      %s (%s)\nlogged:  %s\n\n%s\n",
 			d.ID, d.Title, d.Actor, d.ActorType, d.CreatedAt.Format(time.RFC3339), strings.TrimRight(d.Body, "\n"))
 	case work.AgentRegistered:
