@@ -303,26 +303,43 @@ func wakeReady(ctx context.Context, tm tmux.Runner, a tools.Agent) (string, bool
 	if err != nil {
 		return fmt.Sprintf("its pane could not be read: %v", err), false
 	}
-	if b, ok := blockedAt(a.Launcher, screen); ok {
-		return "its pane shows " + b.what, false
+	// an idle agent's pane may still change once (Claude Code's footer
+	// swaps its hint line): wait for it to go quiet, for up to quietWait,
+	// rather than defer on the first difference
+	deadline := time.Now().Add(quietWait)
+	for {
+		if b, ok := blockedAt(a.Launcher, screen); ok {
+			return "its pane shows " + b.what, false
+		}
+		if m, ok := busyAt(screen); ok {
+			return fmt.Sprintf("it is working (its pane shows %q)", m), false
+		}
+		select {
+		case <-ctx.Done():
+			return "stopped", false
+		case <-time.After(quietFor):
+		}
+		again, err := tm.Capture(ctx, a.TmuxSession)
+		if err != nil {
+			return fmt.Sprintf("its pane could not be read: %v", err), false
+		}
+		if again == screen {
+			return "", true
+		}
+		if time.Now().After(deadline) {
+			return "its pane is still printing", false
+		}
+		screen = again
 	}
-	if m, ok := busyAt(screen); ok {
-		return fmt.Sprintf("it is working (its pane shows %q)", m), false
-	}
-	select {
-	case <-ctx.Done():
-		return "stopped", false
-	case <-time.After(quietFor):
-	}
-	again, err := tm.Capture(ctx, a.TmuxSession)
-	if err != nil || again != screen {
-		return "its pane is still printing", false
-	}
-	return "", true
 }
 
-// quietFor is how long a pane must not change to count as waiting.
-const quietFor = 300 * time.Millisecond
+// quietFor is how long a pane must not change to count as waiting, and
+// quietWait how long a pane that keeps changing is watched before the
+// wake-up is deferred.
+const (
+	quietFor  = 300 * time.Millisecond
+	quietWait = 2 * time.Second
+)
 
 // runHumanCommand runs wake.human_command for mail to the humans.
 func runHumanCommand(ctx context.Context, command, text string, items []Arrival) error {
