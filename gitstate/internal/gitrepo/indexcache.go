@@ -27,12 +27,15 @@ type indexCache struct {
 	packs uint64         // big indexes opened so far: the next one's number
 }
 
-// indexBlockSize is the block read at a time: a page.
-const indexBlockSize = 4096
+// indexBlockSize is the block read at a time. A binary search reads 20
+// bytes per step, and its last steps fall in one block: a small block
+// holds more of what lookups need per byte cached than a page would, and
+// a read costs about the same.
+const indexBlockSize = 1024
 
-// indexCacheBlocks bounds the blocks cached: 1 MiB, several times what
-// one call's lookups read (a few blocks each, for tens of objects).
-const indexCacheBlocks = 256
+// indexCacheBlocks bounds the blocks cached: 512 KiB, several times what
+// one call's lookups read (four or five blocks each, for tens of objects).
+const indexCacheBlocks = 512
 
 // blockKey names block n of the index numbered id (packFile.ixid): a
 // number, not a struct holding a pointer, as the map looks numbers up

@@ -27,14 +27,15 @@ import (
 // after it is deleted; a lookup that fails is retried after the list of packs
 // is read again. The Store's objMu guards it.
 type Objects struct {
-	dir     string      // "<common dir>/objects"
-	alt     []string    // alternate object directories, read at scan
-	packs   []*packFile // newest first
-	scanned bool        // packs reflects the directory
-	last    *packFile   // the pack of the last hit, tried first
-	cache   map[packKey]packed
-	cached  int
-	ixc     indexCache // blocks of the big pack indexes, shared by the packs
+	dir     string                    // "<common dir>/objects"
+	alt     []string                  // alternate object directories, read at scan
+	packs   []*packFile               // newest first
+	scanned bool                      // packs reflects the directory
+	last    *packFile                 // the pack of the last hit, tried first
+	cache   map[packKey]*cachedObject // see objcache.go
+	cached  int                       // bytes of data in cache
+	ops     uint64                    // operations begun (Age)
+	ixc     indexCache                // blocks of the big pack indexes, shared by the packs
 	// keeps are the .keep files of the packs written since the writer
 	// lock was taken; they are removed (releaseKeeps) before it is
 	// released, once the ref naming the packs' objects has moved or the
@@ -238,14 +239,6 @@ func (o *Objects) added(name string, count int) {
 		}
 	}
 	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count, cache: &o.ixc}}, o.packs...)
-}
-
-func (o *Objects) dropCached(p *packFile) {
-	for k := range o.cache {
-		if k.p == p {
-			delete(o.cache, k)
-		}
-	}
 }
 
 // readAlternates lists the object directories named by

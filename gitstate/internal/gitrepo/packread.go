@@ -292,7 +292,7 @@ const maxDeltaDepth = 10000
 // readAt returns the object at off in the pack, resolving deltas. base
 // looks up a REF_DELTA's base by hash anywhere in the repository.
 func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
-	if v, ok := o.cache[packKey{p, off}]; ok {
+	if v, ok := o.cachedAt(packKey{p, off}); ok {
 		return v, nil
 	}
 	if depth > maxDeltaDepth {
@@ -405,18 +405,6 @@ func (o *Objects) inflate(r io.Reader, size uint64) ([]byte, error) {
 // inflateGrowMax bounds what inflate allocates before it has read: past
 // it, the buffer grows with the data.
 const inflateGrowMax = 1 << 20
-
-// cacheBytes bounds the bytes of pack objects kept for reuse; past it the
-// cache starts again empty.
-const cacheBytes = 32 << 20
-
-func (o *Objects) remember(k packKey, v packed) {
-	if o.cache == nil || o.cached+len(v.data) > cacheBytes {
-		o.cache, o.cached = map[packKey]packed{}, 0
-	}
-	o.cache[k] = v
-	o.cached += len(v.data)
-}
 
 // readLoose reads "<objects>/xx/yyyy…". It returns an error matching
 // fs.ErrNotExist when the object is not loose.
