@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,8 +27,9 @@ import (
 // interleaved call by call with this build's, so both see the same load of
 // the moment. Each checkpoint reports, besides VmRSS split by kind, the
 // open descriptors, the mappings of deleted files (a pack git's repack
-// removed that the server still holds) and the resident size of the mapped
-// pack indexes and packs.
+// removed that the server still holds), the resident size of the mapped
+// pack indexes and packs, and the mean time of a call since the last
+// checkpoint.
 func BenchmarkMCPServerMemory(b *testing.B) {
 	calls := 20_000
 	if v := os.Getenv("GIT_CODEX_MCP_CALLS"); v != "" {
@@ -52,6 +54,7 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 				cmd  *exec.Cmd
 				cs   *mcp.ClientSession
 				rss  []string
+				busy time.Duration // time in calls since the last checkpoint
 			}
 			var servers []*server
 			for _, bin := range bins {
@@ -75,7 +78,9 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 					name, args = "mail_send", send
 				}
 				for _, s := range servers {
+					start := time.Now()
 					res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+					s.busy += time.Since(start)
 					if err != nil || res.IsError {
 						b.Fatalf("%s (%s): %v %v", name, s.name, err, res)
 					}
@@ -84,7 +89,8 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 					}
 					pid := s.cmd.Process.Pid
 					kb := residentKB(b, pid)
-					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; %s)", i, kb/1024, residentSplit(b, pid), mappedFiles(pid)))
+					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; %s; %.2f ms a call)", i, kb/1024, residentSplit(b, pid), mappedFiles(pid), ms(s.busy)/float64(calls/10)))
+					s.busy = 0
 					if s.name != "this" {
 						continue
 					}
