@@ -95,6 +95,11 @@ func (s *Store) snapshotAt(h plumbing.Hash) (*Snapshot, error) {
 	if h.IsZero() {
 		return sn, nil
 	}
+	// a snapshot is an operation: what the object cache holds that the
+	// last operations did not read ages out (gitrepo's objcache.go)
+	s.objMu.Lock()
+	s.objects.Age()
+	s.objMu.Unlock()
 	c, err := s.readCommit(h)
 	if err != nil {
 		return nil, err

@@ -133,6 +133,7 @@ type mcpServer struct {
 	// inflight counts calls running: the server waits for them when its
 	// client goes (a delegated turn then stops and records how it ended).
 	inflight sync.WaitGroup
+	memory   memoryReturner  // gives freed memory back between calls (mcp_memory.go)
 	closing  context.Context // done once the client is gone
 	close    context.CancelFunc
 
@@ -231,6 +232,7 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	name, args := req.Params.Name, req.Params.Arguments
 	s.inflight.Add(1)
 	defer s.inflight.Done()
+	defer func() { s.memory.after(time.Now()) }()
 	// a call outlives neither its client nor the server (a delegated turn
 	// then stops and records how it ended)
 	ctx, cancel := context.WithCancel(ctx)

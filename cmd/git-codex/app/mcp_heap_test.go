@@ -44,6 +44,9 @@ func BenchmarkMCPServerHeap(b *testing.B) {
 			at = append(at, n)
 		}
 	}
+	// a sample every 4 KiB allocated, not 512: what grows is small
+	defer func(r int) { runtime.MemProfileRate = r }(runtime.MemProfileRate)
+	runtime.MemProfileRate = 4096
 	dir := benchRepo(b)
 	st, err := gitstate.Open(dir, gitstate.Options{})
 	if err != nil {

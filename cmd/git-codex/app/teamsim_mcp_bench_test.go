@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,8 +19,17 @@ import (
 // mcp` server (the real binary over stdio) answering an agent's polls —
 // nine inbox listings to one mail_send — with its resident memory read
 // from /proc at every tenth of the run. GIT_CODEX_MCP_CALLS sets the
-// number of calls (default 20,000; the target's 100,000 take ~10 minutes
+// number of calls (default 20,000; the target's 100,000 take ~15 minutes
 // here). Each design runs in a repository of its own.
+//
+// GIT_CODEX_MCP_BASE_BIN names another build (say, main's) to measure
+// side by side: its server gets the same calls in a repository of its own,
+// interleaved call by call with this build's, so both see the same load of
+// the moment. Each checkpoint reports, besides VmRSS split by kind, the
+// open descriptors, the mappings of deleted files (a pack git's repack
+// removed that the server still holds), the resident size of the mapped
+// pack indexes and packs, and the mean time of a call since the last
+// checkpoint.
 func BenchmarkMCPServerMemory(b *testing.B) {
 	calls := 20_000
 	if v := os.Getenv("GIT_CODEX_MCP_CALLS"); v != "" {
@@ -29,38 +39,61 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 		}
 		calls = n
 	}
-	bin := buildBinary(b)
+	bins := []struct{ name, path string }{{"this", buildBinary(b)}}
+	if base := os.Getenv("GIT_CODEX_MCP_BASE_BIN"); base != "" {
+		bins = append(bins, struct{ name, path string }{"base", base})
+	}
 	ctx := context.Background()
 	for _, d := range simDesigns {
 		if d.retain || !simDesignWanted(d.name) {
 			continue // retention changes nothing one server does
 		}
 		b.Run("design="+d.name, func(b *testing.B) {
-			dir := benchRepo(b)
-			if d.readsOnState {
-				gitstatetest.ReadsOnState(b, dir)
+			type server struct {
+				name string
+				cmd  *exec.Cmd
+				cs   *mcp.ClientSession
+				rss  []string
+				busy time.Duration // time in calls since the last checkpoint
 			}
-			cmd := exec.Command(bin, "mcp", "--as", "alice")
-			cmd.Dir, cmd.Env, cmd.Stderr = dir, benchEnv(), os.Stderr
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-			if err != nil {
-				b.Fatal(err)
+			var servers []*server
+			for _, bin := range bins {
+				dir := benchRepo(b)
+				if d.readsOnState {
+					gitstatetest.ReadsOnState(b, dir)
+				}
+				cmd := exec.Command(bin.path, "mcp", "--as", "alice")
+				cmd.Dir, cmd.Env, cmd.Stderr = dir, benchEnv(), os.Stderr
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer cs.Close()
+				servers = append(servers, &server{name: bin.name, cmd: cmd, cs: cs})
 			}
-			defer cs.Close()
 			send := json.RawMessage(`{"to":"boss","subject":"status","body":"still working on the parser"}`)
-			var rss []string
 			for i := 1; i <= calls; i++ {
 				name, args := "mail_list_inbox", json.RawMessage(`{}`)
 				if i%10 == 0 {
 					name, args = "mail_send", send
 				}
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-				if err != nil || res.IsError {
-					b.Fatalf("%s: %v %v", name, err, res)
-				}
-				if i%(calls/10) == 0 {
-					kb := residentKB(b, cmd.Process.Pid)
-					rss = append(rss, fmt.Sprintf("%d:%dMB(%s)", i, kb/1024, residentSplit(b, cmd.Process.Pid)))
+				for _, s := range servers {
+					start := time.Now()
+					res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+					s.busy += time.Since(start)
+					if err != nil || res.IsError {
+						b.Fatalf("%s (%s): %v %v", name, s.name, err, res)
+					}
+					if i%(calls/10) != 0 {
+						continue
+					}
+					pid := s.cmd.Process.Pid
+					kb := residentKB(b, pid)
+					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; %s; %.2f ms a call)", i, kb/1024, residentSplit(b, pid), mappedFiles(pid), ms(s.busy)/float64(calls/10)))
+					s.busy = 0
+					if s.name != "this" {
+						continue
+					}
 					if i == calls/10 {
 						b.ReportMetric(float64(kb)/1024, "rss-first-tenth-MB")
 					}
@@ -69,9 +102,47 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 					}
 				}
 			}
-			fmt.Fprintf(os.Stderr, "design=%s mcp server resident memory by calls: %s\n", d.name, strings.Join(rss, " "))
+			for _, s := range servers {
+				fmt.Fprintf(os.Stderr, "design=%s build=%s mcp server resident memory by calls:\n  %s\n", d.name, s.name, strings.Join(s.rss, "\n  "))
+			}
 		})
 	}
+}
+
+// mappedFiles sums up what a process holds of files, from /proc/<pid>/fd
+// and /proc/<pid>/smaps: its open descriptors, its mappings of deleted
+// files, and the resident kB of the pack indexes (.idx) and packs it maps.
+func mappedFiles(pid int) string {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	var deleted, idxMaps, idxKB, binKB int
+	var cur string
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			cur = ""
+			if len(f) >= 6 {
+				cur = strings.Join(f[5:], " ")
+			}
+			if strings.HasSuffix(cur, "(deleted)") {
+				deleted++
+			}
+			if strings.Contains(cur, "/objects/pack/") {
+				idxMaps++
+			}
+			continue
+		}
+		if len(f) == 3 && f[0] == "Rss:" {
+			n, _ := strconv.Atoi(f[1])
+			switch {
+			case strings.Contains(cur, "/objects/pack/"):
+				idxKB += n
+			case strings.HasSuffix(cur, "git-codex"):
+				binKB += n
+			}
+		}
+	}
+	return fmt.Sprintf("fds %d, deleted maps %d, pack maps %d (%d kB), binary %d kB", len(fds), deleted, idxMaps, idxKB, binKB)
 }
 
 // residentKB is a process's resident set size (VmRSS) in KiB.

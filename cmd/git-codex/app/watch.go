@@ -23,6 +23,9 @@ type watchOptions struct {
 	Settle   time.Duration
 	Once     bool
 	NoSync   bool
+	// ArchiveEvery is how often retention runs (watch_retention.go); 0
+	// never.
+	ArchiveEvery time.Duration
 }
 
 // watchCommand is the one watcher of a machine (docs/WATCH.md): it keeps
@@ -33,7 +36,7 @@ type watchOptions struct {
 func (e *env) watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
-		Usage: "keep this machine in step: sync, deliver GitHub reviews, wake instances on mail and feedback, reap, retry GitHub (foreground)",
+		Usage: "keep this machine in step: sync, deliver GitHub reviews, wake instances on mail and feedback, reap, retry GitHub, archive (foreground)",
 		Description: "Runs until interrupted, printing one line per event. Each pass: syncs with the remotes (on a local\n" +
 			"change, and every --interval, backing off while a remote fails), types one folded nudge into the pane\n" +
 			"of each live instance that has unread mail or new review feedback (only when it waits at its input;\n" +
@@ -42,21 +45,26 @@ func (e *env) watchCommand() *cli.Command {
 			"Every --interval it also fetches the GitHub reviews of pull requests instances opened and delivers\n" +
 			"each new one to its instance as review feedback (REVIEW_FEEDBACK.md commit, note, wake-up), once.\n" +
 			"Deliveries are claimed and recorded in the state (wake/<recipient>.json): killing the watcher loses\n" +
-			"nothing, and two watchers never type the same nudge. See docs/WATCH.md for systemd and launchd units.",
+			"nothing, and two watchers never type the same nudge. When retention.days (or a retention.<kind>.days) is\n" +
+			"set, it runs `git codex archive` once every --archive-every, counted from the newest record archive\n" +
+			"(refs/codex/archive/records-*, any machine's); without them it archives nothing. See docs/WATCH.md for\n" +
+			"systemd and launchd units.",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "remote", Usage: "sync with this `REMOTE` (repeatable; default origin, if there is one)"},
 			&cli.DurationFlag{Name: "interval", Value: 30 * time.Second, Usage: "how often to fetch from the remotes when nothing changed here"},
 			&cli.DurationFlag{Name: "settle", Value: 2 * time.Second, Usage: "how long arrivals must stop coming before the nudge (a burst is one nudge)"},
 			&cli.BoolFlag{Name: "once", Usage: "one pass (after --settle), then exit: for cron and tests (a wake-up deferred meanwhile is tried again for up to 5s)"},
 			&cli.BoolFlag{Name: "no-sync", Usage: "never fetch or push"},
+			&cli.DurationFlag{Name: "archive-every", Value: 24 * time.Hour, Usage: "run `git codex archive` this often when retention.days is set (0: never)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{err: fmt.Errorf("watch takes no arguments")}
 			}
-			opts := watchOptions{Remotes: c.StringSlice("remote"), Interval: c.Duration("interval"), Settle: c.Duration("settle"), Once: c.Bool("once"), NoSync: c.Bool("no-sync")}
-			if opts.Interval <= 0 || opts.Settle < 0 {
-				return usageError{err: fmt.Errorf("--interval must be positive and --settle not negative")}
+			opts := watchOptions{Remotes: c.StringSlice("remote"), Interval: c.Duration("interval"), Settle: c.Duration("settle"), Once: c.Bool("once"), NoSync: c.Bool("no-sync"),
+				ArchiveEvery: c.Duration("archive-every")}
+			if opts.Interval <= 0 || opts.Settle < 0 || opts.ArchiveEvery < 0 {
+				return usageError{err: fmt.Errorf("--interval must be positive, --settle and --archive-every not negative")}
 			}
 			o, st, err := e.origin(c)
 			if err != nil {
@@ -108,7 +116,10 @@ type watcher struct {
 	nextReap   time.Time
 	nextGitHub time.Time
 	nextReview time.Time
-	reported   map[string]string // the last line per subject, not repeated
+	// nextRetention is when retention looks at the settings and the
+	// archives again (watch_retention.go)
+	nextRetention time.Time
+	reported      map[string]string // the last line per subject, not repeated
 	// deferred holds the recipients whose last wake-up was deferred
 	// (nothing typed), for --once
 	deferred map[string]bool
@@ -201,7 +212,8 @@ func (w *watcher) sayOnce(subject, line string) {
 	w.say(line)
 }
 
-// pass is one round: sync, GitHub reviews, wake, reap, GitHub retries.
+// pass is one round: sync, GitHub reviews, wake, reap, GitHub retries,
+// retention.
 // Reviews come before wake-ups, so that a review's feedback wakes its
 // instance in the same pass.
 func (w *watcher) pass(ctx context.Context) {
@@ -229,6 +241,7 @@ func (w *watcher) pass(ctx context.Context) {
 		w.nextGitHub = now.Add(10 * time.Second)
 		w.github(ctx)
 	}
+	w.retention(ctx)
 }
 
 func (w *watcher) tip(ctx context.Context) string {

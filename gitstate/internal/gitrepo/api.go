@@ -94,10 +94,10 @@ func (o *Objects) TypeOf(h plumbing.Hash) (plumbing.ObjectType, error) {
 }
 
 // PackCounts says how many of the packs known are open (their index
-// mapped): packs are opened when an object is looked up in them.
+// read): packs are opened when an object is looked up in them.
 func (o *Objects) PackCounts() (opened, known int) {
 	for _, p := range o.packs {
-		if p.idx != nil {
+		if p.opened() {
 			opened++
 		}
 	}

@@ -1,5 +1,5 @@
 // Package gitrepo is git codex's own git object database: loose objects
-// and packs read through their mapped indexes (alternates, multi-pack
+// and packs read through their indexes (alternates, multi-pack
 // indexes and partial clones through `git cat-file`), packs written one per
 // transaction, git's tree and commit codecs, loose and packed refs, and a
 // reader of git's config files. It exists so that a read or a write of the

@@ -17,7 +17,7 @@ import (
 )
 
 // Objects reads and writes git objects in "<common dir>/objects":
-// loose objects, packs (through their mapped indexes) and the object
+// loose objects, packs (through their indexes) and the object
 // directories of objects/info/alternates. Transactions write their objects
 // as one pack each (see writePack); git's own repack rolls them up (see
 // Store.maintain). Nothing here deletes a pack or an object.
@@ -27,13 +27,15 @@ import (
 // after it is deleted; a lookup that fails is retried after the list of packs
 // is read again. The Store's objMu guards it.
 type Objects struct {
-	dir     string      // "<common dir>/objects"
-	alt     []string    // alternate object directories, read at scan
-	packs   []*packFile // newest first
-	scanned bool        // packs reflects the directory
-	last    *packFile   // the pack of the last hit, tried first
-	cache   map[packKey]packed
-	cached  int
+	dir     string                    // "<common dir>/objects"
+	alt     []string                  // alternate object directories, read at scan
+	packs   []*packFile               // newest first
+	scanned bool                      // packs reflects the directory
+	last    *packFile                 // the pack of the last hit, tried first
+	cache   map[packKey]*cachedObject // see objcache.go
+	cached  int                       // bytes of data in cache
+	ops     uint64                    // operations begun (Age)
+	ixc     indexCache                // blocks of the big pack indexes, shared by the packs
 	// keeps are the .keep files of the packs written since the writer
 	// lock was taken; they are removed (releaseKeeps) before it is
 	// released, once the ref naming the packs' objects has moved or the
@@ -124,15 +126,15 @@ func (o *Objects) lookup(h plumbing.Hash) (packed, error) {
 }
 
 func (o *Objects) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
-	if o.last != nil && o.last.idx != nil {
+	if o.last != nil && o.last.opened() {
 		if off, ok := o.last.find(h); ok {
 			return o.last, off, true
 		}
 	}
-	// packs already mapped first (a binary search each), then the others,
-	// newest first, mapping each as it is reached
+	// packs already opened first (a binary search each), then the others,
+	// newest first, opening each as it is reached
 	for _, p := range o.packs {
-		if p == o.last || p.idx == nil {
+		if p == o.last || !p.opened() {
 			continue
 		}
 		if off, ok := p.find(h); ok {
@@ -141,7 +143,7 @@ func (o *Objects) findPacked(h plumbing.Hash) (*packFile, int64, bool) {
 		}
 	}
 	for _, p := range o.packs {
-		if p.idx != nil || p.bad {
+		if p.opened() || p.bad {
 			continue
 		}
 		if err := p.openIndex(); err != nil {
@@ -206,7 +208,7 @@ func (o *Objects) scan() error {
 	sort.SliceStable(list, func(i, j int) bool { return list[i].mtime.After(list[j].mtime) })
 	packs := make([]*packFile, 0, len(list)+len(o.packs))
 	for _, f := range list {
-		packs = append(packs, &packFile{dir: f.dir, name: f.name, count: countFromIndexSize(f.size)})
+		packs = append(packs, &packFile{dir: f.dir, name: f.name, count: countFromIndexSize(f.size), cache: &o.ixc})
 	}
 	for _, p := range o.packs {
 		if p.seen {
@@ -226,7 +228,7 @@ func (o *Objects) scan() error {
 
 // added makes a pack of count objects (0: not known yet) this process
 // just wrote, or another writer did (see packLog), known without a scan,
-// as the newest (its index is mapped when a lookup reaches it).
+// as the newest (its index is opened when a lookup reaches it).
 func (o *Objects) added(name string, count int) {
 	if !o.scanned {
 		return // the next lookup scans
@@ -236,15 +238,7 @@ func (o *Objects) added(name string, count int) {
 			return // a scan found it first
 		}
 	}
-	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count}}, o.packs...)
-}
-
-func (o *Objects) dropCached(p *packFile) {
-	for k := range o.cache {
-		if k.p == p {
-			delete(o.cache, k)
-		}
-	}
+	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count, cache: &o.ixc}}, o.packs...)
 }
 
 // readAlternates lists the object directories named by

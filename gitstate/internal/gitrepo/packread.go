@@ -14,24 +14,30 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// packFile is one pack of the object directory. A big index is mapped into
-// memory, not read: a lookup is a binary search that touches a few pages, so
-// opening a repository costs the same with 100 objects or a million (go-git
-// read and decoded every index in full, ~1,000 reads and the whole file per
-// process); a small one is read (readIndexMax). The index is opened when a
-// lookup first reaches the pack, as git opens its indexes, and the pack
-// itself on first read: a process that
-// finds the packs other writers made since its last look opens only those
-// holding what it reads (the newest, for the tip), not all of them.
+// packFile is one pack of the object directory. A small index is read
+// whole (readIndexMax); a big one is read a block at a time, through the
+// Objects' indexCache, as a lookup's binary search reaches its blocks: so
+// opening a repository costs the same with 100 objects or a million
+// (go-git read and decoded every index in full, ~1,000 reads and the whole
+// file per process), and what a process holds of its indexes does not grow
+// with the repository (see indexCache). The index is opened when a lookup
+// first reaches the pack, as git opens its indexes, and the pack itself
+// on first read: a process that finds the packs other writers made since
+// its last look opens only those holding what it reads (the newest, for
+// the tip), not all of them.
 type packFile struct {
-	dir    string   // the object directory holding it
-	name   string   // "pack-<checksum>", without extension
-	idx    []byte   // the .idx, mapped or read (see readIndexMax); nil until openIndex
-	mapped bool     // idx is mapped
-	count  int      // objects in the pack; until openIndex, reckoned from the size of the .idx
-	f      *rawFile // nil until first read
-	seen   bool     // still listed, during a scan
-	bad    bool     // its index could not be opened: skipped until a scan drops it
+	dir   string      // the object directory holding it
+	name  string      // "pack-<checksum>", without extension
+	fan   []byte      // the index's header and fan-out table; nil until openIndex
+	idx   []byte      // a small index, whole; nil for a big one (read through cache)
+	ixf   *rawFile    // a big index, open; nil for a small one
+	size  int64       // the index's size in bytes
+	cache *indexCache // the blocks of big indexes (the Objects'); nil until openIndex
+	ixid  uint64      // the big index's number in cache (its blocks' keys)
+	count int         // objects in the pack; until openIndex, reckoned from the size of the .idx
+	f     *rawFile    // nil until first read
+	seen  bool        // still listed, during a scan
+	bad   bool        // its index could not be opened: skipped until a scan drops it
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
@@ -49,17 +55,25 @@ func countFromIndexSize(size int64) int {
 	return int(max(size-idxFanout-40, 0) / 28)
 }
 
-// openIndex reads or maps the pack's .idx (see readIndexMax) and checks its
-// shape.
+// opened reports whether the index has been opened.
+func (p *packFile) opened() bool { return p.fan != nil }
+
+// openIndex reads the pack's .idx, whole or its fan-out only (see
+// readIndexMax), and checks its shape.
 func (p *packFile) openIndex() error {
-	if p.idx != nil {
+	if p.fan != nil {
 		return nil
 	}
 	f, err := openRaw(p.dir+"/pack/"+p.name+".idx", syscall.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	size, _, err := f.stat()
 	if err != nil {
 		return err
@@ -67,43 +81,48 @@ func (p *packFile) openIndex() error {
 	if size < idxFanout+40 || size > 1<<40 {
 		return fmt.Errorf("gitstate: %s.idx: %d bytes is not a pack index", p.name, size)
 	}
-	var data []byte
-	mapped := size > readIndexMax
-	if mapped {
-		data, err = syscall.Mmap(f.fd, 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
-	} else {
-		data = make([]byte, size)
-		_, err = f.ReadAt(data, 0)
+	read := size
+	if size > readIndexMax {
+		read = idxFanout
 	}
-	if err != nil {
+	data := make([]byte, read)
+	if _, err := f.ReadAt(data, 0); err != nil {
 		return fmt.Errorf("gitstate: read %s.idx: %w", p.name, err)
 	}
-	unmap := func() {
-		if mapped {
-			syscall.Munmap(data)
-		}
-	}
 	if !bytes.Equal(data[:4], []byte{0xff, 't', 'O', 'c'}) {
-		// no magic: a version 1 index (pack.indexVersion=1, old git)
-		unmap()
+		// no magic: a version 1 index (pack.indexVersion=1, old git),
+		// rewritten in memory whatever its size (old git's, rare)
+		if read < size {
+			data = make([]byte, size)
+			if _, err := f.ReadAt(data, 0); err != nil {
+				return fmt.Errorf("gitstate: read %s.idx: %w", p.name, err)
+			}
+		}
 		v2, err := indexV1toV2(data)
 		if err != nil {
 			return fmt.Errorf("gitstate: %s.idx: %w", p.name, err)
 		}
-		p.idx, p.count, p.mapped = v2, int(binary.BigEndian.Uint32(v2[idxFanout-4:])), false
+		p.idx, p.fan, p.size, p.count = v2, v2[:idxFanout], int64(len(v2)), int(binary.BigEndian.Uint32(v2[idxFanout-4:]))
 		return nil
 	}
 	if !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		unmap()
 		// a version this reader does not know: objects are read through git
 		return fmt.Errorf("gitstate: %s.idx is a version %d pack index: %w", p.name, binary.BigEndian.Uint32(data[4:8]), errIndexVersion)
 	}
 	count := int(binary.BigEndian.Uint32(data[idxFanout-4:]))
 	if int64(idxFanout+count*28+40) > size {
-		unmap()
 		return fmt.Errorf("gitstate: %s.idx is truncated", p.name)
 	}
-	p.idx, p.count, p.mapped = data, count, mapped
+	p.fan, p.size, p.count = data[:idxFanout], size, count
+	if read == size {
+		p.idx = data
+		return nil
+	}
+	p.ixf, keep = f, true
+	if p.cache == nil {
+		p.cache = &indexCache{} // a pack not listed by an Objects (tests)
+	}
+	p.cache.open(p)
 	return nil
 }
 
@@ -136,39 +155,83 @@ func indexV1toV2(v1 []byte) ([]byte, error) {
 	return append(v2, v1[256*4+count*24:]...), nil
 }
 
-// readIndexMax is the largest index read into memory rather than mapped:
-// a transaction's pack has an index of about 1.3 KB, and mapping one costs
-// a page fault to read it and an munmap (a TLB shootdown across the
-// process's threads) when a fold retires it, which showed as 8% of the
-// CPU of 16 writer processes. Big indexes (a clone's, gc's) are mapped, so
-// a lookup touches a few of their pages.
+// readIndexMax is the largest index read whole into memory: one read when
+// the pack is opened, and no system call per lookup (a transaction's pack
+// has an index of about 1.3 KB). Bigger ones (a clone's, gc's) are read
+// through the indexCache. What the small ones hold stays bounded too: git's
+// geometric repack keeps each pack at least twice the size of the next
+// smaller, so the indexes under this size add up to about twice it, plus
+// the transactions' packs not rolled up yet (fewer than the repack
+// threshold).
 const readIndexMax = 256 << 10
 
 func (p *packFile) close() {
-	if p.idx != nil && p.mapped {
-		syscall.Munmap(p.idx)
+	if p.ixf != nil {
+		p.cache.drop(p)
+		p.ixf.Close()
+		p.ixf = nil
 	}
-	p.idx = nil
+	p.idx, p.fan = nil, nil
 	if p.f != nil {
 		p.f.Close()
 		p.f = nil
 	}
 }
 
-// find returns the offset of h in the pack.
+// at returns the len(buf) bytes of the index at off: a slice of the whole
+// index, or of a cached block (valid until the next read of the cache), or
+// buf filled from two blocks when they straddle a block's end.
+func (p *packFile) at(off int, buf []byte) ([]byte, error) {
+	if p.idx != nil {
+		if off < 0 || off+len(buf) > len(p.idx) {
+			return nil, fmt.Errorf("gitstate: %s.idx: read past its end", p.name)
+		}
+		return p.idx[off : off+len(buf)], nil
+	}
+	if p.ixf == nil || off < 0 || int64(off+len(buf)) > p.size {
+		return nil, fmt.Errorf("gitstate: %s.idx: read past its end", p.name)
+	}
+	n, w := int64(off/indexBlockSize), off%indexBlockSize
+	b, err := p.cache.block(p, n)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: read %s.idx: %w", p.name, err)
+	}
+	if w+len(buf) <= len(b) {
+		return b[w : w+len(buf)], nil
+	}
+	if len(b) < indexBlockSize {
+		return nil, fmt.Errorf("gitstate: %s.idx: shorter than when opened", p.name)
+	}
+	k := copy(buf, b[w:])
+	if b, err = p.cache.block(p, n+1); err != nil {
+		return nil, fmt.Errorf("gitstate: read %s.idx: %w", p.name, err)
+	}
+	if copy(buf[k:], b) < len(buf)-k {
+		return nil, fmt.Errorf("gitstate: %s.idx: shorter than when opened", p.name)
+	}
+	return buf, nil
+}
+
+// find returns the offset of h in the pack. An index that cannot be read
+// finds nothing (the lookup goes on to rescan and to git, which reports
+// what is wrong).
 func (p *packFile) find(h plumbing.Hash) (int64, bool) {
 	lo := 0
 	if h[0] > 0 {
-		lo = int(binary.BigEndian.Uint32(p.idx[idxHeader+4*(int(h[0])-1):]))
+		lo = int(binary.BigEndian.Uint32(p.fan[idxHeader+4*(int(h[0])-1):]))
 	}
-	hi := int(binary.BigEndian.Uint32(p.idx[idxHeader+4*int(h[0]):]))
+	hi := int(binary.BigEndian.Uint32(p.fan[idxHeader+4*int(h[0]):]))
 	if hi > p.count || lo > hi {
 		return 0, false // a corrupt fan-out: git fsck reports it
 	}
-	names := p.idx[idxFanout:]
+	var buf [20]byte
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(names[m*20:m*20+20], h[:]); {
+		name, err := p.at(idxFanout+m*20, buf[:])
+		if err != nil {
+			return 0, false
+		}
+		switch c := bytes.Compare(name, h[:]); {
 		case c == 0:
 			return p.offset(m), true
 		case c < 0:
@@ -180,17 +243,35 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool) {
 	return 0, false
 }
 
+// offset returns the offset in the pack of the i-th object of the index,
+// or -1 if the index cannot say.
 func (p *packFile) offset(i int) int64 {
+	var buf [8]byte
 	offsets := idxFanout + p.count*24
-	o := binary.BigEndian.Uint32(p.idx[offsets+4*i:])
+	b, err := p.at(offsets+4*i, buf[:4])
+	if err != nil {
+		return -1
+	}
+	o := binary.BigEndian.Uint32(b)
 	if o&(1<<31) == 0 {
 		return int64(o)
 	}
 	large := offsets + p.count*4 + 8*int(o&^(1<<31))
-	if large+8 > len(p.idx)-40 {
+	if int64(large+8) > p.indexSize()-40 {
 		return -1
 	}
-	return int64(binary.BigEndian.Uint64(p.idx[large:]))
+	if b, err = p.at(large, buf[:]); err != nil {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}
+
+// indexSize is the size of the index.
+func (p *packFile) indexSize() int64 {
+	if p.idx != nil {
+		return int64(len(p.idx))
+	}
+	return p.size
 }
 
 // packed is an object read from a pack, cached by its place in the pack:
@@ -211,7 +292,7 @@ const maxDeltaDepth = 10000
 // readAt returns the object at off in the pack, resolving deltas. base
 // looks up a REF_DELTA's base by hash anywhere in the repository.
 func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
-	if v, ok := o.cache[packKey{p, off}]; ok {
+	if v, ok := o.cachedAt(packKey{p, off}); ok {
 		return v, nil
 	}
 	if depth > maxDeltaDepth {
@@ -324,18 +405,6 @@ func (o *Objects) inflate(r io.Reader, size uint64) ([]byte, error) {
 // inflateGrowMax bounds what inflate allocates before it has read: past
 // it, the buffer grows with the data.
 const inflateGrowMax = 1 << 20
-
-// cacheBytes bounds the bytes of pack objects kept for reuse; past it the
-// cache starts again empty.
-const cacheBytes = 32 << 20
-
-func (o *Objects) remember(k packKey, v packed) {
-	if o.cache == nil || o.cached+len(v.data) > cacheBytes {
-		o.cache, o.cached = map[packKey]packed{}, 0
-	}
-	o.cache[k] = v
-	o.cached += len(v.data)
-}
 
 // readLoose reads "<objects>/xx/yyyy…". It returns an error matching
 // fs.ErrNotExist when the object is not loose.

@@ -1,0 +1,154 @@
+package gitrepo
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// bigPackRepo is a repository holding n small blobs in one pack that git
+// wrote (fast-import, then index-pack with indexArgs, e.g. an offset
+// above which every object goes to the 64-bit offset table), and the
+// blobs' contents by hash.
+func bigPackRepo(t testing.TB, n int, indexArgs ...string) (string, map[plumbing.Hash][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("", "init", "-q")
+	var s strings.Builder
+	blobs := make(map[plumbing.Hash][]byte, n)
+	for i := range n {
+		data := []byte(fmt.Sprintf("blob %d of a pack whose index is read a block at a time\n", i))
+		fmt.Fprintf(&s, "blob\ndata %d\n%s\n", len(data), data)
+		blobs[plumbing.ComputeHash(plumbing.BlobObject, data)] = data
+	}
+	git(s.String(), "fast-import", "--quiet")
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("fast-import wrote %d packs", len(packs))
+	}
+	if len(indexArgs) > 0 {
+		idx := strings.TrimSuffix(packs[0], ".pack") + ".idx"
+		os.Remove(idx)
+		git("", append(append([]string{"index-pack"}, indexArgs...), "-o", idx, packs[0])...)
+	}
+	return filepath.Join(dir, ".git"), blobs
+}
+
+// TestBigIndexReadThroughCache: an index over readIndexMax is neither
+// mapped nor read whole but read a block at a time through the bounded
+// cache, and every object is found and read as git wrote it, missing ones
+// are missing, with offsets in the 32-bit table or the 64-bit one, and with
+// a cache so small that every lookup evicts (names straddling blocks
+// included).
+func TestBigIndexReadThroughCache(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		limit     int
+		indexArgs []string
+	}{
+		{"default cache", 0, nil},
+		{"three blocks", 3, nil},
+		{"64-bit offsets, three blocks", 3, []string{"--index-version=2,0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			common, blobs := bigPackRepo(t, 12000, c.indexArgs...)
+			r := Open(common, t.TempDir())
+			defer r.Close()
+			r.ixc.limit = c.limit
+			hashes := make([]plumbing.Hash, 0, len(blobs))
+			for h := range blobs {
+				hashes = append(hashes, h)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			for round := range 2 {
+				rng.Shuffle(len(hashes), func(i, j int) { hashes[i], hashes[j] = hashes[j], hashes[i] })
+				for _, h := range hashes {
+					got, err := r.Blob(h)
+					if err != nil {
+						t.Fatalf("round %d: %s: %v", round, h, err)
+					}
+					if string(got) != string(blobs[h]) {
+						t.Fatalf("round %d: %s read as %q, want %q", round, h, got, blobs[h])
+					}
+				}
+			}
+			if len(r.packs) != 1 || r.packs[0].ixf == nil || r.packs[0].idx != nil {
+				t.Fatalf("the index of %d objects was not read through the cache", len(blobs))
+			}
+			limit := c.limit
+			if limit == 0 {
+				limit = indexCacheBlocks
+			}
+			if n := r.ixc.cachedBlocks(); n == 0 || n > limit {
+				t.Errorf("%d blocks cached, want 1..%d", n, limit)
+			}
+			maps, err := os.ReadFile("/proc/self/maps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(maps), ".idx") {
+				t.Errorf("an index is mapped:\n%s", maps)
+			}
+			for i := range 50 {
+				h := plumbing.ComputeHash(plumbing.BlobObject, []byte(fmt.Sprintf("not in the pack %d", i)))
+				if _, err := r.Blob(h); !errors.Is(err, ErrObjectMissing) {
+					t.Fatalf("%s, not in the repository: %v", h, err)
+				}
+			}
+			// closing the pack (as a scan does when git deleted it)
+			// gives its blocks back
+			r.Close()
+			if n := r.ixc.cachedBlocks(); n != 0 {
+				t.Errorf("%d blocks cached after close", n)
+			}
+		})
+	}
+}
+
+// BenchmarkBigIndexLookup is a lookup in a pack of 40,000 objects (an
+// index of 1.1 MB, read through the cache): over every object in turn (the
+// cache misses most of the time), and over the same 100 (a call's reads of
+// the tip: it hits).
+func BenchmarkBigIndexLookup(b *testing.B) {
+	common, blobs := bigPackRepo(b, 40000)
+	r := Open(common, b.TempDir())
+	defer r.Close()
+	hashes := make([]plumbing.Hash, 0, len(blobs))
+	for h := range blobs {
+		hashes = append(hashes, h)
+	}
+	if _, err := r.Blob(hashes[0]); err != nil {
+		b.Fatal(err)
+	}
+	p := r.packs[0]
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"all", len(hashes)}, {"same-100", 100}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := range b.N {
+				if _, ok := p.find(hashes[i%c.n]); !ok {
+					b.Fatal("not found")
+				}
+			}
+		})
+	}
+}
