@@ -108,6 +108,12 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 		ArgsUsage:   strings.Join(argsUsage, " "),
 		Action: func(c *cli.Context) error {
 			args, err := e.toolArgs(t, c)
+			if ue, ok := err.(usageError); ok && ue.help == "" {
+				// point at this command's help (--payload '{...}' sent a
+				// user to the whole of `git codex help`)
+				ue.help = "git codex " + t.CLI.Path
+				return ue
+			}
 			if err != nil {
 				return err
 			}
