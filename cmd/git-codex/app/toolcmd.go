@@ -408,7 +408,7 @@ func missingInput(t *tools.Tool, m map[string]any) error {
 	if len(parts) == 0 {
 		return nil
 	}
-	return usageError{err: fmt.Errorf("%s: missing %s; see `git codex %s -h`", t.CLI.Path, strings.Join(parts, " and "), t.CLI.Path)}
+	return usageError{err: fmt.Errorf("%s: missing %s", t.CLI.Path, strings.Join(parts, " and ")), help: "git codex " + t.CLI.Path}
 }
 
 func plural(n int, word string) string {
