@@ -247,6 +247,7 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 		return ue
 	}
 	ue.help = c.Command.HelpName
+	ue.err = flagValueError(c.Command, err)
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	name = strings.TrimPrefix(name, "-")
 	if ok && name != "" && strings.Contains(" "+c.Command.ArgsUsage+" ", " <"+name+"> ") {

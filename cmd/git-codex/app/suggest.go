@@ -36,7 +36,10 @@ func unknownSubcommand(app *cli.App, args []string) error {
 			return nil
 		}
 		if findCommand(cmds, rest[0]) == nil {
-			return usageError{err: fmt.Errorf("unknown command %q for %q%s; see `%s -h`", rest[0], strings.Join(path, " "), didYouMean(rest[0], cmds), strings.Join(path, " "))}
+			// help names the group's -h, which the usage line prints: a
+			// "see ... -h" here as well was followed by "Run `git codex
+			// help`", two pointers at two places
+			return usageError{err: fmt.Errorf("unknown command %q for %q%s", rest[0], strings.Join(path, " "), didYouMean(rest[0], cmds)), help: strings.Join(path, " ")}
 		}
 	}
 	return nil

@@ -108,6 +108,12 @@ func (e *env) toolCommand(name string, t *tools.Tool, lazy *lazyTree) *cli.Comma
 		ArgsUsage:   strings.Join(argsUsage, " "),
 		Action: func(c *cli.Context) error {
 			args, err := e.toolArgs(t, c)
+			if ue, ok := err.(usageError); ok && ue.help == "" {
+				// point at this command's help (--payload '{...}' sent a
+				// user to the whole of `git codex help`)
+				ue.help = "git codex " + t.CLI.Path
+				return ue
+			}
 			if err != nil {
 				return err
 			}
@@ -402,7 +408,7 @@ func missingInput(t *tools.Tool, m map[string]any) error {
 	if len(parts) == 0 {
 		return nil
 	}
-	return usageError{err: fmt.Errorf("%s: missing %s; see `git codex %s -h`", t.CLI.Path, strings.Join(parts, " and "), t.CLI.Path)}
+	return usageError{err: fmt.Errorf("%s: missing %s", t.CLI.Path, strings.Join(parts, " and ")), help: "git codex " + t.CLI.Path}
 }
 
 func plural(n int, word string) string {

@@ -171,7 +171,13 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 			}
 			w.say(line)
 		}}
-	w.say(fmt.Sprintf("watching as %s (remotes: %s; every %s)", w.waker.Holder, orNone(opts.Remotes), opts.Interval))
+	// --once makes one pass and exits: saying "every 30s" there told a
+	// cron user it would keep running
+	pace := "every " + opts.Interval.String()
+	if opts.Once {
+		pace = "one pass after " + opts.Settle.String() + " to settle"
+	}
+	w.say(fmt.Sprintf("watching as %s (remotes: %s; %s)", w.waker.Holder, orNone(opts.Remotes), pace))
 	poll := min(opts.Interval, 500*time.Millisecond)
 	first := time.Now()
 	for {
