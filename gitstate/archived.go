@@ -97,13 +97,13 @@ type recordArchive struct {
 	tip     plumbing.Hash
 }
 
-// ArchiveRefusal is a record one side of a merge deleted, that a record
-// archive holds, where no archive passed the checks that let the deletion
-// stand: the record stayed (it is in MergeReport.Kept too).
+// ArchiveRefusal is a record one side of a merge deleted and an archive
+// that holds it but did not pass the checks that let the deletion stand
+// (one per archive that holds it, when none passed): the record stayed (it
+// is in MergeReport.Kept too).
 type ArchiveRefusal struct {
 	Path string
-	// Archive is the ref of the archive that holds the record (the first
-	// one, when several do), and Reason why it did not count.
+	// Archive is the archive's ref, and Reason why it did not count.
 	Archive, Reason string
 }
 
@@ -192,9 +192,10 @@ func (a *archivedIndex) load() error {
 
 // stands reports whether the deletion of the record at path by the side
 // whose tip is deleter stands because an archive holds it (see
-// archivedIndex). When an archive holds it but none passes, refusal says
-// which and why; when none holds it, refusal is nil (a plain deletion).
-func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, *ArchiveRefusal, error) {
+// archivedIndex). When archives hold it but none passes, refused says which
+// and why, one per archive; when none holds it, refused is empty (a plain
+// deletion).
+func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, []ArchiveRefusal, error) {
 	if a == nil {
 		return false, nil, nil
 	}
@@ -202,7 +203,7 @@ func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, *Archi
 		return false, nil, err
 	}
 	parts := strings.Split(path, "/")
-	var refusal *ArchiveRefusal
+	var refused []ArchiveRefusal
 	for _, ar := range a.archives {
 		blob, err := a.lookup(ar.tree, parts)
 		if err != nil {
@@ -218,11 +219,9 @@ func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, *Archi
 		if why == "" {
 			return true, nil, nil
 		}
-		if refusal == nil {
-			refusal = &ArchiveRefusal{Path: path, Archive: ar.ref, Reason: why}
-		}
+		refused = append(refused, ArchiveRefusal{Path: path, Archive: ar.ref, Reason: why})
 	}
-	return false, refusal, nil
+	return false, refused, nil
 }
 
 // why says why the archive ar, which holds blob at path, does not let the
@@ -449,10 +448,8 @@ func (m *merger) archivedAway(path string, b, o, t node) (bool, error) {
 	if b.absent() || b.dir || present != b {
 		return false, nil
 	}
-	ok, refusal, err := m.archived.stands(path, deleter)
-	if refusal != nil {
-		m.report.ArchiveRefused = append(m.report.ArchiveRefused, *refusal)
-	}
+	ok, refused, err := m.archived.stands(path, deleter)
+	m.report.ArchiveRefused = append(m.report.ArchiveRefused, refused...)
 	return ok, err
 }
 

@@ -38,10 +38,10 @@ type MergeReport struct {
 	// Kept lists records one side deleted that the other still had, in
 	// directories whose records no tool deletes (Layout's Keep): they stay.
 	Kept []string
-	// ArchiveRefused lists records one side deleted that a record archive
-	// holds, where no archive let the deletion stand (a hostile or broken
-	// archive, or a record that had not ended): they stay, and are in Kept
-	// too. In path order.
+	// ArchiveRefused lists records one side deleted that record archives
+	// hold, where no archive let the deletion stand (a hostile or broken
+	// archive, or a record that had not ended), with each archive and why:
+	// they stay, and are in Kept too. In path order.
 	ArchiveRefused []ArchiveRefusal
 	// Sides holds the three versions of each resolved record (nil where
 	// a side has none), for a MergeFunc that restores invariants: it needs
@@ -85,7 +85,7 @@ func (s *Store) mergeTrees(ctx context.Context, base, ours, theirs plumbing.Hash
 	sort.Strings(m.report.Resolved)
 	sort.Strings(m.report.Dropped)
 	sort.Strings(m.report.Kept)
-	sort.Slice(m.report.ArchiveRefused, func(i, j int) bool { return m.report.ArchiveRefused[i].Path < m.report.ArchiveRefused[j].Path })
+	sort.SliceStable(m.report.ArchiveRefused, func(i, j int) bool { return m.report.ArchiveRefused[i].Path < m.report.ArchiveRefused[j].Path })
 	return root.hash, m.report, nil
 }
 
