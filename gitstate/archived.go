@@ -133,10 +133,13 @@ type archivedIndex struct {
 	err      error
 	// ancestor caches "state commit is in the history of tip"
 	ancestor map[[2]plumbing.Hash]bool
+	// trees caches the trees read, by name: a merge that lets thousands of
+	// archived records go looks each up in the same few trees
+	trees map[plumbing.Hash]map[string]gitrepo.TreeEntry
 }
 
 func (s *Store) archivedIndex(ctx context.Context, layout *Layout) *archivedIndex {
-	a := &archivedIndex{s: s, ctx: ctx, ancestor: map[[2]plumbing.Hash]bool{}}
+	a := &archivedIndex{s: s, ctx: ctx, ancestor: map[[2]plumbing.Hash]bool{}, trees: map[plumbing.Hash]map[string]gitrepo.TreeEntry{}}
 	if layout != nil {
 		a.rule = layout.Archivable
 	}
@@ -288,18 +291,31 @@ func (a *archivedIndex) check(ar *recordArchive) error {
 		return nil
 	}
 	counts := map[string]int{}
-	var walk func(prefix []string, tree plumbing.Hash) (string, error)
-	walk = func(prefix []string, tree plumbing.Hash) (string, error) {
+	// the archive's tree and the state commit's are walked side by side,
+	// so each tree is read once however many records the archive holds
+	var walk func(prefix []string, tree, state plumbing.Hash) (string, error)
+	walk = func(prefix []string, tree, state plumbing.Hash) (string, error) {
 		t, err := a.s.readTree(tree)
 		if err != nil {
 			return "", err
 		}
+		at := map[string]gitrepo.TreeEntry{}
+		if !state.IsZero() {
+			if at, err = a.entries(state); err != nil {
+				return "", err
+			}
+		}
 		for _, e := range t.Entries {
 			parts := append(prefix[:len(prefix):len(prefix)], e.Name)
 			path := strings.Join(parts, "/")
+			was, ok := at[e.Name]
 			switch {
 			case e.Mode == filemode.Dir:
-				if bad, err := walk(parts, e.Hash); bad != "" || err != nil {
+				sub := plumbing.ZeroHash
+				if ok && was.Mode == filemode.Dir {
+					sub = was.Hash
+				}
+				if bad, err := walk(parts, e.Hash, sub); bad != "" || err != nil {
 					return bad, err
 				}
 				continue
@@ -312,18 +328,14 @@ func (a *archivedIndex) check(ar *recordArchive) error {
 			if kind == "" {
 				return fmt.Sprintf("it holds %s, a record of no kind archive takes", path), nil
 			}
-			at, err := a.lookup(tip.TreeHash, parts)
-			if err != nil {
-				return "", err
-			}
-			if at != e.Hash {
+			if !ok || was.Mode == filemode.Dir || was.Hash != e.Hash {
 				return fmt.Sprintf("it holds %s, which its state commit %s does not have as archived", path, ar.tip), nil
 			}
 			counts[kind]++
 		}
 		return "", nil
 	}
-	bad, err := walk(nil, ar.tree)
+	bad, err := walk(nil, ar.tree, tip.TreeHash)
 	if err != nil {
 		return err
 	}
@@ -392,23 +404,34 @@ func (a *archivedIndex) inHistory(c, tip plumbing.Hash) (bool, error) {
 // directory where a file was asked for, or the reverse).
 func (a *archivedIndex) lookup(t plumbing.Hash, parts []string) (plumbing.Hash, error) {
 	for i, name := range parts {
-		tree, err := a.s.readTree(t)
+		entries, err := a.entries(t)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		var next *gitrepo.TreeEntry
-		for j := range tree.Entries {
-			if tree.Entries[j].Name == name {
-				next = &tree.Entries[j]
-				break
-			}
-		}
-		if next == nil || (next.Mode == filemode.Dir) != (i < len(parts)-1) {
+		next, ok := entries[name]
+		if !ok || (next.Mode == filemode.Dir) != (i < len(parts)-1) {
 			return plumbing.ZeroHash, nil
 		}
 		t = next.Hash
 	}
 	return t, nil
+}
+
+// entries reads the tree t, by name, once per merge.
+func (a *archivedIndex) entries(t plumbing.Hash) (map[string]gitrepo.TreeEntry, error) {
+	if es, ok := a.trees[t]; ok {
+		return es, nil
+	}
+	tree, err := a.s.readTree(t)
+	if err != nil {
+		return nil, err
+	}
+	es := make(map[string]gitrepo.TreeEntry, len(tree.Entries))
+	for _, e := range tree.Entries {
+		es[e.Name] = e
+	}
+	a.trees[t] = es
+	return es, nil
 }
 
 // allArchived reports whether the deletion of every record below the tree

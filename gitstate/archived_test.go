@@ -3,6 +3,7 @@ package gitstate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -326,5 +327,91 @@ func TestArchiveOneHonestOfMany(t *testing.T) {
 	res, on := sc.merge(t, archiveLayout(archiveRule))
 	if on[readPath] || len(res.Report.ArchiveRefused) != 0 {
 		t.Fatalf("the honest archive did not count: on tip %v, refused %+v", on[readPath], res.Report.ArchiveRefused)
+	}
+}
+
+// BenchmarkArchivedMerge: a merge that lets n archived read mails go
+// checks the archive once (its manifest, and every record against the
+// state commit it names, walking both trees side by side).
+func BenchmarkArchivedMerge(b *testing.B) {
+	const n = 5000
+	ctx := context.Background()
+	dir := gitstatetest.NewRepo(b)
+	s, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Init(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("init"))
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var paths []string
+	put := func(del bool, extra ...string) gitstate.Commit {
+		c, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			for _, p := range paths {
+				if del {
+					if err := tx.Delete(p); err != nil {
+						return err
+					}
+				} else if err := tx.PutRaw(p, []byte(readMail+p)); err != nil {
+					return err
+				}
+			}
+			for i := 0; i+1 < len(extra); i += 2 {
+				if err := tx.PutRaw(extra[i], []byte(extra[i+1])); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	for i := 0; i < n; i++ {
+		paths = append(paths, fmt.Sprintf("mail/m%05d.json", i))
+	}
+	base := put(false)
+	theirs := put(true)
+	resetState(b, dir, base.Hash)
+	ours := put(false, "notes/ours.json", "1")
+	// the archive: the base's blobs at their paths, and a manifest
+	index := filepath.Join(b.TempDir(), "index")
+	list := gitstatetest.Git(b, dir, "ls-tree", "-r", base.Hash, "mail")
+	man := gitstatetest.WriteObject(b, dir, "blob", []byte(fmt.Sprintf(`{"state_tip":%q,"records":{"mail":%d}}`, base.Hash, n)))
+	cmd := exec.Command("git", "update-index", "--add", "--index-info")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+	cmd.Stdin = strings.NewReader(list + "\n100644 blob " + man + "\tmanifest.json\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	cmd = exec.Command("git", "write-tree")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+	tree, err := cmd.Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	arc := gitstatetest.CommitTree(b, dir, strings.TrimSpace(string(tree)), "archive")
+	gitstatetest.Git(b, dir, "update-ref", gitstate.RecordArchivePrefix+"2026-01-01-bench", arc)
+	layout := archiveLayout(archiveRule)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		resetState(b, dir, ours.Hash)
+		b.StartTimer()
+		res, err := s.MergeValidated(ctx, theirs.Hash, (&testResolver{}).resolve, gitstate.Check{Layout: layout}, finishMeta)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Report.Kept) != 0 || len(res.Report.ArchiveRefused) != 0 {
+			b.Fatalf("kept %d, refused %+v", len(res.Report.Kept), res.Report.ArchiveRefused[:1])
+		}
 	}
 }
