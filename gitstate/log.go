@@ -33,6 +33,10 @@ type Event struct {
 	// lists it). Changed is then false: what the call changed is not
 	// known here.
 	CutOff bool
+	// FoldedIn is, for a read of a day that retention folded
+	// (FoldReads), the fold commit whose reads.jsonl holds it: the read's
+	// own commit is on no ref any more, and git may have dropped it.
+	FoldedIn string
 	Meta
 }
 
@@ -45,7 +49,9 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 
 // EventsOf is Events from several revisions at once, their histories
 // interleaved newest first: the state and the reads refs (ReadsRefs) for
-// a log that shows reads too.
+// a log that shows reads too. A reads day that retention folded into one
+// commit (FoldReads) shows as the reads its reads.jsonl holds, each in its
+// place by time and marked FoldedIn, not as the fold commit.
 func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool) error {
 	// A queue ordered by commit time: the newest commit not yet shown
 	// comes next, each commit once (git log's default order).
@@ -67,11 +73,37 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		heap.Push(q, start)
 	}
 	shallow := s.shallowCommits()
+	folded := map[plumbing.Hash]plumbing.Hash{} // a folded read -> its fold
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		c := heap.Pop(q).(*gitrepo.Commit)
+		if fold, ok := folded[c.Hash]; ok {
+			// a read a fold holds: its parent is in the fold too
+			ev := eventOf(c)
+			ev.FoldedIn = fold.String()
+			if !fn(ev) {
+				return nil
+			}
+			continue
+		}
+		// a folded day shows as the reads it holds, each in its place
+		// among the other events, not as the one commit retention wrote
+		reads, isFold, err := s.unfold(c)
+		if err != nil {
+			return fmt.Errorf("gitstate: read the fold %s: %w", c.Hash, err)
+		}
+		if isFold {
+			for _, r := range reads {
+				if !seen[r.Hash] {
+					seen[r.Hash] = true
+					folded[r.Hash] = c.Hash
+					heap.Push(q, r)
+				}
+			}
+			continue
+		}
 		if shallow[c.Hash] {
 			ev := eventOf(c)
 			ev.CutOff = true // what it changed is not known here
