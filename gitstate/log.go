@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"fmt"
@@ -73,7 +74,8 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		heap.Push(q, start)
 	}
 	shallow := s.shallowCommits()
-	folded := map[plumbing.Hash]plumbing.Hash{} // a folded read -> its fold
+	folded := map[plumbing.Hash]plumbing.Hash{}     // a folded read -> its fold
+	unfolded := map[plumbing.Hash]*gitrepo.Commit{} // a folded read, as it was
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -81,6 +83,12 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		c := heap.Pop(q).(*gitrepo.Commit)
 		if fold, ok := folded[c.Hash]; ok {
 			// a read a fold holds: its parent is in the fold too
+			for _, p := range c.ParentHashes {
+				if r, ok := unfolded[p]; ok && !seen[p] {
+					seen[p] = true
+					heap.Push(q, r)
+				}
+			}
 			ev := eventOf(c)
 			ev.FoldedIn = fold.String()
 			if !fn(ev) {
@@ -95,12 +103,15 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 			return fmt.Errorf("gitstate: read the fold %s: %w", c.Hash, err)
 		}
 		if isFold {
+			// queued as the chain was: the newest read now, each
+			// read's parent once it is shown
 			for _, r := range reads {
-				if !seen[r.Hash] {
-					seen[r.Hash] = true
-					folded[r.Hash] = c.Hash
-					heap.Push(q, r)
-				}
+				folded[r.Hash] = c.Hash
+				unfolded[r.Hash] = r
+			}
+			if n := len(reads); n > 0 && !seen[reads[n-1].Hash] {
+				seen[reads[n-1].Hash] = true
+				heap.Push(q, reads[n-1])
 			}
 			continue
 		}
@@ -148,12 +159,28 @@ func (s *Store) shallowCommits() map[plumbing.Hash]bool {
 	return out
 }
 
-// commitQueue is a heap of commits, newest committer time first.
+// commitQueue is a heap of commits, newest committer time first. Commit
+// times are seconds, and a busy second holds many calls, so ties are
+// broken the same way however the commits were found (a reads chain
+// walked, or the same reads unfolded from its fold): the higher clock
+// first; at one clock a read (Codex-Read-At) before the change whose
+// state it read; then by hash. A commit's parents are queued only once it
+// is shown, so a child always comes before its parent.
 type commitQueue []*gitrepo.Commit
 
 func (q commitQueue) Len() int { return len(q) }
 func (q commitQueue) Less(i, j int) bool {
-	return q[i].Committer.When.After(q[j].Committer.When)
+	a, b := q[i], q[j]
+	if !a.Committer.When.Equal(b.Committer.When) {
+		return a.Committer.When.After(b.Committer.When)
+	}
+	if ca, cb := clockOf(a.Message), clockOf(b.Message); ca != cb {
+		return ca > cb
+	}
+	if ra, rb := trailerIn(a.Message, TrailerReadAt) != "", trailerIn(b.Message, TrailerReadAt) != ""; ra != rb {
+		return ra
+	}
+	return bytes.Compare(a.Hash[:], b.Hash[:]) > 0
 }
 func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*gitrepo.Commit)) }

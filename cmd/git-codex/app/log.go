@@ -42,6 +42,9 @@ type logEntry struct {
 	// ReadAt is the state commit a read or refusal recorded off the state
 	// saw (Codex-Read-At; --reads).
 	ReadAt string `json:"read_at,omitempty"`
+	// FoldedIn is the fold commit that holds a read of a day retention
+	// folded (`git codex archive`): the read's own commit is gone.
+	FoldedIn string `json:"folded_in,omitempty"`
 }
 
 // unauthenticated reports a call as an agent that did not prove who it is
@@ -98,7 +101,8 @@ func entryOf(ev gitstate.Event) logEntry {
 		Target:  ev.Get(gitstate.TrailerTarget), Args: ev.Get(gitstate.TrailerArgs), Summary: ev.Summary,
 		CutOff: ev.CutOff,
 		Auth:   ev.Get(gitstate.TrailerAuth), Redacted: ev.Get(gitstate.TrailerRedacted),
-		ReadAt: ev.Get(gitstate.TrailerReadAt),
+		ReadAt:   ev.Get(gitstate.TrailerReadAt),
+		FoldedIn: ev.FoldedIn,
 	}
 }
 
@@ -202,6 +206,9 @@ func (e *env) logCommand() *cli.Command {
 				}
 				if en.Redacted != "" {
 					summary += " [redacted: " + en.Redacted + "]"
+				}
+				if en.FoldedIn != "" {
+					summary += " [folded into " + en.FoldedIn[:min(12, len(en.FoldedIn))] + "]"
 				}
 				tp.AddField(summary)
 				tp.EndRow()
