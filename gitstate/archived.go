@@ -195,10 +195,11 @@ func (a *archivedIndex) load() error {
 
 // stands reports whether the deletion of the record at path by the side
 // whose tip is deleter stands because an archive holds it (see
-// archivedIndex). When archives hold it but none passes, refused says which
+// archivedIndex); have is the version the other side, whose tip is keeper,
+// has unchanged since the merge base. When archives hold it but none passes, refused says which
 // and why, one per archive; when none holds it, refused is empty (a plain
 // deletion).
-func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, []ArchiveRefusal, error) {
+func (a *archivedIndex) stands(path string, have, keeper, deleter plumbing.Hash) (bool, []ArchiveRefusal, error) {
 	if a == nil {
 		return false, nil, nil
 	}
@@ -215,7 +216,7 @@ func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, []Arch
 		if blob.IsZero() {
 			continue
 		}
-		why, err := a.why(ar, path, blob, deleter)
+		why, err := a.why(ar, path, blob, have, keeper, deleter)
 		if err != nil {
 			return false, nil, err
 		}
@@ -229,7 +230,7 @@ func (a *archivedIndex) stands(path string, deleter plumbing.Hash) (bool, []Arch
 
 // why says why the archive ar, which holds blob at path, does not let the
 // deleter's deletion of that record stand ("": it does).
-func (a *archivedIndex) why(ar *recordArchive, path string, blob, deleter plumbing.Hash) (string, error) {
+func (a *archivedIndex) why(ar *recordArchive, path string, blob, have, keeper, deleter plumbing.Hash) (string, error) {
 	if err := a.check(ar); err != nil {
 		return "", err
 	}
@@ -242,6 +243,20 @@ func (a *archivedIndex) why(ar *recordArchive, path string, blob, deleter plumbi
 	}
 	if !in {
 		return fmt.Sprintf("its state commit %s is not in the history of the side that deleted the record", ar.tip), nil
+	}
+	if blob != have {
+		// another version than ours: one the deleting side made that we
+		// have not seen (a mail read, then archived) will do, as its
+		// change would in any merge; not one from a state commit we have
+		// seen and moved on from (an instance archived as it was when it
+		// ended, before it was started again)
+		seen, err := a.inHistory(ar.tip, keeper)
+		if err != nil {
+			return "", err
+		}
+		if seen {
+			return fmt.Sprintf("it holds an older version than the side that kept the record: its state commit %s is in that side's history, and the record changed since", ar.tip), nil
+		}
 	}
 	if a.rule != nil {
 		data, err := a.s.readBlob(blob)
@@ -435,9 +450,9 @@ func (a *archivedIndex) entries(t plumbing.Hash) (map[string]gitrepo.TreeEntry, 
 }
 
 // allArchived reports whether the deletion of every record below the tree
-// t (at path) by the side at deleter stands: a directory one side removed
-// whole.
-func (a *archivedIndex) allArchived(path string, t, deleter plumbing.Hash) (bool, error) {
+// t (at path, as the side at keeper has it) by the side at deleter stands:
+// a directory one side removed whole.
+func (a *archivedIndex) allArchived(path string, t, keeper, deleter plumbing.Hash) (bool, error) {
 	tree, err := a.s.readTree(t)
 	if err != nil {
 		return false, err
@@ -446,9 +461,9 @@ func (a *archivedIndex) allArchived(path string, t, deleter plumbing.Hash) (bool
 		child := path + "/" + e.Name
 		var ok bool
 		if e.Mode == filemode.Dir {
-			ok, err = a.allArchived(child, e.Hash, deleter)
+			ok, err = a.allArchived(child, e.Hash, keeper, deleter)
 		} else {
-			ok, _, err = a.stands(child, deleter)
+			ok, _, err = a.stands(child, e.Hash, keeper, deleter)
 		}
 		if err != nil || !ok {
 			return false, err
@@ -464,27 +479,28 @@ func (a *archivedIndex) allArchived(path string, t, deleter plumbing.Hash) (bool
 // otherwise the record stays (mergeKept), and an archive that did not pass
 // is reported.
 func (m *merger) archivedAway(path string, b, o, t node) (bool, error) {
-	present, deleter := o, m.tips[1]
+	present, keeper, deleter := o, m.tips[0], m.tips[1]
 	if o.absent() {
-		present, deleter = t, m.tips[0]
+		present, keeper, deleter = t, m.tips[1], m.tips[0]
 	}
 	if b.absent() || b.dir || present != b {
 		return false, nil
 	}
-	ok, refused, err := m.archived.stands(path, deleter)
+	ok, refused, err := m.archived.stands(path, present.hash, keeper, deleter)
 	m.report.ArchiveRefused = append(m.report.ArchiveRefused, refused...)
 	return ok, err
 }
 
 // archivedDrop reports whether the entry e at parts, which the side at
-// deleter no longer has, went into a record archive whole (a record, or a
-// directory of them) in a way that lets the deletion stand.
-func archivedDrop(a *archivedIndex, parts []string, e gitrepo.TreeEntry, deleter plumbing.Hash) (bool, error) {
+// keeper has and the side at deleter no longer has, went into a record
+// archive whole (a record, or a directory of them) in a way that lets the
+// deletion stand.
+func archivedDrop(a *archivedIndex, parts []string, e gitrepo.TreeEntry, keeper, deleter plumbing.Hash) (bool, error) {
 	path := strings.Join(parts, "/")
 	if e.Mode == filemode.Dir {
-		return a.allArchived(path, e.Hash, deleter)
+		return a.allArchived(path, e.Hash, keeper, deleter)
 	}
-	ok, _, err := a.stands(path, deleter)
+	ok, _, err := a.stands(path, e.Hash, keeper, deleter)
 	return ok, err
 }
 

@@ -415,3 +415,33 @@ func BenchmarkArchivedMerge(b *testing.B) {
 		}
 	}
 }
+
+// TestArchiveOfAnOldVersion: an archive of a version older than the one
+// both sides have (an instance archived as it was when it ended, before it
+// was started again) does not delete the record, though that version had
+// ended and its state commit is in the deleting side's history.
+func TestArchiveOfAnOldVersion(t *testing.T) {
+	s, dir := openInit(t)
+	old := putRaw(t, s, readPath, readMail) // ended
+	const live = `{"mail":"live again"}`
+	base := putRaw(t, s, readPath, live)
+	theirs := putRaw(t, s, readPath, "")
+	resetState(t, dir, base.Hash)
+	putRaw(t, s, "notes/ours.json", "1")
+	writeArchive(t, dir, gitstate.RecordArchivePrefix+"2026-01-01-old", map[string]string{
+		"manifest.json": manifest(t, old.Hash, map[string]int{"mail": 1}),
+		readPath:        readMail,
+	})
+	var report gitstate.MergeReport
+	_, err := s.MergeValidated(context.Background(), theirs.Hash, (&testResolver{}).resolve, gitstate.Check{Layout: archiveLayout(archiveRule)},
+		func(tx *gitstate.Tx, r gitstate.MergeReport) error { report = r; return finishMeta(tx, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitstatetest.Git(t, dir, "cat-file", "-p", gitstate.RefState+":"+readPath); got != live {
+		t.Fatalf("the record on the tip is %q, want %q", got, live)
+	}
+	if len(report.ArchiveRefused) != 1 || !strings.Contains(report.ArchiveRefused[0].Reason, "it holds an older version than the side that kept the record") {
+		t.Fatalf("ArchiveRefused = %+v", report.ArchiveRefused)
+	}
+}

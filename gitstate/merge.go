@@ -108,8 +108,9 @@ type merger struct {
 	// archived tells records a side archived (retention) from records it
 	// lost: only the first may leave a kept directory.
 	archived *archivedIndex
-	// tips are the commits of ours and theirs: whose history an archive's
-	// state commit must be in
+	// tips are the commits of ours and theirs: an archive's state commit
+	// must be in the deleting side's history (and not in the keeping
+	// side's, if it holds another version than the keeping side's)
 	tips [2]plumbing.Hash
 }
 

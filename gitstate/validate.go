@@ -235,7 +235,7 @@ func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layou
 			switch {
 			case !ok:
 				// gone: a drop, unless an archive holds it (retention)
-				if gone, err := archivedDrop(archived, append(parts[:len(parts):len(parts)], e.Name), e, deleter); err != nil || !gone {
+				if gone, err := archivedDrop(archived, append(parts[:len(parts):len(parts)], e.Name), e, ours, deleter); err != nil || !gone {
 					return !gone, err
 				}
 			case (e.Mode == filemode.Dir) != (te.Mode == filemode.Dir):
