@@ -1,6 +1,12 @@
 package gitstate
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -16,21 +22,129 @@ import (
 // sync copies them as it copies archived cycles: once, never overwritten.
 const RecordArchivePrefix = ArchivePrefix + "records-"
 
-// archivedIndex answers whether a record at a path is held by a record
-// archive, here or fetched from a remote. A merge asks it
-// before it keeps a record one side deleted from a directory whose records
-// sync keeps: a record that side archived, unchanged since, is not lost
-// (the archive holds it), so the archiving wins; a record changed since,
-// or deleted any other way, stays. It reads the archive refs on first use
-// only, so a merge without such a deletion reads none.
-type archivedIndex struct {
-	s      *Store
-	loaded bool
-	trees  []plumbing.Hash
-	err    error
+// RecordArchiveManifest is the file at the root of a record archive that
+// says where its records came from and how many of each kind it holds.
+const RecordArchiveManifest = "manifest.json"
+
+// TrailerArchiveRefused is a trailer of a merge commit, one per record that
+// a side deleted and that some record archive holds, where no archive
+// passed the checks that let a deletion stand (archiveIndex.stands): the
+// record stayed. Its value is "<path>: <why> (<archive ref>)".
+const TrailerArchiveRefused = "Codex-Archive-Refused"
+
+// maxRefusedTrailers bounds the Codex-Archive-Refused trailers of one merge
+// commit; the rest are counted in a last one.
+const maxRefusedTrailers = 20
+
+// ArchiveRule reports whether `archive` could have taken this version of a
+// record off the tip: its kind is one retention takes and the record has
+// ended (a mail read, an instance ended and cleaned up, a GitHub call done
+// or failed, a conflict settled). A merge applies it to the archived
+// version of a record before it lets a deletion of that record stand. It
+// lives with the record kinds (tools), not here: the store cannot read
+// their fields.
+type ArchiveRule func(path string, record []byte) bool
+
+// archiveKindDirs are the state directories whose records `archive` takes,
+// by the kind name its manifest counts them under (the format of a record
+// archive, docs/STATE.md "Retention"). A record anywhere else in an archive
+// makes it a lie: no deletion it names stands.
+func archiveKindDirs(kind string) []string {
+	switch kind {
+	case "mail":
+		return []string{"mail"}
+	case "instances":
+		// an instance's wake record goes with it
+		return []string{"agents", "wake"}
+	case "delegations":
+		return []string{"delegations"}
+	case "github":
+		return []string{"github"}
+	case "conflicts":
+		return []string{"conflicts"}
+	}
+	return nil
 }
 
-func (s *Store) archivedIndex() *archivedIndex { return &archivedIndex{s: s} }
+// archiveKindOf is the retention kind of a record at path ("" when
+// `archive` never takes records there).
+func archiveKindOf(path string) string {
+	dir, _, _ := strings.Cut(path, "/")
+	for _, kind := range []string{"mail", "instances", "delegations", "github", "conflicts"} {
+		for _, d := range archiveKindDirs(kind) {
+			if d == dir && strings.Contains(path, "/") {
+				return kind
+			}
+		}
+	}
+	return ""
+}
+
+// recordManifest is what a merge reads of a record archive's manifest.
+type recordManifest struct {
+	StateTip string         `json:"state_tip"`
+	Records  map[string]int `json:"records"`
+}
+
+// recordArchive is one record archive as a merge sees it, checked once.
+type recordArchive struct {
+	ref  string
+	tree plumbing.Hash
+	// checked: bad and tip are set; bad says why the archive is not to be
+	// believed ("" when it is), tip is the state commit its manifest names
+	checked bool
+	bad     string
+	tip     plumbing.Hash
+}
+
+// ArchiveRefusal is a record one side of a merge deleted and an archive
+// that holds it but did not pass the checks that let the deletion stand
+// (one per archive that holds it, when none passed): the record stayed (it
+// is in MergeReport.Kept too).
+type ArchiveRefusal struct {
+	Path string
+	// Archive is the archive's ref, and Reason why it did not count.
+	Archive, Reason string
+}
+
+// archivedIndex answers whether a deletion of a kept record stands because
+// the side that deleted it archived it (retention). Any repository a sync
+// reaches can push an archive ref, so holding the record is not enough: a
+// deletion stands only when an archive that holds the record
+//
+//   - has a manifest naming a state commit (state_tip) this repository
+//     holds, in the history of the side that deleted the record;
+//   - holds nothing but records of the kinds `archive` takes, exactly as
+//     many of each as the manifest says, each byte-identical to the
+//     version at that state commit (the manifest does not lie);
+//   - holds a version of this record that has ended, by the rule that
+//     `archive` itself uses (Layout.Archivable), when the caller gives it.
+//
+// The merge checks besides that the other side still has the base's
+// version, unchanged (archivedAway). It reads the archive refs on first use
+// only, so a merge without such a deletion reads none, and checks each
+// archive once.
+type archivedIndex struct {
+	s        *Store
+	ctx      context.Context // for git merge-base; the index lives for one merge
+	rule     ArchiveRule
+	loaded   bool
+	archives []*recordArchive
+	err      error
+	// ancestor caches "state commit is in the history of tip"
+	ancestor map[[2]plumbing.Hash]bool
+	// trees caches the trees read, by name: a merge that lets thousands of
+	// archived records go looks each up in the same few trees
+	trees map[plumbing.Hash]map[string]gitrepo.TreeEntry
+}
+
+func (s *Store) archivedIndex(ctx context.Context, layout *Layout) *archivedIndex {
+	a := &archivedIndex{s: s, ctx: ctx, ancestor: map[[2]plumbing.Hash]bool{}, trees: map[plumbing.Hash]map[string]gitrepo.TreeEntry{}}
+	if layout != nil {
+		a.rule = layout.Archivable
+	}
+	return a
+}
 
 // load lists the record archives: this repository's and every remote's
 // (refs/codex/remotes/<remote>/archive/records-*), which a sync fetched
@@ -74,50 +188,243 @@ func (a *archivedIndex) load() error {
 			continue
 		}
 		seen[c.TreeHash] = true
-		a.trees = append(a.trees, c.TreeHash)
+		a.archives = append(a.archives, &recordArchive{ref: r, tree: c.TreeHash})
 	}
 	return nil
 }
 
-// has reports whether some record archive holds a record at path. Any
-// version will do: the side that archived it may have changed it first
-// (a mail read, then archived), and the archive holds that side's last
-// version; the callers check that the other side changed nothing since.
-func (a *archivedIndex) has(path string) (bool, error) {
+// stands reports whether the deletion of the record at path by the side
+// whose tip is deleter stands because an archive holds it (see
+// archivedIndex); have is the version the other side, whose tip is keeper,
+// has unchanged since the merge base. When archives hold it but none passes, refused says which
+// and why, one per archive; when none holds it, refused is empty (a plain
+// deletion).
+func (a *archivedIndex) stands(path string, have, keeper, deleter plumbing.Hash) (bool, []ArchiveRefusal, error) {
 	if a == nil {
-		return false, nil
+		return false, nil, nil
 	}
 	if err := a.load(); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	parts := strings.Split(path, "/")
-	for _, t := range a.trees {
-		got, err := a.lookup(t, parts)
+	var refused []ArchiveRefusal
+	for _, ar := range a.archives {
+		blob, err := a.lookup(ar.tree, parts)
 		if err != nil {
-			return false, err
+			return false, nil, err
 		}
-		if !got.IsZero() {
-			return true, nil
+		if blob.IsZero() {
+			continue
 		}
+		why, err := a.why(ar, path, blob, have, keeper, deleter)
+		if err != nil {
+			return false, nil, err
+		}
+		if why == "" {
+			return true, nil, nil
+		}
+		refused = append(refused, ArchiveRefusal{Path: path, Archive: ar.ref, Reason: why})
 	}
-	return false, nil
+	return false, refused, nil
 }
 
-// lookup finds the blob at parts below the tree t (zero: none).
+// why says why the archive ar, which holds blob at path, does not let the
+// deleter's deletion of that record stand ("": it does).
+func (a *archivedIndex) why(ar *recordArchive, path string, blob, have, keeper, deleter plumbing.Hash) (string, error) {
+	if err := a.check(ar); err != nil {
+		return "", err
+	}
+	if ar.bad != "" {
+		return ar.bad, nil
+	}
+	in, err := a.inHistory(ar.tip, deleter)
+	if err != nil {
+		return "", err
+	}
+	if !in {
+		return fmt.Sprintf("its state commit %s is not in the history of the side that deleted the record", ar.tip), nil
+	}
+	if blob != have {
+		// another version than ours: one the deleting side made that we
+		// have not seen (a mail read, then archived) will do, as its
+		// change would in any merge; not one from a state commit we have
+		// seen and moved on from (an instance archived as it was when it
+		// ended, before it was started again)
+		seen, err := a.inHistory(ar.tip, keeper)
+		if err != nil {
+			return "", err
+		}
+		if seen {
+			return fmt.Sprintf("it holds an older version than the side that kept the record: its state commit %s is in that side's history, and the record changed since", ar.tip), nil
+		}
+	}
+	if a.rule != nil {
+		data, err := a.s.readBlob(blob)
+		if err != nil {
+			return "", err
+		}
+		if !a.rule(path, data) {
+			return "the archived record has not ended: archive does not take it", nil
+		}
+	}
+	return "", nil
+}
+
+// check reads the archive's manifest and compares the archive with the
+// state commit it names, once: ar.bad says what is wrong, if anything.
+// Only a failure to read what is there is an error.
+func (a *archivedIndex) check(ar *recordArchive) error {
+	if ar.checked {
+		return nil
+	}
+	ar.checked = true
+	mblob, err := a.lookup(ar.tree, []string{RecordArchiveManifest})
+	if err != nil {
+		return err
+	}
+	if mblob.IsZero() {
+		ar.bad = "it has no " + RecordArchiveManifest
+		return nil
+	}
+	data, err := a.s.readBlob(mblob)
+	if err != nil {
+		return err
+	}
+	var man recordManifest
+	if err := json.Unmarshal(data, &man); err != nil {
+		ar.bad = fmt.Sprintf("its %s is not a manifest: %v", RecordArchiveManifest, err)
+		return nil
+	}
+	if !plumbing.IsHash(man.StateTip) {
+		ar.bad = fmt.Sprintf("its manifest names no state commit (state_tip %q)", man.StateTip)
+		return nil
+	}
+	ar.tip = plumbing.NewHash(man.StateTip)
+	tip, err := a.s.readCommit(ar.tip)
+	if err != nil {
+		ar.bad = fmt.Sprintf("its manifest names the state commit %s, which this repository does not have", man.StateTip)
+		return nil
+	}
+	counts := map[string]int{}
+	// the archive's tree and the state commit's are walked side by side,
+	// so each tree is read once however many records the archive holds
+	var walk func(prefix []string, tree, state plumbing.Hash) (string, error)
+	walk = func(prefix []string, tree, state plumbing.Hash) (string, error) {
+		t, err := a.s.readTree(tree)
+		if err != nil {
+			return "", err
+		}
+		at := map[string]gitrepo.TreeEntry{}
+		if !state.IsZero() {
+			if at, err = a.entries(state); err != nil {
+				return "", err
+			}
+		}
+		for _, e := range t.Entries {
+			parts := append(prefix[:len(prefix):len(prefix)], e.Name)
+			path := strings.Join(parts, "/")
+			was, ok := at[e.Name]
+			switch {
+			case e.Mode == filemode.Dir:
+				sub := plumbing.ZeroHash
+				if ok && was.Mode == filemode.Dir {
+					sub = was.Hash
+				}
+				if bad, err := walk(parts, e.Hash, sub); bad != "" || err != nil {
+					return bad, err
+				}
+				continue
+			case path == RecordArchiveManifest:
+				continue
+			case e.Mode != filemode.Regular && e.Mode != filemode.Executable:
+				return fmt.Sprintf("it holds %s, which is not a file", path), nil
+			}
+			kind := archiveKindOf(path)
+			if kind == "" {
+				return fmt.Sprintf("it holds %s, a record of no kind archive takes", path), nil
+			}
+			if !ok || was.Mode == filemode.Dir || was.Hash != e.Hash {
+				return fmt.Sprintf("it holds %s, which its state commit %s does not have as archived", path, ar.tip), nil
+			}
+			counts[kind]++
+		}
+		return "", nil
+	}
+	bad, err := walk(nil, ar.tree, tip.TreeHash)
+	if err != nil {
+		return err
+	}
+	if bad == "" && !sameCounts(counts, man.Records) {
+		bad = fmt.Sprintf("its manifest counts the records %s, but it holds %s", countsText(man.Records), countsText(counts))
+	}
+	ar.bad = bad
+	return nil
+}
+
+// sameCounts compares counts by kind, a kind counted 0 as one not counted.
+func sameCounts(a, b map[string]int) bool {
+	for k, n := range a {
+		if b[k] != n {
+			return false
+		}
+	}
+	for k, n := range b {
+		if a[k] != n {
+			return false
+		}
+	}
+	return true
+}
+
+func countsText(c map[string]int) string {
+	var parts []string
+	for k, n := range c {
+		if n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// inHistory reports whether the commit c is tip or one of its ancestors.
+func (a *archivedIndex) inHistory(c, tip plumbing.Hash) (bool, error) {
+	if tip.IsZero() {
+		return false, nil
+	}
+	if c == tip {
+		return true, nil
+	}
+	key := [2]plumbing.Hash{c, tip}
+	if in, ok := a.ancestor[key]; ok {
+		return in, nil
+	}
+	err := a.s.git(a.ctx, nil, "merge-base", "--is-ancestor", c.String(), tip.String())
+	var ee *exec.ExitError
+	in := err == nil
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		err = nil
+	}
+	if err != nil {
+		return false, err
+	}
+	a.ancestor[key] = in
+	return in, nil
+}
+
+// lookup finds the entry at parts below the tree t (zero: none, or a
+// directory where a file was asked for, or the reverse).
 func (a *archivedIndex) lookup(t plumbing.Hash, parts []string) (plumbing.Hash, error) {
 	for i, name := range parts {
-		tree, err := a.s.readTree(t)
+		entries, err := a.entries(t)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		var next *gitrepo.TreeEntry
-		for j := range tree.Entries {
-			if tree.Entries[j].Name == name {
-				next = &tree.Entries[j]
-				break
-			}
-		}
-		if next == nil || (next.Mode == filemode.Dir) != (i < len(parts)-1) {
+		next, ok := entries[name]
+		if !ok || (next.Mode == filemode.Dir) != (i < len(parts)-1) {
 			return plumbing.ZeroHash, nil
 		}
 		t = next.Hash
@@ -125,9 +432,27 @@ func (a *archivedIndex) lookup(t plumbing.Hash, parts []string) (plumbing.Hash, 
 	return t, nil
 }
 
-// allArchived reports whether every record below the tree t (at path) is
-// held by a record archive: a directory one side removed whole.
-func (a *archivedIndex) allArchived(path string, t plumbing.Hash) (bool, error) {
+// entries reads the tree t, by name, once per merge.
+func (a *archivedIndex) entries(t plumbing.Hash) (map[string]gitrepo.TreeEntry, error) {
+	if es, ok := a.trees[t]; ok {
+		return es, nil
+	}
+	tree, err := a.s.readTree(t)
+	if err != nil {
+		return nil, err
+	}
+	es := make(map[string]gitrepo.TreeEntry, len(tree.Entries))
+	for _, e := range tree.Entries {
+		es[e.Name] = e
+	}
+	a.trees[t] = es
+	return es, nil
+}
+
+// allArchived reports whether the deletion of every record below the tree
+// t (at path, as the side at keeper has it) by the side at deleter stands:
+// a directory one side removed whole.
+func (a *archivedIndex) allArchived(path string, t, keeper, deleter plumbing.Hash) (bool, error) {
 	tree, err := a.s.readTree(t)
 	if err != nil {
 		return false, err
@@ -136,9 +461,9 @@ func (a *archivedIndex) allArchived(path string, t plumbing.Hash) (bool, error) 
 		child := path + "/" + e.Name
 		var ok bool
 		if e.Mode == filemode.Dir {
-			ok, err = a.allArchived(child, e.Hash)
+			ok, err = a.allArchived(child, e.Hash, keeper, deleter)
 		} else {
-			ok, err = a.has(child)
+			ok, _, err = a.stands(child, e.Hash, keeper, deleter)
 		}
 		if err != nil || !ok {
 			return false, err
@@ -149,27 +474,45 @@ func (a *archivedIndex) allArchived(path string, t plumbing.Hash) (bool, error) 
 
 // archivedAway reports whether a kept record that one side deleted (o or t
 // absent) was archived by that side: the other side still has the base's
-// version, unchanged, and a record archive holds the record. Then
-// the deletion stands, as in any three-way merge; otherwise the record
-// stays (mergeKept).
+// version, unchanged, and an archive lets the deletion stand
+// (archivedIndex). Then the deletion stands, as in any three-way merge;
+// otherwise the record stays (mergeKept), and an archive that did not pass
+// is reported.
 func (m *merger) archivedAway(path string, b, o, t node) (bool, error) {
-	present := o
+	present, keeper, deleter := o, m.tips[0], m.tips[1]
 	if o.absent() {
-		present = t
+		present, keeper, deleter = t, m.tips[1], m.tips[0]
 	}
 	if b.absent() || b.dir || present != b {
 		return false, nil
 	}
-	return m.archived.has(path)
+	ok, refused, err := m.archived.stands(path, present.hash, keeper, deleter)
+	m.report.ArchiveRefused = append(m.report.ArchiveRefused, refused...)
+	return ok, err
 }
 
-// archivedDrop reports whether the entry e at parts, which the other side
-// no longer has, went into a record archive whole (a record, or a
-// directory of them).
-func archivedDrop(a *archivedIndex, parts []string, e gitrepo.TreeEntry) (bool, error) {
+// archivedDrop reports whether the entry e at parts, which the side at
+// keeper has and the side at deleter no longer has, went into a record
+// archive whole (a record, or a directory of them) in a way that lets the
+// deletion stand.
+func archivedDrop(a *archivedIndex, parts []string, e gitrepo.TreeEntry, keeper, deleter plumbing.Hash) (bool, error) {
 	path := strings.Join(parts, "/")
 	if e.Mode == filemode.Dir {
-		return a.allArchived(path, e.Hash)
+		return a.allArchived(path, e.Hash, keeper, deleter)
 	}
-	return a.has(path)
+	ok, _, err := a.stands(path, e.Hash, keeper, deleter)
+	return ok, err
+}
+
+// refusedTrailers are the Codex-Archive-Refused trailers of a merge commit.
+func refusedTrailers(refused []ArchiveRefusal) []Trailer {
+	var out []Trailer
+	for i, r := range refused {
+		if i == maxRefusedTrailers {
+			out = append(out, Trailer{Key: TrailerArchiveRefused, Value: fmt.Sprintf("and %d more", len(refused)-i)})
+			break
+		}
+		out = append(out, Trailer{Key: TrailerArchiveRefused, Value: fmt.Sprintf("%s: %s (%s)", r.Path, r.Reason, r.Archive)})
+	}
+	return out
 }

@@ -49,6 +49,9 @@ type AuditEntry struct {
 	// ReadAt is the state commit a read or refusal recorded off the state
 	// saw (Codex-Read-At).
 	ReadAt string `json:"read_at,omitempty"`
+	// FoldedIn is the fold commit that holds a read of a day retention
+	// folded (`git codex archive`): the read's own commit is gone.
+	FoldedIn string `json:"folded_in,omitempty"`
 }
 
 // Kind tells changes from reads and refusals.
@@ -75,6 +78,7 @@ func (ev Event) Entry() AuditEntry {
 		Target: ev.Get(TrailerTarget), Follows: ev.Get(TrailerFollows), Args: ev.Get(TrailerArgs),
 		Summary: ev.Summary, CutOff: ev.CutOff,
 		Auth: ev.Get(TrailerAuth), Redacted: ev.Get(TrailerRedacted), ReadAt: ev.Get(TrailerReadAt),
+		FoldedIn: ev.FoldedIn,
 	}
 }
 

@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"fmt"
@@ -31,6 +32,10 @@ type Event struct {
 	// lists it). Changed is then false: what the call changed is not
 	// known here.
 	CutOff bool
+	// FoldedIn is, for a read of a day that retention folded
+	// (FoldReads), the fold commit whose reads.jsonl holds it: the read's
+	// own commit is on no ref any more, and git may have dropped it.
+	FoldedIn string
 	Meta
 }
 
@@ -43,7 +48,9 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 
 // EventsOf is Events from several revisions at once, their histories
 // interleaved newest first: the state and the reads refs (ReadsRefs) for
-// a log that shows reads too.
+// a log that shows reads too. A reads day that retention folded into one
+// commit (FoldReads) shows as the reads its reads.jsonl holds, each in its
+// place by time and marked FoldedIn, not as the fold commit.
 func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool) error {
 	// A queue ordered by commit time: the newest commit not yet shown
 	// comes next, each commit once (git log's default order).
@@ -64,11 +71,47 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		seen[h] = true
 		heap.Push(q, start)
 	}
+	folded := map[plumbing.Hash]plumbing.Hash{}     // a folded read -> its fold
+	unfolded := map[plumbing.Hash]*gitrepo.Commit{} // a folded read, as it was
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		c := heap.Pop(q).(*gitrepo.Commit)
+		if fold, ok := folded[c.Hash]; ok {
+			// a read a fold holds: its parent is in the fold too
+			for _, p := range c.ParentHashes {
+				if r, ok := unfolded[p]; ok && !seen[p] {
+					seen[p] = true
+					heap.Push(q, r)
+				}
+			}
+			ev := eventOf(c)
+			ev.FoldedIn = fold.String()
+			if !fn(ev) {
+				return nil
+			}
+			continue
+		}
+		// a folded day shows as the reads it holds, each in its place
+		// among the other events, not as the one commit retention wrote
+		reads, isFold, err := s.unfold(c)
+		if err != nil {
+			return fmt.Errorf("gitstate: read the fold %s: %w", c.Hash, err)
+		}
+		if isFold {
+			// queued as the chain was: the newest read now, each
+			// read's parent once it is shown
+			for _, r := range reads {
+				folded[r.Hash] = c.Hash
+				unfolded[r.Hash] = r
+			}
+			if n := len(reads); n > 0 && !seen[reads[n-1].Hash] {
+				seen[reads[n-1].Hash] = true
+				heap.Push(q, reads[n-1])
+			}
+			continue
+		}
 		if c.Shallow {
 			ev := eventOf(c)
 			ev.CutOff = true // what it changed is not known here
@@ -97,13 +140,13 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 	return nil
 }
 
-// commitQueue is a heap of commits, newest committer time first. git keeps
-// times to the second, and a busy second holds several calls: then the
-// higher Codex-Clock is the newer, and at one clock a read (Codex-Read-At)
-// came after the change whose state it read. So the state's history and
-// the reads refs interleave in the order the calls were made, not in the
-// heap's (reads of one chain keep their chain's order: a commit's parent
-// is queued only once the commit is taken).
+// commitQueue is a heap of commits, newest committer time first. Commit
+// times are seconds, and a busy second holds many calls, so ties are
+// broken the same way however the commits were found (a reads chain
+// walked, or the same reads unfolded from its fold): the higher clock
+// first; at one clock a read (Codex-Read-At) before the change whose
+// state it read; then by hash. A commit's parents are queued only once it
+// is shown, so a child always comes before its parent.
 type commitQueue []*gitrepo.Commit
 
 func (q commitQueue) Len() int { return len(q) }
@@ -115,13 +158,10 @@ func (q commitQueue) Less(i, j int) bool {
 	if ca, cb := clockOf(a.Message), clockOf(b.Message); ca != cb {
 		return ca > cb
 	}
-	return isReadMessage(a.Message) && !isReadMessage(b.Message)
-}
-
-// isReadMessage reports whether a commit message is a read's (it names
-// the state commit it read).
-func isReadMessage(msg string) bool {
-	return strings.Contains(msg, "\n"+TrailerReadAt+": ")
+	if ra, rb := trailerIn(a.Message, TrailerReadAt) != "", trailerIn(b.Message, TrailerReadAt) != ""; ra != rb {
+		return ra
+	}
+	return bytes.Compare(a.Hash[:], b.Hash[:]) > 0
 }
 func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*gitrepo.Commit)) }

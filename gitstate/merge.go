@@ -38,6 +38,11 @@ type MergeReport struct {
 	// Kept lists records one side deleted that the other still had, in
 	// directories whose records no tool deletes (Layout's Keep): they stay.
 	Kept []string
+	// ArchiveRefused lists records one side deleted that record archives
+	// hold, where no archive let the deletion stand (a hostile or broken
+	// archive, or a record that had not ended), with each archive and why:
+	// they stay, and are in Kept too. In path order.
+	ArchiveRefused []ArchiveRefusal
 	// Sides holds the three versions of each resolved record (nil where
 	// a side has none), for a MergeFunc that restores invariants: it needs
 	// to know what each side claimed, not only what the resolver chose.
@@ -57,8 +62,12 @@ type Sides struct {
 // Under directories whose records a layout keeps, a record one side deleted
 // and the other still has stays (mergeKept): those subtrees are merged name
 // by name even when only one side changed them.
-func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver, layout *Layout) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}, archived: s.archivedIndex()}
+//
+// tips are the commits of ours and theirs (zero where there is none): a
+// record one side deleted leaves a kept directory only if an archive whose
+// state commit is in that side's history holds it (archivedAway).
+func (s *Store) mergeTrees(ctx context.Context, base, ours, theirs plumbing.Hash, tips [2]plumbing.Hash, resolve Resolver, layout *Layout) (plumbing.Hash, MergeReport, error) {
+	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}, tips: tips, archived: s.archivedIndex(ctx, layout)}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
@@ -76,6 +85,7 @@ func (s *Store) mergeTrees(base, ours, theirs plumbing.Hash, resolve Resolver, l
 	sort.Strings(m.report.Resolved)
 	sort.Strings(m.report.Dropped)
 	sort.Strings(m.report.Kept)
+	sort.SliceStable(m.report.ArchiveRefused, func(i, j int) bool { return m.report.ArchiveRefused[i].Path < m.report.ArchiveRefused[j].Path })
 	return root.hash, m.report, nil
 }
 
@@ -98,6 +108,10 @@ type merger struct {
 	// archived tells records a side archived (retention) from records it
 	// lost: only the first may leave a kept directory.
 	archived *archivedIndex
+	// tips are the commits of ours and theirs: an archive's state commit
+	// must be in the deleting side's history (and not in the keeping
+	// side's, if it holds another version than the keeping side's)
+	tips [2]plumbing.Hash
 }
 
 // write encodes a new object into the merge's output.
@@ -420,7 +434,7 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	}
 	ff := !ok || ahead == 0
 	if ff && ok && layout != nil {
-		drops, err := s.dropsKept(ours, theirs, layout)
+		drops, err := s.dropsKept(ctx, ours, theirs, layout)
 		if err != nil {
 			return MergeResult{}, err
 		}
@@ -466,7 +480,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 			clock = clock.Witness(clockOf(c.Message))
 		}
 	}
-	root, report, err := s.mergeTrees(trees[0], trees[1], trees[2], resolve, layout)
+	root, report, err := s.mergeTrees(ctx, trees[0], trees[1], trees[2], [2]plumbing.Hash{ours, theirs}, resolve, layout)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
 	}
@@ -482,6 +496,9 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 	if tx.meta == nil {
 		return Commit{}, report, ErrNoMeta
 	}
+	// what the merge refused to let an archive delete is said where the
+	// merge is audited, whatever the finisher wrote
+	tx.meta.Trailers = append(tx.meta.Trailers, refusedTrailers(report.ArchiveRefused)...)
 	c, err := s.commit(tx, ours)
 	return c, report, err
 }

@@ -434,7 +434,7 @@ func tip(t *testing.T, dir string) string {
 	return gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
 }
 
-func resetState(t *testing.T, dir, to string) {
+func resetState(t testing.TB, dir, to string) {
 	t.Helper()
 	gitstatetest.Git(t, dir, "update-ref", gitstate.RefState, to)
 }

@@ -153,3 +153,49 @@ func trailerIn(msg, key string) string {
 	}
 	return ""
 }
+
+// unfold reads the day's reads back out of a fold (FoldReads): one commit
+// per line of its reads.jsonl, as the read commit was (its id, author,
+// time and message; its parent the read before it), oldest first. The
+// commits are not in the object store any more; the log shows them from
+// here. ok is false for any commit that is not a fold. Lines that are not
+// a read (a commit id, a message) are left out: a fold may come from
+// another machine's reads refs.
+func (s *Store) unfold(c *gitrepo.Commit) (reads []*gitrepo.Commit, ok bool, err error) {
+	if len(c.ParentHashes) != 0 || trailerIn(c.Message, TrailerFolded) == "" {
+		return nil, false, nil
+	}
+	tree, err := s.readTree(c.TreeHash)
+	if err != nil {
+		return nil, false, err
+	}
+	var blob plumbing.Hash
+	for _, e := range tree.Entries {
+		if e.Name == FoldedReadsFile && e.Mode != filemode.Dir {
+			blob = e.Hash
+		}
+	}
+	if blob.IsZero() {
+		return nil, false, nil
+	}
+	data, err := s.readBlob(blob)
+	if err != nil {
+		return nil, false, err
+	}
+	var prev plumbing.Hash
+	for _, line := range strings.Split(string(data), "\n") {
+		var r FoldedRead
+		if line == "" || json.Unmarshal([]byte(line), &r) != nil || !plumbing.IsHash(r.Commit) || r.Message == "" {
+			continue
+		}
+		name, email, _ := strings.Cut(strings.TrimSuffix(r.Author, ">"), " <")
+		sig := gitrepo.Signature{Name: name, Email: email, When: r.Time}
+		rc := &gitrepo.Commit{Hash: plumbing.NewHash(r.Commit), Author: sig, Committer: sig, Message: r.Message}
+		if !prev.IsZero() {
+			rc.ParentHashes = []plumbing.Hash{prev}
+		}
+		prev = rc.Hash
+		reads = append(reads, rc)
+	}
+	return reads, true, nil
+}

@@ -87,3 +87,92 @@ func TestFoldReads(t *testing.T) {
 		t.Error("today's chain was folded")
 	}
 }
+
+// A folded day still shows who read what: EventsOf over the state and the
+// reads refs lists each read of the fold with its own commit id, author,
+// time and trailers, in its place among the changes, marked FoldedIn; the
+// fold commit itself is not an event.
+func TestEventsUnfoldFoldedDay(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	read := func(tool string) {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta(tool))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := func(tool string) {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta(tool))
+			return tx.Put("x/"+tool+".json", rec{N: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change("c1")
+	read("r1")
+	change("c2")
+	read("r2")
+	read("r3")
+	change("c3")
+	now = now.AddDate(0, 0, 2)
+	read("today")
+	list := func() (tools, commits []string, folds map[string]string) {
+		t.Helper()
+		refs, err := s.ReadsRefs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		folds = map[string]string{}
+		err = s.EventsOf(ctx, append([]string{gitstate.RefState}, refs...), func(ev gitstate.Event) bool {
+			tool := ev.Get(gitstate.TrailerTool)
+			tools = append(tools, tool)
+			commits = append(commits, ev.Commit)
+			if ev.FoldedIn != "" {
+				folds[tool] = ev.FoldedIn
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tools, commits, folds
+	}
+	wantTools, wantCommits, folds := list()
+	if len(folds) != 0 {
+		t.Fatalf("before the fold, reads marked folded: %v", folds)
+	}
+	folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now)
+	if err != nil || len(folded) != 1 {
+		t.Fatalf("FoldReads = %v, %v", folded, err)
+	}
+	fold := gitstatetest.Git(t, dir, "rev-parse", folded[0])
+	tools, commits, folds := list()
+	if strings.Join(tools, " ") != strings.Join(wantTools, " ") || strings.Join(commits, " ") != strings.Join(wantCommits, " ") {
+		t.Fatalf("after the fold the events are\n%v\n%v\nwant\n%v\n%v", tools, commits, wantTools, wantCommits)
+	}
+	for _, r := range []string{"r1", "r2", "r3"} {
+		if folds[r] != fold {
+			t.Errorf("read %s: FoldedIn %q, want the fold %s", r, folds[r], fold)
+		}
+	}
+	if len(folds) != 3 {
+		t.Errorf("folded reads: %v, want r1, r2, r3", folds)
+	}
+	// each read keeps its audit record: caller and time, and the state it read
+	err = s.EventsOf(ctx, []string{folded[0]}, func(ev gitstate.Event) bool {
+		if ev.Get(gitstate.TrailerActor) != "tester" || ev.Get(gitstate.TrailerReadAt) == "" || ev.Time.IsZero() || ev.Clock == 0 {
+			t.Errorf("folded read %+v", ev)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

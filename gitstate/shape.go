@@ -23,6 +23,14 @@ type Layout struct {
 	// DefaultMaxOther), where a newer version may keep kinds this one does
 	// not know.
 	MaxRecord, MaxOther int64
+	// Archivable tells the versions of records `archive` takes off the
+	// tip (retention: kinds it takes, records that ended) from those it
+	// never does. A merge lets a side's deletion of a Keep record stand
+	// only if a record archive holds a version that passes (and the
+	// archive passes the store's own checks, archivedIndex). nil: the
+	// store's checks only, which know the kinds' directories but cannot
+	// tell an unread mail from a read one.
+	Archivable ArchiveRule
 }
 
 // DirLayout is the layout of one record kind's directory.

@@ -208,7 +208,7 @@ func (s *Store) checkClock(ours, theirs plumbing.Hash, n uint64) error {
 // theirs would delete records of a directory the layout keeps: then a
 // fast-forward would lose what no tool can delete, and the sync merges
 // instead (mergeKept). It reads only subtrees that differ.
-func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, error) {
+func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout) (bool, error) {
 	var trees [2]plumbing.Hash
 	for i, h := range []plumbing.Hash{ours, theirs} {
 		c, err := s.readCommit(h)
@@ -217,7 +217,8 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 		}
 		trees[i] = c.TreeHash
 	}
-	archived := s.archivedIndex()
+	archived := s.archivedIndex(ctx, layout)
+	deleter := theirs // the side whose deletions an archive must explain
 	var walk func(parts []string, o, t plumbing.Hash) (bool, error)
 	walk = func(parts []string, o, t plumbing.Hash) (bool, error) {
 		if o == t || !layout.keeps(parts) {
@@ -240,7 +241,7 @@ func (s *Store) dropsKept(ours, theirs plumbing.Hash, layout *Layout) (bool, err
 			switch {
 			case !ok:
 				// gone: a drop, unless an archive holds it (retention)
-				if gone, err := archivedDrop(archived, append(parts[:len(parts):len(parts)], e.Name), e); err != nil || !gone {
+				if gone, err := archivedDrop(archived, append(parts[:len(parts):len(parts)], e.Name), e, ours, deleter); err != nil || !gone {
 					return !gone, err
 				}
 			case (e.Mode == filemode.Dir) != (te.Mode == filemode.Dir):

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,7 +15,7 @@ func AgentPath(id string) string { return DirAgents + "/" + id + ".json" }
 
 // agentKind: agents/<id>.json, one per registered agent.
 func agentKind() Kind {
-	return RecordKind(Kind{Name: "agent", Dir: DirAgents, Depth: 1, Kept: true}, func(_ []string, name string, a *Agent) error {
+	k := RecordKind(Kind{Name: "agent", Dir: DirAgents, Depth: 1, Kept: true}, func(_ []string, name string, a *Agent) error {
 		if a.ID != name || ValidateAgentID(a.ID) != nil {
 			return fmt.Errorf("agent record names %q", a.ID)
 		}
@@ -23,6 +24,19 @@ func agentKind() Kind {
 		}
 		return nil
 	})
+	k.Archived = func(data []byte) bool {
+		var a Agent
+		if json.Unmarshal(data, &a) != nil {
+			return false
+		}
+		removed := a.CleanedAt != nil || (a.Worktree == "" && a.TmuxSession == "")
+		switch a.Status {
+		case StatusTerminated, StatusAbandoned, StatusFailed, StatusCompleted:
+			return removed && len(a.HeldTasks) == 0
+		}
+		return false
+	}
+	return k
 }
 
 // Agent states.

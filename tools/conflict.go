@@ -21,7 +21,7 @@ func ConflictPath(id string) string {
 // The framework defines it with the claims whose invariant it records;
 // settling them (which mails the loser) is the nouns' (Hooks.SettleClaims).
 func ConflictKind() Kind {
-	return recordKindIn(Kind{Name: "conflict", Dir: DirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(kinds KindTable, rel []string, name string, c *Conflict) error {
+	k := recordKindIn(Kind{Name: "conflict", Dir: DirConflicts, Depth: 3, Fanout: 2, Kept: true}, func(kinds KindTable, rel []string, name string, c *Conflict) error {
 		if c.ID != name || !conflictIDPattern.MatchString(c.ID) || !FannedOut(rel, c.ID) {
 			return fmt.Errorf("conflict record %q does not belong at this path", c.ID)
 		}
@@ -33,6 +33,8 @@ func ConflictKind() Kind {
 		}
 		return nil
 	})
+	k.Archived = func(data []byte) bool { return json.Valid(data) } // a settled conflict is history
+	return k
 }
 
 // Conflict rules: why the loser lost.

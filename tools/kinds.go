@@ -35,6 +35,13 @@ type Kind struct {
 	// Claim is set for kinds whose records have at most one holder (locks,
 	// tasks, a coder's active review): the invariant sync restores.
 	Claim *ClaimRule
+	// Archived, for the kinds retention archives, tells whether
+	// `archive` could have taken this version of a record, whatever its
+	// age (a read mail, an ended instance): a merge lets a peer's deletion
+	// of a Kept record stand only if an archive holds a version that
+	// passes, so a forged archive cannot take an unread mail or a live
+	// instance off our tip (gitstate.Layout.Archivable). nil: never.
+	Archived func(data []byte) bool
 	// check decodes a record and checks that it belongs at its path: rel
 	// is the path below Dir, split at "/", and name the file name without
 	// ".json"; kinds is every kind of the state, for a record that names

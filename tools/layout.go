@@ -11,5 +11,9 @@ func (t KindTable) Layout() *gitstate.Layout {
 	for _, k := range t {
 		l.Dirs = append(l.Dirs, gitstate.DirLayout{Dir: k.Dir, Depth: k.Depth, Fanout: k.Fanout, Keep: k.Kept})
 	}
+	l.Archivable = func(path string, data []byte) bool {
+		k, _, ok := t.KindOf(path)
+		return ok && k.Archived != nil && k.Archived(data)
+	}
 	return &l
 }

@@ -6,6 +6,7 @@
 package mail
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,12 +26,17 @@ func Path(recipient, id string) string {
 
 // mailKind: mail/<recipient>/<x>/<y>/<id>.json. A message is never deleted.
 func mailKind() tools.Kind {
-	return tools.RecordKind(tools.Kind{Name: "mail", Dir: Dir, Depth: 4, Fanout: 2, Kept: true}, func(rel []string, name string, m *Mail) error {
+	k := tools.RecordKind(tools.Kind{Name: "mail", Dir: Dir, Depth: 4, Fanout: 2, Kept: true}, func(rel []string, name string, m *Mail) error {
 		if m.ID != name || !mailIDPattern.MatchString(m.ID) || m.To != rel[0] || !tools.FannedOut(rel, m.ID) {
 			return fmt.Errorf("mail record %q to %q does not belong at this path", m.ID, m.To)
 		}
 		return nil
 	})
+	k.Archived = func(data []byte) bool {
+		var m Mail
+		return json.Unmarshal(data, &m) == nil && m.IsRead
+	}
+	return k
 }
 
 // Mail is one message. Everything but the read flag is immutable; ReadAt

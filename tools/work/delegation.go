@@ -1,6 +1,7 @@
 package work
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -163,7 +164,7 @@ func controlled(c *tools.Call, id string) (Delegation, error) {
 // fan-out, its owner a caller id, its status one of the five.
 func delegationKind() tools.Kind {
 	k := tools.Kind{Name: "delegation", Dir: dirDelegations, Depth: 3, Fanout: 2}
-	return tools.RecordKind(k, func(rel []string, name string, d *Delegation) error {
+	k = tools.RecordKind(k, func(rel []string, name string, d *Delegation) error {
 		if d.ID != name || !delegationIDPattern.MatchString(d.ID) || !tools.FannedOut(rel, d.ID) {
 			return fmt.Errorf("delegation record %q does not belong at this path", d.ID)
 		}
@@ -175,4 +176,9 @@ func delegationKind() tools.Kind {
 		}
 		return nil
 	})
+	k.Archived = func(data []byte) bool {
+		var d Delegation
+		return json.Unmarshal(data, &d) == nil && d.Status != "" && d.Status != DelegationRunning
+	}
+	return k
 }

@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,7 +46,7 @@ func githubCallPath(id string) string {
 
 // githubCallKind: github/<x>/<y>/<id>.json, one record per GitHub call.
 func githubCallKind() tools.Kind {
-	return tools.RecordKind(tools.Kind{Name: "github call", Dir: dirGitHub, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, g *GitHubCall) error {
+	k := tools.RecordKind(tools.Kind{Name: "github call", Dir: dirGitHub, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, g *GitHubCall) error {
 		if g.ID != name || !githubCallIDPattern.MatchString(g.ID) || !tools.FannedOut(rel, g.ID) {
 			return fmt.Errorf("github call record %q does not belong at this path", g.ID)
 		}
@@ -55,6 +56,11 @@ func githubCallKind() tools.Kind {
 		}
 		return fmt.Errorf("github call %s has unknown state %q", g.ID, g.State)
 	})
+	k.Archived = func(data []byte) bool {
+		var g GitHubCall
+		return json.Unmarshal(data, &g) == nil && (g.State == GitHubDone || g.State == GitHubFailed)
+	}
+	return k
 }
 
 // GitHubCall is one call to GitHub and what came of it. Mutable: Clock is

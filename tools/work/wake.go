@@ -32,12 +32,14 @@ func wakePath(recipient string) string { return dirWake + "/" + recipient + ".js
 // wakeKind: wake/<recipient>.json, one record per instance (or the humans'
 // inbox) that has been woken. Mutable, merged field by field.
 func wakeKind() tools.Kind {
-	return tools.RecordKind(tools.Kind{Name: "wake", Dir: dirWake, Depth: 1}, func(rel []string, name string, w *Wake) error {
+	k := tools.RecordKind(tools.Kind{Name: "wake", Dir: dirWake, Depth: 1}, func(rel []string, name string, w *Wake) error {
 		if w.Recipient != name || (name != tools.HumanInbox && tools.ValidateAgentID(name) != nil) {
 			return fmt.Errorf("wake record of %q does not belong at this path", w.Recipient)
 		}
 		return nil
 	})
+	k.Archived = func(data []byte) bool { return json.Valid(data) } // of an instance that ended, taken with it
+	return k
 }
 
 // Outcomes of a wake-up, as its record keeps the last one.

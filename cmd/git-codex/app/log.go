@@ -148,6 +148,9 @@ func (e *env) logCommand() *cli.Command {
 				if en.Redacted != "" {
 					summary += " [redacted: " + en.Redacted + "]"
 				}
+				if en.FoldedIn != "" {
+					summary += " [folded into " + en.FoldedIn[:min(12, len(en.FoldedIn))] + "]"
+				}
 				tp.AddField(summary)
 				tp.EndRow()
 			}

@@ -24,6 +24,11 @@ type syncReport struct {
 	// Dropped are records one side had where the other has a directory of
 	// records: the directory wins (both versions stay in the histories).
 	Dropped []string `json:"dropped"`
+	// ArchiveRefused are records the remote's side deleted that record
+	// archives hold, where no archive passed the checks that let such a
+	// deletion stand (docs/STATE.md "Retention"): they stayed, and the
+	// merge commit names each in a Codex-Archive-Refused trailer.
+	ArchiveRefused []archiveRefused `json:"archive_refused"`
 	// Published says the remote has our state afterwards; Pushed that a
 	// push sent it (false when the remote already had it all).
 	Published bool   `json:"published"`
@@ -41,6 +46,14 @@ type syncReport struct {
 	// from that time on only (a shallow first sync): `sync --full`
 	// fetches the rest.
 	HistoryCutOff *time.Time `json:"history_cut_off,omitempty"`
+}
+
+// archiveRefused is a record a sync kept though an archive held it, and
+// why the archive did not count.
+type archiveRefused struct {
+	Path    string `json:"path"`
+	Archive string `json:"archive"`
+	Reason  string `json:"reason"`
 }
 
 func remoteArg(c *cli.Context) (string, error) {
@@ -117,6 +130,10 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if r.Dropped == nil {
 				r.Dropped = []string{}
 			}
+			r.ArchiveRefused = []archiveRefused{}
+			for _, a := range res.Merge.Report.ArchiveRefused {
+				r.ArchiveRefused = append(r.ArchiveRefused, archiveRefused{Path: a.Path, Archive: a.Archive, Reason: a.Reason})
+			}
 			r.Ignored = res.Ignored
 			r.Retries = res.Retries
 			if cut {
@@ -136,6 +153,9 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			fmt.Fprintln(e.stdout, syncMessage(r, push))
 			if cut && !wasCut {
 				fmt.Fprintf(e.stdout, "fetched the state's history since %s only (codex.firstSyncDays); `git codex sync --full` fetches the rest\n", cutAt.UTC().Format("2006-01-02 15:04 MST"))
+			}
+			for _, a := range r.ArchiveRefused {
+				fmt.Fprintf(e.stdout, "kept: %s: an archive holds it, but %s (%s)\n", a.Path, a.Reason, a.Archive)
 			}
 			for _, s := range r.Ignored {
 				fmt.Fprintf(e.stdout, "ignored: %s\n", ignoredNote(s))
@@ -236,6 +256,9 @@ func syncMessage(r syncReport, push bool) string {
 		if n := len(r.Dropped); n > 0 {
 			fmt.Fprintf(&b, "; %d record(s) dropped where %s has a directory: %s", n, r.Remote, strings.Join(r.Dropped, ", "))
 		}
+		if n := len(r.ArchiveRefused); n > 0 {
+			fmt.Fprintf(&b, "; %d record(s) deleted there kept: no archive accounts for the deletion", countPaths(r.ArchiveRefused))
+		}
 	case gitstate.MergeFastForward:
 		fmt.Fprintf(&b, "fast-forwarded to the state of %s", r.Remote)
 	default:
@@ -292,4 +315,14 @@ func syncReads(c *cli.Context, st *gitstate.Store, remote string, progress io.Wr
 		return tools.Errorf(tools.RemoteError, "the state was synced, but not the reads: %v", err)
 	}
 	return nil
+}
+
+// countPaths counts the records among refusals (an archive each: one
+// record may have several).
+func countPaths(refused []archiveRefused) int {
+	paths := map[string]bool{}
+	for _, a := range refused {
+		paths[a.Path] = true
+	}
+	return len(paths)
 }
