@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +112,13 @@ func stressBesideMaintenance(t *testing.T, args []string, rounds int) {
 			if _, ok := recs[p]; !ok {
 				t.Fatalf("round %d: acknowledged write %s missing at the tip", r, p)
 			}
+		}
+		// the repack a writer started may still run: fsck reads the
+		// multi-pack-index, then its packs, and a repack that deletes a
+		// pack in between makes fsck fail on a repository that is whole
+		// (git's own gc --auto would do the same)
+		if err := gitstatetest.WaitForLocks(filepath.Join(dir, ".git")); err != nil {
+			t.Fatalf("round %d: %v", r, err)
 		}
 		if out, err := gitstatetest.GitErr(dir, "fsck", "--full", "--strict", "--no-dangling"); err != nil {
 			t.Fatalf("round %d: git fsck: %v\n%s", r, err, out)
