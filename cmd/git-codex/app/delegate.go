@@ -26,7 +26,9 @@ func (e *env) delegateExportCommand() *cli.Command {
 		Name:      "export",
 		Usage:     "write a delegated session's trajectory (record and transcript) to a file",
 		ArgsUsage: "<session>",
-		Description: "Writes {\"version\":1,\"session\":{...},\"transcript\":[...]} to --output (default <session>.json);\n" +
+		Description: "Writes {\"version\":1,\"session\":{...},\"transcript\":[...]} to --output (default\n" +
+			"<git-common-dir>/codex/exports/<session>.json, outside the work tree: a transcript may hold\n" +
+			"anything the agent saw, and a file in the work tree is one `git add -A` from a commit);\n" +
 			"\"-\" writes to stdout. The transcript is the agent CLI's JSON lines as received, kept on the\n" +
 			"machine that ran the turns. `git codex delegate resume --trajectory-path <file>` resumes from it.",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the `FILE` to write (\"-\": stdout)"}},
@@ -35,14 +37,14 @@ func (e *env) delegateExportCommand() *cli.Command {
 				return usageError{err: fmt.Errorf("export takes one session id")}
 			}
 			opts := delegateExportOptions{Session: c.Args().First(), Output: c.String("output")}
-			if opts.Output == "" {
-				opts.Output = opts.Session + ".json"
-			}
 			caller, st, err := e.session(c)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			if opts.Output == "" {
+				opts.Output = defaultExportPath(st.GitDir(), opts.Session)
+			}
 			x, err := work.ExportTrajectory(c.Context, st, caller, opts.Session)
 			if err != nil {
 				return tools.AsError(err)
@@ -51,13 +53,25 @@ func (e *env) delegateExportCommand() *cli.Command {
 				_, err = x.WriteTo(e.stdout)
 				return err
 			}
-			if err := writeFileAtomic(e.path(opts.Output), x); err != nil {
+			path := e.path(opts.Output)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				return fmt.Errorf("write trajectory: %w", err)
 			}
-			fmt.Fprintf(e.stderr, "wrote %s (%d message(s))\n", opts.Output, x.Messages)
+			if err := writeFileAtomic(path, x); err != nil {
+				return fmt.Errorf("write trajectory: %w", err)
+			}
+			fmt.Fprintf(e.stderr, "wrote %s (%d message(s)); resume with `git codex delegate resume --trajectory-path %s`\n", opts.Output, x.Messages, opts.Output)
 			return nil
 		},
 	}
+}
+
+// defaultExportPath is where `delegate export` writes when told nowhere:
+// beside the transcripts git codex keeps in the git directory, never in
+// the work tree, where a transcript would be one `git add -A` from a
+// commit.
+func defaultExportPath(gitDir, session string) string {
+	return filepath.Join(gitDir, "codex", "exports", filepath.Base(session)+".json")
 }
 
 // writeFileAtomic writes what src writes to path (mode 0600: a transcript
