@@ -42,6 +42,10 @@ func flagValueError(cmd *cli.Command, err error) error {
 			return fmt.Errorf("%s takes a number, not %s: %s", flag, value, strings.ReplaceAll(f.Usage, "`", ""))
 		case *cli.DurationFlag:
 			return fmt.Errorf("%s takes a duration such as 30s, 2m or 1h, not %s: %s", flag, value, strings.ReplaceAll(f.Usage, "`", ""))
+		case *cli.GenericFlag:
+			if _, ok := f.Value.(*seconds); ok {
+				return fmt.Errorf("%s takes seconds (90) or a duration (90s, 2m, 1h), not %s: %s", flag, value, strings.TrimSuffix(f.Usage, secondsHint))
+			}
 		case *cli.BoolFlag:
 			return fmt.Errorf("%s takes true or false, not %s: %s", flag, value, strings.ReplaceAll(f.Usage, "`", ""))
 		}

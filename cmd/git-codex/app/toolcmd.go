@@ -237,6 +237,10 @@ func inputFlags(t *tools.Tool) []cli.Flag {
 			// urfave/cli shows an int flag's Go default ("(default: 0)"),
 			// which is not the tool's: show the one the doc names instead
 			usage, def := cutDefault(usage)
+			if countsSeconds(f.doc) {
+				flags = append(flags, &cli.GenericFlag{Name: flagName(f.json), Usage: usage + secondsHint, DefaultText: def, Value: &seconds{}})
+				break
+			}
 			flags = append(flags, &cli.Int64Flag{Name: flagName(f.json), Usage: usage, DefaultText: def})
 		case reflect.Map:
 			if f.strings {
@@ -284,6 +288,10 @@ func (e *env) toolArgs(t *tools.Tool, c *cli.Context) ([]byte, error) {
 		case reflect.Bool:
 			m[f.json] = c.Bool(name)
 		case reflect.Int, reflect.Int64:
+			if s, ok := c.Generic(name).(*seconds); ok {
+				m[f.json] = s.n
+				break
+			}
 			m[f.json] = c.Int64(name)
 		case reflect.Map:
 			if f.strings {
