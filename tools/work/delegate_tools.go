@@ -259,6 +259,8 @@ func finishTurn(ctx context.Context, f *tools.Followup, id string, o turnOutcome
 			// what the CLI said on its way out is the reason a person needs
 			msg += "\n" + final.Agent + "'s stderr ends:\n  " + strings.ReplaceAll(tools.Truncate(o.Stderr, 1000), "\n", "\n  ")
 		}
+		// a CLI that was never signed in or set up fails here first
+		msg += "\n`git codex doctor " + final.Agent + "` checks what " + final.Agent + " needs once (sign-in, first-run setup)"
 		e := tools.Errorf(tools.AgentFailed, "%s", msg).With("session_id", id).With("agent", final.Agent).With("exit_code", o.ExitCode)
 		if o.Stderr != "" {
 			e = e.With("stderr", tools.Truncate(o.Stderr, 1000))
