@@ -39,7 +39,7 @@ const (
 
 // IsRead reports whether an event is a read or refusal recorded off the
 // state (on a reads ref), not a commit of the state's history.
-func (e Event) IsRead() bool { return e.Get(TrailerReadAt) != "" }
+func (ev Event) IsRead() bool { return ev.Get(TrailerReadAt) != "" }
 
 // ReadsRefs lists the reads refs this repository holds, sorted: its own
 // (refs/codex/reads/<machine>/<day>) and those SyncReads fetched

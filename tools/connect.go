@@ -23,6 +23,16 @@ import (
 // ACTIVE (REVIEWING for a reviewer) in one commit. That is the signal
 // spawn waits for (instance_start.go); nothing earlier says the agent got
 // past its CLI's first screens.
+//
+// Both live here, in the framework, not in the MCP server's package
+// (cmd/git-codex/mcpserver), although the server is what runs them: each
+// is the registry's admission (the caller's record, its credential against
+// auth.agents, what c.auth says of it) and its one audit builder
+// (auditRecord) run for an entry point that is no tool. Outside tools they
+// would need the Call's unexported fields (tool, origin, keys, auth) made
+// public, or a second way to build an audit record; the server needs only
+// two methods. And CheckServer is not the server's alone: `git codex
+// setup` makes the same check before it writes an agent's MCP config.
 
 // auditMCP is the name the server's own commits carry as Codex-Tool.
 const auditMCP = "mcp"

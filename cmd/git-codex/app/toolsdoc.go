@@ -47,7 +47,7 @@ func toolsMarkdown(reg *tools.Registry) string {
 }
 
 // writeDeferred documents the way to the tools tools/list does not show
-// an agent type up front (tools.Deferred, mcp_more.go).
+// an agent type up front (tools.Deferred, cmd/git-codex/mcpserver/more.go).
 func writeDeferred(b *strings.Builder, reg *tools.Registry) {
 	b.WriteString("Over MCP an agent is listed up front only the tools its type's work uses, so that the list costs its model\n")
 	b.WriteString("little in every turn (docs/PERFORMANCE.md). The others its policy permits stay one step away: `tool_call`\n")

@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type toolCallIn struct {
 }
 
 // moreTools are tool_find and tool_call for the deferred tools named.
-func (s *mcpServer) moreTools(names []string) []*mcp.Tool {
+func (s *Server) moreTools(names []string) []*mcp.Tool {
 	notDestructive, destructive := false, true
 	str := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", Description: desc} }
 	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}}
@@ -72,7 +72,7 @@ func (s *mcpServer) moreTools(names []string) []*mcp.Tool {
 // findTools answers tool_find from the state's tip: the deferred tools
 // whose name or description has any of the query's words. It lists, as
 // tools/list does, and records nothing.
-func (s *mcpServer) findTools(ctx context.Context, args json.RawMessage) tools.Result {
+func (s *Server) findTools(ctx context.Context, args json.RawMessage) tools.Result {
 	var in toolFindIn
 	if len(args) > 0 {
 		dec := json.NewDecoder(strings.NewReader(string(args)))

@@ -1,131 +1,106 @@
-package app
+// Package mcpserver serves a tools.Registry over MCP to one caller fixed at
+// launch: what `git codex mcp` runs. It lists the tools the caller's policy
+// allows and follows the policy while it runs (server.go), offers the tools
+// the caller's work rarely needs through tool_find and tool_call (more.go),
+// the prompt registry as MCP prompts (prompts.go), over a stdio transport
+// of its own that answers bad lines and loses no answer at the end of input
+// (stdio.go). Every call, tool or prompt, goes through the registry: the
+// same admission, audit commit and envelope as the CLI's.
+//
+// It is a package of its own, not a file of the CLI, so that the CLI's
+// `mcp` command is an adapter (flags, the caller's Origin, the start
+// check, signals) and the server's tests need no CLI (issue 26).
+package mcpserver
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"io"
 	"log/slog"
 	"maps"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/urfave/cli/v2"
 )
 
-const mcpInstructions = "git codex coordinates AI coding agents inside this git repository. " +
+const instructions = "git codex coordinates AI coding agents inside this git repository. " +
 	"Every tool call is recorded as a commit on refs/codex/state. Results are envelopes: " +
 	`{"ok":true,"data":...} or {"ok":false,"error":{"code","message","details","tool_name","instance_id"}}, with a timestamp; branch on error.code. ` +
 	"Only the tools your policy allows are listed; the list changes (notifications/tools/list_changed) when the policy does. " +
 	"Tools your work rarely needs are not listed up front: tool_call names them and calls one, tool_find shows their schemas."
 
-// mcpPollInterval is how often a running server looks at the state's tip
+// pollInterval is how often a running server looks at the state's tip
 // for a policy change made by someone else (its own calls are checked as
 // they finish). A look that finds the tip unchanged reads the ref and its
 // commit; the policy is read again only when the tip moved.
-const mcpPollInterval = 2 * time.Second
+const pollInterval = 2 * time.Second
 
-// mcpInputEndGrace is how long calls may still run once the client closed
+// inputEndGrace is how long calls may still run once the client closed
 // its input before they are cancelled (a delegated turn then stops and
 // records that its caller disconnected).
-const mcpInputEndGrace = 2 * time.Second
+const inputEndGrace = 2 * time.Second
 
-func (e *env) mcpCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "mcp",
-		Usage: "serve the tools your policy allows over MCP on stdin/stdout (agents launch this)",
-		Description: "The caller is fixed at launch: --as <id> or CODEX_INSTANCE, else human:<git user.email>.\n" +
-			"It refuses to start (exit 1, the reason on stderr) for an agent that is not registered, a\n" +
-			"CODEX_TOKEN that is not the agent's credential, or none where auth.agents is required.\n" +
-			"Logs go to stderr; stdout carries only the protocol. Clients that set a level with\n" +
-			"logging/setLevel also get each call (info) and each refusal (warning) as notifications/message.\n" +
-			"--log-level (or MCP_LOG_LEVEL, else the config's mcp.log_level) sets, from the start, the level\n" +
-			"of stderr and of notifications to a client that has not set one. --tool-timeout (or\n" +
-			"MCP_TOOL_TIMEOUT) bounds every call served, as tools.timeout_seconds does.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "log-level", EnvVars: []string{"MCP_LOG_LEVEL"}, Usage: "log at `LEVEL` from the start: " + strings.Join(work.LogLevels(), ", ") + " (default: the config's mcp.log_level; unset: warnings on stderr, notifications once the client asks)"},
-			&cli.IntFlag{Name: "tool-timeout", EnvVars: []string{"MCP_TOOL_TIMEOUT"}, Usage: "the time limit of the calls served, in `SECONDS`, instead of the config's tools.timeout_seconds (a tool's own tools.<tool>.timeout_seconds still wins)"},
-		},
-		Action: func(c *cli.Context) error {
-			level := c.String("log-level")
-			if level != "" && !slices.Contains(work.LogLevels(), level) {
-				return usageError{err: fmt.Errorf("--log-level takes one of %s, not %q", strings.Join(work.LogLevels(), ", "), level), help: c.Command.HelpName}
-			}
-			if c.Int("tool-timeout") < 0 {
-				return usageError{err: fmt.Errorf("--tool-timeout takes a number of seconds, not %d", c.Int("tool-timeout")), help: c.Command.HelpName}
-			}
-			o, st, err := e.origin(c) // the credential comes from the launch environment
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if level == "" {
-				level = work.MCPLogLevel(c.Context, st, e.reg.ConfigKeys())
-			}
-			// fail loudly now rather than serve nothing while the client
-			// shows the server connected
-			if _, refusal := e.reg.CheckServer(c.Context, st, o); refusal != nil {
-				return refusal
-			}
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			// a client that went away closes the pipe our answers and
-			// progress go to: the write fails, rather than SIGPIPE ending
-			// the server before running calls record how they ended
-			signal.Ignore(syscall.SIGPIPE)
-			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slogLevel(level)}))
-			s := newMCPServer(e.reg, st, o, logger)
-			s.level = level
-			s.timeout = time.Duration(c.Int("tool-timeout")) * time.Second
-			watchCtx, stopWatch := context.WithCancel(ctx)
-			watched := make(chan struct{})
-			go func() {
-				defer close(watched)
-				s.watch(watchCtx, mcpPollInterval)
-			}()
-			// once input ends, calls read before it still get their answers
-			// (piped requests), but a call still running after
-			// mcpInputEndGrace has lost its client: it is cancelled
-			inputEnded := func() { time.AfterFunc(mcpInputEndGrace, s.close) }
-			err = s.run(ctx, &stdioTransport{in: e.stdin, out: e.stdout, inputEnded: inputEnded})
-			s.close()
-			s.inflight.Wait() // calls still running were cancelled: let them record how they ended
-			stopWatch()
-			<-watched // before the store closes
-			return err
-		},
-	}
+// Options are how a server runs; the zero value serves with no log, no
+// level set from the start, and the config's time limits.
+type Options struct {
+	// Logger gets the server's own log (stderr, for `git codex mcp`:
+	// stdout carries only the protocol); nil discards it.
+	Logger *slog.Logger
+	// Level is the MCP log level set at launch (--log-level,
+	// mcp.log_level): a session's until its client sets one; "" for none.
+	Level string
+	// Timeout is the launch's time limit for calls (--tool-timeout,
+	// MCP_TOOL_TIMEOUT); 0: the config's.
+	Timeout time.Duration
+	// Version is the version the server gives in its implementation info.
+	Version string
 }
 
-// mcpServer serves the registry's tools to one caller. It lists only the
+// Serve serves one client on in and out (newline-delimited JSON-RPC, see
+// stdio.go) until the input ends or ctx does. Once input ends, calls read
+// before it still get their answers (piped requests), but a call still
+// running after inputEndGrace has lost its client: it is cancelled, and
+// Serve returns once every call has recorded how it ended. The caller
+// owns the process: signals, and SIGPIPE on a client gone, are its to
+// handle.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.watch(watchCtx, pollInterval)
+	}()
+	inputEnded := func() { time.AfterFunc(inputEndGrace, s.close) }
+	err := s.run(ctx, &stdioTransport{in: in, out: out, inputEnded: inputEnded})
+	s.close()
+	s.inflight.Wait() // calls still running were cancelled: let them record how they ended
+	stopWatch()
+	<-watched // before the caller closes the store
+	return err
+}
+
+// Server serves the registry's tools to one caller. It lists only the
 // tools the caller's policy allows, and follows the policy while it runs;
 // every tools/call, listed or not, goes through the registry, so a tool
 // the caller may not use (or that does not exist) is refused with the same
 // envelope and audit record as `git codex call` gives.
-type mcpServer struct {
-	reg    *tools.Registry
-	st     *gitstate.Store
-	caller string
-	origin tools.Origin // the caller and its credentials, fixed at launch
-	logger *slog.Logger
-	srv    *mcp.Server
-	// level is the log level set at launch (--log-level, mcp.log_level):
-	// the session's until its client sets one; "" for none.
-	level string
-	// timeout is the launch's time limit for calls (--tool-timeout,
-	// MCP_TOOL_TIMEOUT); 0: the config's.
-	timeout time.Duration
+type Server struct {
+	reg     *tools.Registry
+	st      *gitstate.Store
+	caller  string
+	origin  tools.Origin // the caller and its credentials, fixed at launch
+	logger  *slog.Logger
+	srv     *mcp.Server
+	level   string        // Options.Level
+	timeout time.Duration // Options.Timeout
 
 	errSchema *jsonschema.Schema // of a refusal's error, in every tool's output schema
 	kick      chan struct{}      // a call may have changed the policy: look (see watch)
@@ -133,7 +108,7 @@ type mcpServer struct {
 	// inflight counts calls running: the server waits for them when its
 	// client goes (a delegated turn then stops and records how it ended).
 	inflight sync.WaitGroup
-	memory   memoryReturner  // gives freed memory back between calls (mcp_memory.go)
+	memory   memoryReturner  // gives freed memory back between calls (memory.go)
 	closing  context.Context // done once the client is gone
 	close    context.CancelFunc
 
@@ -144,9 +119,14 @@ type mcpServer struct {
 	more   string // the deferred tools tool_call names, comma-separated ("": none, and neither it nor tool_find is listed)
 }
 
-// newMCPServer serves reg's tools and prompts to the caller whose origin
+// New serves reg's tools and prompts to the caller whose origin
 // (identity and credentials) is o: every call, tool or prompt, carries it.
-func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logger *slog.Logger) *mcpServer {
+// It lists what the policy allows at st's tip now; Serve serves a client.
+func New(reg *tools.Registry, st *gitstate.Store, o tools.Origin, opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	errSchema, err := jsonschema.For[tools.Error](nil)
 	if err != nil {
 		panic("mcp: error schema: " + err.Error()) // a fixed type: every test that starts a server infers it
@@ -154,10 +134,11 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logge
 	errSchema = tools.PortableOutput(errSchema)
 	errSchema.Description = "why the call was refused; branch on code"
 	reg = withPromptCache(reg)
-	s := &mcpServer{reg: reg, st: st, caller: o.ID, origin: o, logger: logger, errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
+	s := &Server{reg: reg, st: st, caller: o.ID, origin: o, logger: logger, level: opts.Level, timeout: opts.Timeout,
+		errSchema: errSchema, kick: make(chan struct{}, 1), listed: map[string]bool{}}
 	s.closing, s.close = context.WithCancel(context.Background())
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: version}, &mcp.ServerOptions{
-		Instructions: mcpInstructions,
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "git-codex", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
 		Logger:       logger,
 		// Tools are advertised even while the policy allows none: the
 		// list may fill up when the policy changes.
@@ -181,7 +162,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logge
 			return res, err
 		}
 	})
-	servePrompts(s.srv, reg, st, o, logger) // the prompt registry as MCP prompts (mcp_prompts.go)
+	servePrompts(s.srv, reg, st, o, logger) // the prompt registry as MCP prompts (prompts.go)
 	s.refresh(context.Background())
 	return s
 }
@@ -190,7 +171,7 @@ func newMCPServer(reg *tools.Registry, st *gitstate.Store, o tools.Origin, logge
 // mcp.Server.Run does, with the session's log level set from the start
 // to the launch's (s.level): a client that never sends logging/setLevel
 // still gets notifications at that level.
-func (s *mcpServer) run(ctx context.Context, t mcp.Transport) error {
+func (s *Server) run(ctx context.Context, t mcp.Transport) error {
 	var opts *mcp.ServerSessionOptions
 	if s.level != "" {
 		//lint:ignore SA1019 logging is deprecated in MCP 2026-07-28; clients of earlier versions use it
@@ -212,8 +193,9 @@ func (s *mcpServer) run(ctx context.Context, t mcp.Transport) error {
 	}
 }
 
-// slogLevel is an MCP log level as stderr's ("": warnings).
-func slogLevel(level string) slog.Level {
+// SlogLevel is an MCP log level as the server's own log's ("": warnings):
+// what `git codex mcp` writes to stderr.
+func SlogLevel(level string) slog.Level {
 	switch level {
 	case "debug":
 		return slog.LevelDebug
@@ -228,7 +210,7 @@ func slogLevel(level string) slog.Level {
 // call runs one tool through the registry, logs it to the client at the
 // level it asked for, and has watch look for a policy change it may have
 // made.
-func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name, args := req.Params.Name, req.Params.Arguments
 	s.inflight.Add(1)
 	defer s.inflight.Done()
@@ -256,7 +238,7 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	var res tools.Result
 	handled := false
-	switch name { // the way to the tools not listed up front (mcp_more.go)
+	switch name { // the way to the tools not listed up front (more.go)
 	case toolFind:
 		res, handled = s.findTools(ctx, args), true
 	case toolCall:
@@ -305,7 +287,7 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 // initialize and is what Claude Code 2.1.328 sends first. Spawn waits for
 // that. A failure to record it is logged, not fatal (the next request
 // tries again, and the agent's first tool call records it too).
-func (s *mcpServer) up(ctx context.Context, p mcp.Params) {
+func (s *Server) up(ctx context.Context, p mcp.Params) {
 	if tools.IsHuman(s.caller) {
 		s.isUp.Store(true)
 		return
@@ -331,7 +313,7 @@ func (s *mcpServer) up(ctx context.Context, p mcp.Params) {
 // the client asked for that level or a lower one (logging/setLevel, or the
 // request's _meta). MCP 2026-07-28 deprecates logging, for the stderr of
 // stdio servers (ours has it too); clients of earlier versions use it.
-func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level string, data map[string]any) {
+func (s *Server) log(ctx context.Context, ss *mcp.ServerSession, level string, data map[string]any) {
 	if ss == nil {
 		return
 	}
@@ -345,7 +327,7 @@ func (s *mcpServer) log(ctx context.Context, ss *mcp.ServerSession, level string
 
 // watch looks for policy changes every interval, and after each call that
 // may have changed the policy, until ctx ends.
-func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
+func (s *Server) watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -362,7 +344,7 @@ func (s *mcpServer) watch(ctx context.Context, interval time.Duration) {
 // refresh lists the tools the caller's policy allows at the state's tip,
 // if the tip moved since the last look. Adding or removing tools makes
 // go-sdk send notifications/tools/list_changed.
-func (s *mcpServer) refresh(ctx context.Context) {
+func (s *Server) refresh(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var permitted, deferred []*tools.Tool
@@ -433,7 +415,7 @@ func (s *mcpServer) refresh(ctx context.Context) {
 
 // mcpTool is a tool as tools/list shows it: its input schema, the schema
 // of the envelope its results carry as structuredContent, and hints.
-func (s *mcpServer) mcpTool(t *tools.Tool) *mcp.Tool {
+func (s *Server) mcpTool(t *tools.Tool) *mcp.Tool {
 	h := t.Hints
 	destructive := !h.ReadOnly && !h.Additive
 	return &mcp.Tool{

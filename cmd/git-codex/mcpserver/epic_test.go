@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func (f *testForge) FindIssue(context.Context, string) (tools.Issue, bool, error
 func mcpConnectForge(t *testing.T, dir, caller string, forge *testForge) *mcp.ClientSession {
 	t.Helper()
 	reg := builtin.Registry().WithEnv(tools.Env{GitHub: func(context.Context, tools.GitHubSettings) (tools.GitHub, error) { return forge, nil }})
-	s := newMCPServer(reg, mcpStore(t, dir), tools.Origin{ID: caller}, slog.New(slog.NewTextHandler(&syncBuffer{}, nil)))
+	s := New(reg, mcpStore(t, dir), tools.Origin{ID: caller}, Options{Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()

@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // listChanges connects as caller with a client that counts
 // notifications/tools/list_changed on the returned channel. An optional
 // protocol version pins the session's (default: go-sdk's latest).
-func listChanges(t *testing.T, dir, caller string, version ...string) (*mcp.ClientSession, *mcpServer, chan struct{}) {
+func listChanges(t *testing.T, dir, caller string, version ...string) (*mcp.ClientSession, *Server, chan struct{}) {
 	t.Helper()
 	changed := make(chan struct{}, 16)
 	sopts := &mcp.ClientSessionOptions{}

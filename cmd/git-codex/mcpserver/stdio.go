@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"bufio"
@@ -14,11 +14,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpMaxLine bounds one inbound message, as go-sdk's own stdio transport
+// maxLine bounds one inbound message, as go-sdk's own stdio transport
 // does (mcp.DefaultMaxLineLength).
-const mcpMaxLine = mcp.DefaultMaxLineLength
+const maxLine = mcp.DefaultMaxLineLength
 
-// stdioTransport is `git codex mcp`'s transport: newline-delimited
+// stdioTransport is the server's transport: newline-delimited
 // JSON-RPC on stdin and stdout, like go-sdk's IOTransport, plus what a
 // server needs whose clients pipe requests and hang up, or send garbage:
 //
@@ -59,10 +59,10 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		defer close(lines)
 		r := bufio.NewReaderSize(t.in, 64*1024)
 		for {
-			line, tooLong, err := readLine(r, mcpMaxLine)
+			line, tooLong, err := readLine(r, maxLine)
 			if tooLong {
 				line = nil
-				c.writeError(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a message is longer than %d bytes", mcpMaxLine))
+				c.writeError(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a message is longer than %d bytes", maxLine))
 			}
 			if len(bytes.TrimSpace(line)) > 0 {
 				select {

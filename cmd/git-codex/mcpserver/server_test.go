@@ -1,11 +1,10 @@
-package app
+package mcpserver
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"reflect"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
@@ -26,7 +26,7 @@ const mcpHuman = "human:test@example.com"
 
 // mcpRepo is a temporary repository with initialised state and the agents
 // alice (worker) and boss (supervisor).
-func mcpRepo(t *testing.T) string {
+func mcpRepo(t testing.TB) string {
 	t.Helper()
 	dir := gitstatetest.NewRepo(t)
 	st := mcpStore(t, dir)
@@ -42,7 +42,13 @@ func mcpRepo(t *testing.T) string {
 	return dir
 }
 
-func mcpStore(t *testing.T, dir string) *gitstate.Store {
+// cliRegistry is the registry `git codex mcp` serves (the CLI's
+// builtinRegistry): every tool, reaching GitHub through package github.
+func cliRegistry() *tools.Registry {
+	return builtin.Registry().WithEnv(tools.Env{GitHub: github.NewCache().Open})
+}
+
+func mcpStore(t testing.TB, dir string) *gitstate.Store {
 	t.Helper()
 	st, err := gitstate.Open(dir, gitstate.Options{})
 	if err != nil {
@@ -64,11 +70,11 @@ func mcpConnect(t *testing.T, dir, caller string) (*mcp.ClientSession, *syncBuff
 // mcpConnectWith is mcpConnect with client options (for notification
 // handlers) and session options (for the protocol version), also
 // returning the server.
-func mcpConnectWith(t *testing.T, dir, caller string, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *syncBuffer, *mcpServer) {
+func mcpConnectWith(t *testing.T, dir, caller string, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *syncBuffer, *Server) {
 	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := newMCPServer(builtinRegistry(), mcpStore(t, dir), tools.Origin{ID: caller}, logger)
+	s := New(cliRegistry(), mcpStore(t, dir), tools.Origin{ID: caller}, Options{Logger: logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go s.watch(ctx, time.Hour) // looks after calls; tests that need polling start their own
@@ -469,60 +475,5 @@ func TestMCPConcurrentSessions(t *testing.T) {
 	// every commit is the parent of the next: no update was lost or forked
 	if got := gitstatetest.Git(t, dir, "rev-list", "--count", "--merges", gitstate.RefState); got != "0" {
 		t.Errorf("%s merges in the state history", got)
-	}
-}
-
-// TestMCPCommandCaller runs `git codex mcp` in-process over pipes and checks
-// who the server acts as: --as after mcp (how agent configs write it),
-// before it, CODEX_INSTANCE, or the person.
-func TestMCPCommandCaller(t *testing.T) {
-	dir := mcpRepo(t)
-	tests := []struct {
-		args     []string
-		instance string
-		want     string
-	}{
-		{[]string{"mcp", "--as", "alice"}, "", "alice"},
-		{[]string{"--as", "alice", "mcp"}, "", "alice"},
-		{[]string{"mcp", "--as=boss"}, "alice", "boss"},
-		{[]string{"--as", "alice", "mcp", "--as", "boss"}, "", "boss"},
-		{[]string{"mcp"}, "boss", "boss"},
-		{[]string{"mcp"}, "", mcpHuman},
-	}
-	t.Chdir(dir) // Main works in the current directory
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " ")+" CODEX_INSTANCE="+tt.instance, func(t *testing.T) {
-			t.Setenv("CODEX_INSTANCE", tt.instance)
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			var stderr syncBuffer
-			done := make(chan int, 1)
-			go func() {
-				code := Main(append([]string{"git-codex"}, tt.args...), inR, outW, &stderr)
-				outW.Close()
-				done <- code
-			}()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil).
-				Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-			if err != nil {
-				t.Fatalf("connect: %v; stderr: %s", err, stderr.String())
-			}
-			env := mcpCall(t, cs, "agent_get_status", `{}`)
-			var a tools.Agent
-			if err := json.Unmarshal(env.Data, &a); err != nil || a.ID != tt.want {
-				t.Errorf("acting as %q (%v), want %q", a.ID, err, tt.want)
-			}
-			cs.Close()
-			select {
-			case code := <-done:
-				if code != 0 {
-					t.Errorf("exit %d after stdin closed; stderr: %s", code, stderr.String())
-				}
-			case <-ctx.Done():
-				t.Fatal("the server did not exit after stdin closed")
-			}
-		})
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"context"

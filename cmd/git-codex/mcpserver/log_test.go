@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 logging is deprecated in MCP 2026-07-28; the server still serves clients of earlier versions
 
-package app
+package mcpserver
 
 import (
 	"context"

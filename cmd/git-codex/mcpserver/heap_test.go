@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func BenchmarkMCPServerHeap(b *testing.B) {
 	// a sample every 4 KiB allocated, not 512: what grows is small
 	defer func(r int) { runtime.MemProfileRate = r }(runtime.MemProfileRate)
 	runtime.MemProfileRate = 4096
-	dir := benchRepo(b)
+	dir := mcpRepo(b)
 	st, err := gitstate.Open(dir, gitstate.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -55,7 +55,7 @@ func BenchmarkMCPServerHeap(b *testing.B) {
 	defer st.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := newMCPServer(builtin.Registry(), st, tools.Origin{ID: "alice"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := New(builtin.Registry(), st, tools.Origin{ID: "alice"}, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ct, stt := mcp.NewInMemoryTransports()
 	go srv.run(ctx, stt)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil).Connect(ctx, ct, nil)

@@ -1,4 +1,4 @@
-package app
+package mcpserver
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func writeTree(t *testing.T, dir, name, data string) {
 func promptClient(t *testing.T, dir, caller string) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(&syncBuffer{}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := newMCPServer(builtin.Registry(), mcpStore(t, dir), tools.Origin{ID: caller}, logger).srv
+	srv := New(builtin.Registry(), mcpStore(t, dir), tools.Origin{ID: caller}, Options{Logger: logger}).srv
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)
