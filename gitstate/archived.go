@@ -88,8 +88,9 @@ type recordManifest struct {
 
 // recordArchive is one record archive as a merge sees it, checked once.
 type recordArchive struct {
-	ref  string
-	tree plumbing.Hash
+	ref    string
+	commit plumbing.Hash
+	tree   plumbing.Hash
 	// checked: bad and tip are set; bad says why the archive is not to be
 	// believed ("" when it is), tip is the state commit its manifest names
 	checked bool
@@ -188,7 +189,7 @@ func (a *archivedIndex) load() error {
 			continue
 		}
 		seen[c.TreeHash] = true
-		a.archives = append(a.archives, &recordArchive{ref: r, tree: c.TreeHash})
+		a.archives = append(a.archives, &recordArchive{ref: r, commit: h, tree: c.TreeHash})
 	}
 	return nil
 }
