@@ -199,3 +199,50 @@ func (s *Store) unfold(c *gitrepo.Commit) (reads []*gitrepo.Commit, ok bool, err
 	}
 	return reads, true, nil
 }
+
+// foldedRead finds the read whose commit id is rev, or begins with it (4
+// hex digits at least, and one read only), among the folds that the reads
+// refs hold (this machine's and those sync --reads fetched): once a day is
+// folded its reads' own commits are on no ref, and after git's next prune
+// the fold is where they are (Event, Changes). ok is false when no fold
+// holds it.
+func (s *Store) foldedRead(ctx context.Context, rev string) (read *gitrepo.Commit, fold plumbing.Hash, ok bool, err error) {
+	rev = strings.ToLower(rev)
+	if len(rev) < 4 || len(rev) > 40 || strings.Trim(rev, "0123456789abcdef") != "" {
+		return nil, plumbing.ZeroHash, false, nil
+	}
+	refs, err := s.ReadsRefs()
+	if err != nil {
+		return nil, plumbing.ZeroHash, false, err
+	}
+	for _, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, plumbing.ZeroHash, false, err
+		}
+		h, found, err := gitrepo.ReadRef(s.commonDir, ref)
+		if err != nil || !found {
+			continue // a ref that moved away meanwhile
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			continue // a day whose fold is gone holds nothing to find
+		}
+		reads, isFold, err := s.unfold(c)
+		if err != nil {
+			return nil, plumbing.ZeroHash, false, err
+		}
+		if !isFold {
+			continue
+		}
+		for _, r := range reads {
+			if !strings.HasPrefix(r.Hash.String(), rev) {
+				continue
+			}
+			if read != nil && read.Hash != r.Hash {
+				return nil, plumbing.ZeroHash, false, nil // ambiguous: git would say so too
+			}
+			read, fold = r, c.Hash
+		}
+	}
+	return read, fold, read != nil, nil
+}
