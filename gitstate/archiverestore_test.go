@@ -48,7 +48,7 @@ func TestRestoreArchived(t *testing.T) {
 	// a peer's lying archive: a mail the state never had
 	forged := gitstate.RecordArchivePrefix + "2026-01-02-evil"
 	writeArchive(t, dir, forged, map[string]string{
-		"mail/m9.json":                  `{"mail":"read"}`,
+		"mail/m9.json":                 `{"mail":"read"}`,
 		gitstate.RecordArchiveManifest: manifest(t, base.Hash, map[string]int{"mail": 1}),
 	})
 
