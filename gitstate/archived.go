@@ -271,6 +271,20 @@ func (a *archivedIndex) why(ar *recordArchive, path string, blob, have, keeper, 
 	return "", nil
 }
 
+// checksOut reports whether the record archive at ref (commit c) passes
+// check: what sync asks before it adopts a peer's archive as its own.
+func (a *archivedIndex) checksOut(ref string, c plumbing.Hash) (bool, error) {
+	commit, err := a.s.readCommit(c)
+	if err != nil {
+		return false, nil // not fetched whole: nothing to adopt
+	}
+	ar := &recordArchive{ref: ref, commit: c, tree: commit.TreeHash}
+	if err := a.check(ar); err != nil {
+		return false, err
+	}
+	return ar.bad == "", nil
+}
+
 // check reads the archive's manifest and compares the archive with the
 // state commit it names, once: ar.bad says what is wrong, if anything.
 // Only a failure to read what is there is an error.
