@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,6 +66,10 @@ type Store struct {
 	swept   bool
 	cfgOnce sync.Once
 	cfg     repoConfig
+	// wholeHistory makes a first sync fetch the state's history whole
+	// (WholeHistory: `git codex sync --full`), whatever
+	// codex.firstSyncDays says.
+	wholeHistory atomic.Bool
 	// swapHook, set only by tests, is called at stages of a ref swap:
 	// "wait" when "<ref>.lock" is held by someone else, "locked" when this
 	// writer holds it and is about to rename it over the ref.
