@@ -110,7 +110,7 @@ unlock() { if [ "$(cat "$d/gc.pid" 2>/dev/null)" = "$$ $host" ]; then rm -f "$d/
 if [ "$lock" = gc ]; then
 	(set -C; printf '%s %s' "$$" "$host" >"$d/gc.pid.lock") 2>/dev/null || exit 0
 	if [ -f "$d/gc.pid" ] && [ -n "$(find "$d/gc.pid" -mmin -720 2>/dev/null)" ]; then
-		read -r pid h <"$d/gc.pid" 2>/dev/null
+		read -r pid h 2>/dev/null <"$d/gc.pid"
 		if [ -n "$pid" ] && { [ "$h" != "$host" ] || kill -0 "$pid" 2>/dev/null; }; then
 			rm -f "$d/gc.pid.lock"; exit 0
 		fi
