@@ -22,7 +22,7 @@ import (
 // index only in packs the index does not list), although the store's own
 // repack put them in its new pack: `git fsck` reports them unreadable, and
 // a sync's fetch or push fails (TestUserRepackBesideStoreRepack, on git
-// 2.39: a third of its rounds). Nothing is lost, and git's own rule
+// 2.39: 11 of 78 rounds). Nothing is lost, and git's own rule
 // repairs it: a pack the index names is deleted only after the index is
 // removed (repack.c, remove_redundant_pack: clear_midx_file), and an index
 // is written afresh from the packs that are there. `git multi-pack-index
