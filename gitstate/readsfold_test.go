@@ -232,3 +232,41 @@ func TestEventOfFoldedReadAfterPrune(t *testing.T) {
 		t.Fatalf("Event of an unknown id: %v, want ErrNotFound", err)
 	}
 }
+
+// ReadsToFold lists what FoldReads would fold (this machine's days that
+// ended before the cutoff, not folded yet), and nothing once they are.
+func TestReadsToFold(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, _ := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	read := func() {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta("read"))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	now = now.AddDate(0, 0, 1)
+	read()
+	now = now.AddDate(0, 0, 1) // 3 March: today
+	read()
+	machine, _ := s.Machine()
+	day := func(d string) string { return gitstate.ReadsPrefix + machine + "/" + d }
+	got, err := s.ReadsToFold(ctx, now, now)
+	if err != nil || strings.Join(got, " ") != day("2026-03-01")+" "+day("2026-03-02") {
+		t.Fatalf("ReadsToFold = %v, %v; want the 1st and the 2nd, not today", got, err)
+	}
+	if got, _ := s.ReadsToFold(ctx, now.AddDate(0, 0, -1), now); strings.Join(got, " ") != day("2026-03-01") {
+		t.Fatalf("with a day's window: %v, want the 1st", got)
+	}
+	if _, err := s.FoldReads(ctx, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadsToFold(ctx, now, now); err != nil || len(got) != 0 {
+		t.Fatalf("after the fold: %v, %v; want none", got, err)
+	}
+}
