@@ -52,16 +52,23 @@ func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv adve
 }
 
 // adoptArchives creates each archive ref fetched from remote that is not
-// here yet; one that is here stays as it is.
+// here yet; one that is here stays as it is. A record archive that does
+// not check out (archivedIndex.check: its manifest names a state commit
+// this repository lacks, or it holds what that commit did not, or what
+// archive never takes) is not adopted: it stays at the remote-tracking
+// ref, where a merge still finds it and names it in Codex-Archive-Refused,
+// and it is neither ours nor pushed on to our other remotes. Archived
+// cycles have no such check and are adopted as they come.
 func (s *Store) adoptArchives(ctx context.Context, remote string) error {
 	var out bytes.Buffer
 	prefix := remoteDir(remote) + "archive/"
 	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
 		return err
 	}
+	var checks *archivedIndex
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 {
+		if len(f) != 2 || !plumbing.IsHash(f[1]) {
 			continue
 		}
 		local := ArchivePrefix + strings.TrimPrefix(f[0], prefix)
@@ -69,6 +76,16 @@ func (s *Store) adoptArchives(ctx context.Context, remote string) error {
 			return err
 		} else if ok {
 			continue
+		}
+		if strings.HasPrefix(local, RecordArchivePrefix) {
+			if checks == nil {
+				checks = s.archivedIndex(ctx, nil)
+			}
+			if ok, err := checks.checksOut(f[0], plumbing.NewHash(f[1])); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
 		}
 		// create only: a ref made meanwhile is kept
 		if err := s.git(ctx, nil, "update-ref", local, f[1], plumbing.ZeroHash.String()); err != nil {

@@ -88,8 +88,9 @@ type recordManifest struct {
 
 // recordArchive is one record archive as a merge sees it, checked once.
 type recordArchive struct {
-	ref  string
-	tree plumbing.Hash
+	ref    string
+	commit plumbing.Hash
+	tree   plumbing.Hash
 	// checked: bad and tip are set; bad says why the archive is not to be
 	// believed ("" when it is), tip is the state commit its manifest names
 	checked bool
@@ -188,7 +189,7 @@ func (a *archivedIndex) load() error {
 			continue
 		}
 		seen[c.TreeHash] = true
-		a.archives = append(a.archives, &recordArchive{ref: r, tree: c.TreeHash})
+		a.archives = append(a.archives, &recordArchive{ref: r, commit: h, tree: c.TreeHash})
 	}
 	return nil
 }
@@ -268,6 +269,20 @@ func (a *archivedIndex) why(ar *recordArchive, path string, blob, have, keeper, 
 		}
 	}
 	return "", nil
+}
+
+// checksOut reports whether the record archive at ref (commit c) passes
+// check: what sync asks before it adopts a peer's archive as its own.
+func (a *archivedIndex) checksOut(ref string, c plumbing.Hash) (bool, error) {
+	commit, err := a.s.readCommit(c)
+	if err != nil {
+		return false, nil // not fetched whole: nothing to adopt
+	}
+	ar := &recordArchive{ref: ref, commit: c, tree: commit.TreeHash}
+	if err := a.check(ar); err != nil {
+		return false, err
+	}
+	return ar.bad == "", nil
 }
 
 // check reads the archive's manifest and compares the archive with the

@@ -120,3 +120,10 @@ func (s *Store) SetPhaseHook(fn func(phase string)) { s.phaseHook = fn }
 
 // MaintenanceEnv is maintenanceEnv.
 func MaintenanceEnv(env []string) []string { return maintenanceEnv(env) }
+
+// BackgroundScript is backgroundScript: the shell that runs the store's
+// background repack under git gc's and git maintenance's locks.
+const BackgroundScript = backgroundScript
+
+// MidxPackNames is midxPackNames.
+func MidxPackNames(b []byte) ([]string, error) { return midxPackNames(b) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -175,6 +176,16 @@ func (q *commitQueue) Pop() any {
 // Event reads one commit as an event.
 func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 	h, err := s.resolve(ctx, rev)
+	if errors.Is(err, ErrNotFound) {
+		// a read of a folded day, whose own commit git may have pruned
+		if r, fold, ok, ferr := s.foldedRead(ctx, rev); ferr != nil {
+			return Event{}, ferr
+		} else if ok {
+			ev := eventOf(r)
+			ev.FoldedIn = fold.String()
+			return ev, nil
+		}
+	}
 	if err != nil {
 		return Event{}, err
 	}
@@ -227,6 +238,13 @@ type Change struct {
 // Changes lists the records a commit changed relative to its first parent.
 func (s *Store) Changes(ctx context.Context, rev string) ([]Change, error) {
 	h, err := s.resolve(ctx, rev)
+	if errors.Is(err, ErrNotFound) {
+		if _, _, ok, ferr := s.foldedRead(ctx, rev); ferr != nil {
+			return nil, ferr
+		} else if ok {
+			return []Change{}, nil // a folded read changed nothing
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

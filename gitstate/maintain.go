@@ -52,14 +52,24 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 		}
 	}
 	s.objMu.Unlock()
+	// a multi-pack-index naming a deleted pack, which a person's repack
+	// wrote beside ours (midx.go): git's rule, remove it and write it
+	// afresh; first thing in the repack, which would fail reading
+	// through it
+	stale := !cfg.precious && s.midxStale()
 	if n >= repackAt && !cfg.precious {
 		args := []string{"repack", "--geometric=2", "-d", "-l", "-q"}
-		if _, err := os.Stat(filepath.Join(s.commonDir, "objects", "pack", "multi-pack-index")); err == nil {
+		if _, err := os.Stat(filepath.Join(s.commonDir, "objects", "pack", midxFile)); err == nil {
 			// keep the repository's multi-pack-index in step (git
 			// removes one that lists a pack it deletes)
 			args = append(args, "--write-midx")
 		}
+		if stale {
+			args = append([]string{"--drop-midx"}, args...)
+		}
 		s.startBackground("repack", true, repackAt, args...)
+	} else if stale {
+		s.startBackground("midx", true, 0, "--drop-midx", "multi-pack-index", "write", "--no-progress")
 	}
 	if counted && uint64(c)%uint64(s.opts.PackEvery) == 0 {
 		s.startBackground("maintenance", false, 0, "maintenance", "run", "--auto", "--quiet")
@@ -68,7 +78,9 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 
 // backgroundScript runs `git --git-dir $1 <args...>` for startBackground:
 // $1 the common dir, $2 this host's name, $3 "gc" or "-", $4 a pack count
-// (0: none), then git's arguments. With "gc" it first takes git gc's own
+// (0: none), then git's arguments, which --drop-midx may precede: the
+// multi-pack-index, its bitmap and reverse index are removed first, under
+// the locks, as git's repack clears them (midx.go). With "gc" it first takes git gc's own
 // lock with git's protocol (lock_repo_for_gc in builtin/gc.c): create
 // "gc.pid.lock" exclusively, give up if "gc.pid" names a live process on
 // this host (or any process on another host) and was written less than 12
@@ -98,7 +110,7 @@ unlock() { if [ "$(cat "$d/gc.pid" 2>/dev/null)" = "$$ $host" ]; then rm -f "$d/
 if [ "$lock" = gc ]; then
 	(set -C; printf '%s %s' "$$" "$host" >"$d/gc.pid.lock") 2>/dev/null || exit 0
 	if [ -f "$d/gc.pid" ] && [ -n "$(find "$d/gc.pid" -mmin -720 2>/dev/null)" ]; then
-		read -r pid h <"$d/gc.pid" 2>/dev/null
+		read -r pid h 2>/dev/null <"$d/gc.pid"
 		if [ -n "$pid" ] && { [ "$h" != "$host" ] || kill -0 "$pid" 2>/dev/null; }; then
 			rm -f "$d/gc.pid.lock"; exit 0
 		fi
@@ -110,6 +122,10 @@ if [ "$lock" = gc ]; then
 	trap 'exit 1' HUP INT TERM
 fi
 p=$d/objects/pack
+if [ "$1" = --drop-midx ]; then
+	shift
+	rm -f "$p/multi-pack-index" "$p"/multi-pack-index-*.bitmap "$p"/multi-pack-index-*.rev
+fi
 while :; do
 	before=$(cd "$p" 2>/dev/null && echo pack-*.idx)
 	git --git-dir "$d" "$@" || exit

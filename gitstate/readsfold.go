@@ -49,25 +49,12 @@ type FoldedRead struct {
 // call that extended it meanwhile (a machine whose clock went back) keeps
 // its chain unfolded.
 func (s *Store) FoldReads(ctx context.Context, cutoff, now time.Time) ([]string, error) {
-	machine, err := s.Machine()
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && machine == "") {
-		return nil, nil // no read was ever committed here
-	}
+	machine, refs, err := s.oldReadsDays(cutoff, now)
 	if err != nil {
 		return nil, err
 	}
-	prefix := ReadsPrefix + machine + "/"
-	refs, err := gitrepo.ListRefs(s.commonDir, prefix)
-	if err != nil {
-		return nil, err
-	}
-	today := now.UTC().Format(time.DateOnly)
 	var folded []string
 	for _, ref := range refs {
-		day, err := time.Parse(time.DateOnly, strings.TrimPrefix(ref, prefix))
-		if err != nil || day.Format(time.DateOnly) >= today || day.AddDate(0, 0, 1).After(cutoff) {
-			continue
-		}
 		ok, err := s.foldDay(ctx, ref, machine, now)
 		if err != nil {
 			return folded, fmt.Errorf("gitstate: fold %s: %w", ref, err)
@@ -77,6 +64,62 @@ func (s *Store) FoldReads(ctx context.Context, cutoff, now time.Time) ([]string,
 		}
 	}
 	return folded, nil
+}
+
+// oldReadsDays are this machine's reads refs of days that ended before
+// cutoff, today's never (FoldReads folds them), and the machine's id.
+func (s *Store) oldReadsDays(cutoff, now time.Time) (string, []string, error) {
+	machine, err := s.Machine()
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && machine == "") {
+		return "", nil, nil // no read was ever committed here
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	prefix := ReadsPrefix + machine + "/"
+	refs, err := gitrepo.ListRefs(s.commonDir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	today := now.UTC().Format(time.DateOnly)
+	var out []string
+	for _, ref := range refs {
+		day, err := time.Parse(time.DateOnly, strings.TrimPrefix(ref, prefix))
+		if err != nil || day.Format(time.DateOnly) >= today || day.AddDate(0, 0, 1).After(cutoff) {
+			continue
+		}
+		out = append(out, ref)
+	}
+	return machine, out, nil
+}
+
+// ReadsToFold lists the reads refs FoldReads(cutoff, now) would fold:
+// this machine's of days that ended before cutoff and are not folded yet.
+// A watcher asks before it runs archive for its reads alone: every
+// machine folds its own, whoever archived the records last.
+func (s *Store) ReadsToFold(ctx context.Context, cutoff, now time.Time) ([]string, error) {
+	_, refs, err := s.oldReadsDays(cutoff, now)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tip, ok, err := gitrepo.ReadRef(s.commonDir, ref)
+		if err != nil || !ok {
+			continue
+		}
+		c, err := s.readCommit(tip)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.Contains(c.Message, "\n"+TrailerFolded+": ") {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
 }
 
 // foldDay folds one day's chain; false if it was folded already.
@@ -198,4 +241,51 @@ func (s *Store) unfold(c *gitrepo.Commit) (reads []*gitrepo.Commit, ok bool, err
 		reads = append(reads, rc)
 	}
 	return reads, true, nil
+}
+
+// foldedRead finds the read whose commit id is rev, or begins with it (4
+// hex digits at least, and one read only), among the folds that the reads
+// refs hold (this machine's and those sync --reads fetched): once a day is
+// folded its reads' own commits are on no ref, and after git's next prune
+// the fold is where they are (Event, Changes). ok is false when no fold
+// holds it.
+func (s *Store) foldedRead(ctx context.Context, rev string) (read *gitrepo.Commit, fold plumbing.Hash, ok bool, err error) {
+	rev = strings.ToLower(rev)
+	if len(rev) < 4 || len(rev) > 40 || strings.Trim(rev, "0123456789abcdef") != "" {
+		return nil, plumbing.ZeroHash, false, nil
+	}
+	refs, err := s.ReadsRefs()
+	if err != nil {
+		return nil, plumbing.ZeroHash, false, err
+	}
+	for _, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, plumbing.ZeroHash, false, err
+		}
+		h, found, err := gitrepo.ReadRef(s.commonDir, ref)
+		if err != nil || !found {
+			continue // a ref that moved away meanwhile
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			continue // a day whose fold is gone holds nothing to find
+		}
+		reads, isFold, err := s.unfold(c)
+		if err != nil {
+			return nil, plumbing.ZeroHash, false, err
+		}
+		if !isFold {
+			continue
+		}
+		for _, r := range reads {
+			if !strings.HasPrefix(r.Hash.String(), rev) {
+				continue
+			}
+			if read != nil && read.Hash != r.Hash {
+				return nil, plumbing.ZeroHash, false, nil // ambiguous: git would say so too
+			}
+			read, fold = r, c.Hash
+		}
+	}
+	return read, fold, read != nil, nil
 }

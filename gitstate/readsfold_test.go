@@ -3,6 +3,8 @@ package gitstate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +176,97 @@ func TestEventsUnfoldFoldedDay(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A read of a folded day is found by its own commit id (whole or
+// abbreviated) once git has pruned that commit: Event marks it FoldedIn,
+// Changes says it changed nothing. An id no read has is still not found.
+func TestEventOfFoldedReadAfterPrune(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	for _, tool := range []string{"r1", "r2"} {
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta(tool))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	machine, _ := s.Machine()
+	r1 := gitstatetest.Git(t, dir, "rev-parse", gitstate.ReadsPrefix+machine+"/2026-03-01~1")
+	now = now.AddDate(0, 0, 2)
+	folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now)
+	if err != nil || len(folded) != 1 {
+		t.Fatalf("FoldReads = %v, %v", folded, err)
+	}
+	fold := gitstatetest.Git(t, dir, "rev-parse", folded[0])
+	gitstatetest.Git(t, dir, "gc", "-q", "--prune=now")
+	if _, err := exec.Command("git", "-C", dir, "cat-file", "-e", r1).Output(); err == nil {
+		t.Fatalf("git gc --prune=now kept the folded read %s", r1)
+	}
+	// a new process, as `git codex show` is (this one still reads the
+	// packs it opened before git deleted them)
+	s.Close()
+	s, err = gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, rev := range []string{r1, r1[:10]} {
+		ev, err := s.Event(ctx, rev)
+		if err != nil {
+			t.Fatalf("Event(%s) after the prune: %v", rev, err)
+		}
+		if ev.Commit != r1 || ev.FoldedIn != fold || ev.Get(gitstate.TrailerTool) != "r1" || !ev.IsRead() || ev.Changed {
+			t.Fatalf("Event(%s) = %+v, want the read r1 folded into %s", rev, ev, fold)
+		}
+		ch, err := s.Changes(ctx, rev)
+		if err != nil || len(ch) != 0 {
+			t.Fatalf("Changes(%s) = %v, %v; want none", rev, ch, err)
+		}
+	}
+	if _, err := s.Event(ctx, strings.Repeat("ab", 20)); !errors.Is(err, gitstate.ErrNotFound) {
+		t.Fatalf("Event of an unknown id: %v, want ErrNotFound", err)
+	}
+}
+
+// ReadsToFold lists what FoldReads would fold (this machine's days that
+// ended before the cutoff, not folded yet), and nothing once they are.
+func TestReadsToFold(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, _ := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	read := func() {
+		t.Helper()
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta("read"))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	now = now.AddDate(0, 0, 1)
+	read()
+	now = now.AddDate(0, 0, 1) // 3 March: today
+	read()
+	machine, _ := s.Machine()
+	day := func(d string) string { return gitstate.ReadsPrefix + machine + "/" + d }
+	got, err := s.ReadsToFold(ctx, now, now)
+	if err != nil || strings.Join(got, " ") != day("2026-03-01")+" "+day("2026-03-02") {
+		t.Fatalf("ReadsToFold = %v, %v; want the 1st and the 2nd, not today", got, err)
+	}
+	if got, _ := s.ReadsToFold(ctx, now.AddDate(0, 0, -1), now); strings.Join(got, " ") != day("2026-03-01") {
+		t.Fatalf("with a day's window: %v, want the 1st", got)
+	}
+	if _, err := s.FoldReads(ctx, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadsToFold(ctx, now, now); err != nil || len(got) != 0 {
+		t.Fatalf("after the fold: %v, %v; want none", got, err)
 	}
 }

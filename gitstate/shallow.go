@@ -127,7 +127,7 @@ func (s *Store) firstSyncDays() float64 {
 // copy of the remote's).
 func (s *Store) firstSyncWindow(remote string) (time.Duration, error) {
 	days := s.firstSyncDays()
-	if days <= 0 {
+	if days <= 0 || s.wholeHistory.Load() {
 		return 0, nil
 	}
 	for _, ref := range []string{RefState, RemoteStateRef(remote)} {
@@ -240,6 +240,12 @@ func (s *Store) deepenForMerge(ctx context.Context, remote string, progress io.W
 	}
 	return false, nil
 }
+
+// WholeHistory makes this Store's syncs fetch the state's history whole
+// when they are a repository's first (`git codex sync --full` before it
+// syncs): one fetch of everything, rather than a shallow first fetch that
+// Unshallow then deepens with a second.
+func (s *Store) WholeHistory() { s.wholeHistory.Store(true) }
 
 // Unshallow fetches the whole of the state's history from remote into a
 // repository whose first sync fetched it shallow (`git codex sync

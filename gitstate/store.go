@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,6 +66,14 @@ type Store struct {
 	swept   bool
 	cfgOnce sync.Once
 	cfg     repoConfig
+	// wholeHistory makes a first sync fetch the state's history whole
+	// (WholeHistory: `git codex sync --full`), whatever
+	// codex.firstSyncDays says.
+	wholeHistory atomic.Bool
+	// midxWhole is the stat of the multi-pack-index last found to name
+	// only packs that are there (midxStale)
+	midxMu    sync.Mutex
+	midxWhole string
 	// swapHook, set only by tests, is called at stages of a ref swap:
 	// "wait" when "<ref>.lock" is held by someone else, "locked" when this
 	// writer holds it and is about to rename it over the ref.

@@ -518,6 +518,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	var w waiter
 	defer w.leave(s, remote)
 	deepened := false
+	s.repairMidx(ctx)
 	for {
 		res.Attempts++
 		adv, err := s.fetch(ctx, remote, opts.Progress)

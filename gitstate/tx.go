@@ -26,6 +26,9 @@ type Tx struct {
 	undo    []func(context.Context) error // abort hooks due to run once the writer lock is released
 	merged  []plumbing.Hash               // second parents: set when the commit merges a history
 	side    []sideRef                     // commits at other refs (CommitAt)
+	// trailers go on the commit after those of its metadata: what the
+	// store itself did for the call (RestoreArchived's source)
+	trailers []Trailer
 }
 
 // Clock is the Lamport time of the commit this transaction will write. Every
@@ -64,6 +67,7 @@ func (tx *Tx) OnAbort(fn func(ctx context.Context) error) { tx.onAbort = append(
 func (tx *Tx) Discard() {
 	clear(tx.pending)
 	tx.side = nil
+	tx.trailers = nil
 	tx.abort()
 }
 

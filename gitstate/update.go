@@ -246,10 +246,12 @@ func (s *Store) commit(tx *Tx, tip plumbing.Hash) (Commit, error) {
 	if a := tx.meta.Author; a.Name != "" {
 		author = gitrepo.Signature{Name: a.Name, Email: a.Email, When: tx.now}
 	}
+	meta := *tx.meta
+	meta.Trailers = append(meta.Trailers[:len(meta.Trailers):len(meta.Trailers)], tx.trailers...)
 	c := &gitrepo.Commit{
 		Author:    author,
 		Committer: committer,
-		Message:   tx.meta.message(tx.clock),
+		Message:   meta.message(tx.clock),
 		TreeHash:  root,
 	}
 	if !tip.IsZero() {

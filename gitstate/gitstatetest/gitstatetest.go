@@ -175,7 +175,7 @@ func WaitForLocks(common string) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for _, name := range []string{"repack", "maintenance"} {
+	for _, name := range []string{"repack", "maintenance", "midx"} {
 		f, err := os.Open(filepath.Join(common, "codex", name+".lock"))
 		if err != nil {
 			continue // never started

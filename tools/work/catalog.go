@@ -35,7 +35,7 @@ func nounTools() []*tools.Tool {
 		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
 		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
-		Archive,
+		Archive, ArchiveRestore,
 		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
 		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,

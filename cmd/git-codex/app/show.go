@@ -57,7 +57,12 @@ func (e *env) showCommand() *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(e.stdout, out)
 			}
-			fmt.Fprintf(e.stdout, "%s\nkind   %s\nclock  %d\ntime   %s\n\n    %s\n\n", e.paint(ansiYellow, "commit "+out.Commit), e.paint(kindColor(out.Kind), out.Kind), out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
+			fmt.Fprintf(e.stdout, "%s\nkind   %s\n", e.paint(ansiYellow, "commit "+out.Commit), e.paint(kindColor(out.Kind), out.Kind))
+			if ev.FoldedIn != "" {
+				// its own commit is on no ref (git may have pruned it)
+				fmt.Fprintf(e.stdout, "folded into %s (retention: its day's reads are one commit)\n", ev.FoldedIn)
+			}
+			fmt.Fprintf(e.stdout, "clock  %d\ntime   %s\n\n    %s\n\n", out.Clock, out.Time.Format("2006-01-02 15:04:05 -0700"), out.Summary)
 			for _, t := range ev.Trailers {
 				fmt.Fprintf(e.stdout, "    %s: %s\n", t.Key, t.Value)
 			}

@@ -95,6 +95,11 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if progress != nil {
 				fmt.Fprintf(progress, "syncing with %s...\n", remote)
 			}
+			if c.Bool("full") {
+				// a first sync fetches it whole at once; a shallow
+				// repository is deepened after the sync (Unshallow)
+				st.WholeHistory()
+			}
 			_, wasCut, err := st.HistoryCutOff(c.Context)
 			if err != nil {
 				return tools.StoreError(err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -61,10 +62,18 @@ func groupUsage(group string) string {
 func (e *env) toolCommands(lazy *lazyTree) []*cli.Command {
 	groups := map[string]*cli.Command{}
 	var out []*cli.Command
-	for _, t := range e.reg.All() {
+	// a tool command may head a group of its own (archive, archive
+	// restore): its group's subcommands go under it
+	all := slices.Clone(e.reg.All())
+	sort.SliceStable(all, func(i, j int) bool {
+		return len(strings.Fields(all[i].CLI.Path)) < len(strings.Fields(all[j].CLI.Path))
+	})
+	for _, t := range all {
 		words := strings.Fields(t.CLI.Path)
 		if len(words) == 1 { // a top-level command: spawn, ps, kill...
-			out = append(out, e.toolCommand(words[0], t, lazy))
+			c := e.toolCommand(words[0], t, lazy)
+			groups[words[0]] = c
+			out = append(out, c)
 			continue
 		}
 		if len(words) != 2 {

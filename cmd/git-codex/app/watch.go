@@ -119,6 +119,9 @@ type watcher struct {
 	// nextRetention is when retention looks at the settings and the
 	// archives again (watch_retention.go)
 	nextRetention time.Time
+	// nextReadsFold is when retention looks again for this machine's
+	// reads days to fold while another's archive is fresh
+	nextReadsFold time.Time
 	reported      map[string]string // the last line per subject, not repeated
 	// deferred holds the recipients whose last wake-up was deferred
 	// (nothing typed), for --once

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tools"
 )
 
 // Retention in the watcher (issue 27): `git codex archive` keeps the tip
@@ -86,6 +87,7 @@ func (w *watcher) retention(ctx context.Context) {
 		next := at.Add(w.opts.ArchiveEvery)
 		w.nextRetention = next
 		w.sayOnce("retention", fmt.Sprintf("retention: last archive %s at %s; next after %s", ref, at.Local().Format(time.DateTime), next.Local().Format(time.DateTime)))
+		w.foldReads(ctx, now)
 		return
 	}
 	res := w.e.reg.CallAs(ctx, w.st, w.origin, "archive", []byte("{}"))
@@ -94,6 +96,7 @@ func (w *watcher) retention(ctx context.Context) {
 	}
 	// once an interval, whether it archived or found nothing old enough
 	w.nextRetention = now.Add(w.opts.ArchiveEvery)
+	w.nextReadsFold = w.nextRetention // (archive folded this machine's reads)
 	if res.Error != nil {
 		w.say(fmt.Sprintf("archive failed: %s: %s", res.Error.Code, res.Error.Message))
 		return
@@ -132,4 +135,52 @@ func archiveLine(set map[string]string, ref string, records map[string]int, tota
 		line += fmt.Sprintf("; %d reads day(s) folded", folded)
 	}
 	return line + fmt.Sprintf("; next in %s", every)
+}
+
+// foldReads folds this machine's old reads days while the newest record
+// archive is fresh. The archives say when retention last ran on any
+// machine, and the records are the team's: one archive a day serves every
+// machine. A machine's reads refs are its own, and archive folds only the
+// reads of the machine it runs on, so a machine that always found another's
+// archive fresh would never fold its own (issue 27). When this machine has
+// reads days older than the setting (ReadsToFold), it runs archive for the
+// kind reads alone, through the registry as any call: audited, and no
+// record archive made. At most once an --archive-every per watcher.
+func (w *watcher) foldReads(ctx context.Context, now time.Time) {
+	if now.Before(w.nextReadsFold) {
+		return
+	}
+	w.nextReadsFold = now.Add(w.opts.ArchiveEvery)
+	cfg, err := tools.ConfigAt(ctx, w.st, w.e.reg.ConfigKeys())
+	if err != nil {
+		w.sayOnce("retention", "retention: "+err.Error())
+		return
+	}
+	// as archive reads it (retentionDays in tools/work)
+	days := cfg.IntValue("retention.reads.days")
+	if days <= 0 {
+		days = cfg.IntValue("retention.days")
+	}
+	old, err := w.st.ReadsToFold(ctx, now.AddDate(0, 0, -days), now)
+	if err != nil {
+		w.sayOnce("retention", "retention: "+err.Error())
+		return
+	}
+	if len(old) == 0 {
+		return
+	}
+	res := w.e.reg.CallAs(ctx, w.st, w.origin, "archive", []byte(`{"kinds":["reads"]}`))
+	if ctx.Err() != nil {
+		return
+	}
+	if res.Error != nil {
+		w.say(fmt.Sprintf("archive of this machine's reads failed: %s: %s", res.Error.Code, res.Error.Message))
+		return
+	}
+	var out struct {
+		ReadsFolded []string `json:"reads_folded"`
+	}
+	b, _ := json.Marshal(res.Data)
+	json.Unmarshal(b, &out)
+	w.say(fmt.Sprintf("archive of this machine's reads (older than %d days): %d reads day(s) folded", days, len(out.ReadsFolded)))
 }

@@ -252,6 +252,8 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 		{"archive", `{"older_than":"0","dry_run":true}`, true, ""},
 		{"archive", `{"older_than":"0","kinds":["mail","conflicts"]}`, true, ""},
 		{"archive", `{"older_than":"last week"}`, false, ""},
+		{"archive_restore", `{"record":"c-0123456789abcdef"}`, true, ""},
+		{"archive_restore", `{"record":"c-0123456789abcdef"}`, false, ""},
 	} {
 		check(cs, c.tool, c.args, c.ok, c.set)
 	}
