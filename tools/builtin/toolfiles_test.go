@@ -28,7 +28,7 @@ var notYetInOwnFile = []string{
 	"epic_read_file", "epic_request_changes", "github_retry", "github_reviews", "handoff_read",
 	"handoff_write", "instance_abandon", "instance_cleanup", "instance_kill", "instance_list",
 	"instance_peek", "instance_reap", "instance_send", "lock_acquire", "lock_list", "lock_release",
-	"prompt_describe", "prompt_execute", "prompt_reload", "prompt_search", "request_review",
+	"request_review",
 	"send_feedback", "session_open", "spawn", "task_add_comment", "task_assign", "task_claim",
 	"task_create", "task_list", "task_release", "task_show", "task_update_status",
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/prompt"
 )
 
 const dirTasks = "tasks"
@@ -103,6 +104,13 @@ func getTask(tx *gitstate.Tx, id string) (Task, error) {
 		return Task{}, notFound
 	}
 	return t, err
+}
+
+// PromptTask is the task prompt_execute names, for its {codex_task_*}: the
+// reader the assembly hands tools/prompt, which sits below tasks.
+func PromptTask(tx *gitstate.Tx, id string) (prompt.Task, error) {
+	t, err := getTask(tx, id)
+	return prompt.Task{ID: t.ID, Title: t.Title, Description: t.Description}, err
 }
 
 // holderOf is the task's holder, or "" while it is open.
