@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/prompt"
 )
@@ -377,7 +378,7 @@ var TaskUpdateStatus = tools.Define("task_update_status", "task.update_status",
 		}
 		if holder != "" && holder != c.Caller.ID {
 			// the holder may be working on it: tell it
-			if err := notifyTaken(c, "task", t.ID, holder, "moved to "+in.State+" by "+c.Caller.ID); err != nil {
+			if err := lock.NotifyTaken(c, "task", t.ID, holder, "moved to "+in.State+" by "+c.Caller.ID); err != nil {
 				return Task{}, err
 			}
 		}
@@ -431,7 +432,7 @@ var TaskRelease = tools.Define("task_release", "task.release",
 				return Task{}, tools.Errorf(tools.PermissionDenied, "task %s is held by %s, not by you; only a person or a supervisor may release it, with force", t.ID, holder).
 					With("task_id", t.ID).With("holder", holder)
 			}
-			if err := notifyTaken(c, "task", t.ID, holder, "released by "+c.Caller.ID); err != nil {
+			if err := lock.NotifyTaken(c, "task", t.ID, holder, "released by "+c.Caller.ID); err != nil {
 				return Task{}, err
 			}
 		}
