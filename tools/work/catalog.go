@@ -40,13 +40,17 @@ func nounTools() []*tools.Tool {
 }
 
 // hooks are the nouns' steps in the call pipeline: an instance's
-// first call marks it running (markRunning), and a failure its caller
-// cannot fix is mailed to whoever must hear of it (escalate).
+// first call marks it running (markRunning), a failure its caller cannot
+// fix is mailed to whoever must hear of it (escalate), a reviewer that
+// ends lets its coder's active review go (endActiveReview), and reap
+// sweeps the delegated sessions whose runner died (reapDelegations).
 func hooks() tools.Hooks {
 	return tools.Hooks{
 		BeforeHandler: []func(c *tools.Call) error{markRunning},
 		OnFailure:     []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
 		SettleClaims:  restoreInvariants,
+		AgentEnded:    []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
+		Reapers:       []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
 	}
 }
 
