@@ -90,6 +90,47 @@ type Hooks struct {
 	// a Conflict (and telling the loser) for each claim that lost. nil:
 	// nothing is settled.
 	SettleClaims func(kinds KindTable, tx *gitstate.Tx, report gitstate.MergeReport) ([]Conflict, error)
+	// AgentEnded runs, in order, inside the transaction of a call whose
+	// noun just gave an agent's record a final status and called
+	// Call.AgentEnded: what other nouns hold for that agent is let go (a
+	// reviewer's active review, tools/work), without the noun that ends
+	// agents (instances) calling up into them.
+	AgentEnded []func(c *Call, a *Agent) error
+	// Reapers run, in order, inside instance_reap's transaction
+	// (Call.Reap): each finds the records of work whose process died with
+	// no instance to show it (delegated sessions still RUNNING), marks them
+	// failed unless dryRun, and returns their ids.
+	Reapers []func(c *Call, dryRun bool) ([]string, error)
+}
+
+// AgentEnded runs the AgentEnded hooks for a, whose record the caller
+// just gave a final status (in this transaction).
+func (c *Call) AgentEnded(a *Agent) error {
+	if c.hooks == nil {
+		return nil
+	}
+	for _, fn := range c.hooks.AgentEnded {
+		if err := fn(c, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reap runs the Reapers and returns the ids they found, in order.
+func (c *Call) Reap(dryRun bool) ([]string, error) {
+	ids := []string{}
+	if c.hooks == nil {
+		return ids, nil
+	}
+	for _, fn := range c.hooks.Reapers {
+		found, err := fn(c, dryRun)
+		ids = append(ids, found...)
+		if err != nil {
+			return ids, err
+		}
+	}
+	return ids, nil
 }
 
 // beforeHandler runs the BeforeHandler hooks.

@@ -91,3 +91,40 @@ func TestInternalToolsAreNotCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentEndedAndReapers: Join keeps every catalog's AgentEnded and
+// Reapers hooks, in order; a Call runs them in that order, Reap returning
+// every reaper's ids; a Call with no hooks (CallFor's) runs none and
+// reaps nothing.
+func TestAgentEndedAndReapers(t *testing.T) {
+	var ran []string
+	end := func(name string) func(*Call, *Agent) error {
+		return func(_ *Call, a *Agent) error { ran = append(ran, name+":"+a.ID); return nil }
+	}
+	reap := func(id string) func(*Call, bool) ([]string, error) {
+		return func(_ *Call, dryRun bool) ([]string, error) {
+			if !dryRun {
+				t.Errorf("reaper %s: dryRun not passed", id)
+			}
+			return []string{id}, nil
+		}
+	}
+	cat := Join(
+		Catalog{Hooks: Hooks{AgentEnded: []func(*Call, *Agent) error{end("a")}, Reapers: []func(*Call, bool) ([]string, error){reap("d1")}}},
+		Catalog{Hooks: Hooks{AgentEnded: []func(*Call, *Agent) error{end("b")}, Reapers: []func(*Call, bool) ([]string, error){reap("d2")}}},
+	)
+	c := &Call{hooks: &cat.Hooks}
+	if err := c.AgentEnded(&Agent{ID: "r1"}); err != nil || strings.Join(ran, ",") != "a:r1,b:r1" {
+		t.Errorf("AgentEnded ran %v (err %v), want a:r1,b:r1", ran, err)
+	}
+	if ids, err := c.Reap(true); err != nil || strings.Join(ids, ",") != "d1,d2" {
+		t.Errorf("Reap = %v, %v; want d1,d2", ids, err)
+	}
+	none := &Call{}
+	if err := none.AgentEnded(&Agent{ID: "r2"}); err != nil || len(ran) != 2 {
+		t.Errorf("a Call without hooks ran %v (err %v)", ran, err)
+	}
+	if ids, err := none.Reap(false); err != nil || ids == nil || len(ids) != 0 {
+		t.Errorf("a Call without hooks reaped %#v, %v; want an empty list", ids, err)
+	}
+}

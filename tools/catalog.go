@@ -45,8 +45,8 @@ func (r *Registry) ConfigKeys() *ConfigKeys { return r.keys() }
 
 // Join is the catalogs of several packages as one, for the assembly: their
 // tools, kinds, config keys and key patterns in order, and their hooks
-// (the pipeline runs each package's BeforeHandler and OnFailure steps in
-// order; UnknownTool and SettleClaims belong to one package, and Join
+// (the pipeline runs each package's BeforeHandler, OnFailure, AgentEnded
+// and Reapers steps in order; UnknownTool and SettleClaims belong to one package, and Join
 // panics if two set one).
 func Join(cats ...Catalog) Catalog {
 	var out Catalog
@@ -57,6 +57,8 @@ func Join(cats ...Catalog) Catalog {
 		out.KeyPatterns = append(out.KeyPatterns, c.KeyPatterns...)
 		out.Hooks.BeforeHandler = append(out.Hooks.BeforeHandler, c.Hooks.BeforeHandler...)
 		out.Hooks.OnFailure = append(out.Hooks.OnFailure, c.Hooks.OnFailure...)
+		out.Hooks.AgentEnded = append(out.Hooks.AgentEnded, c.Hooks.AgentEnded...)
+		out.Hooks.Reapers = append(out.Hooks.Reapers, c.Hooks.Reapers...)
 		if c.Hooks.UnknownTool != nil {
 			if out.Hooks.UnknownTool != nil {
 				panic("tools: two catalogs set Hooks.UnknownTool")

@@ -6,8 +6,9 @@
 // both ways with one schema, one permission check and one audit record.
 //
 // The framework knows no noun. The tools themselves, their record kinds
-// and their config keys live in the packages below it (tools/work), which
-// import it; tools/builtin assembles them into the Catalog NewRegistry
+// and their config keys live in the packages above it (tools/mail,
+// tools/decision, tools/prompt, tools/lock, tools/cycle, tools/work),
+// which import it; tools/builtin assembles them into the Catalog NewRegistry
 // takes.
 //
 // A call is one gitstate transaction: a refused or failed call still

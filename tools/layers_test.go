@@ -16,14 +16,18 @@ const module = "github.com/gitcodex/git-codex/"
 // framework (prompts, modelapi) know nothing of it; the framework knows no
 // noun; each noun knows only the nouns below it; builtin assembles them
 // all. A noun peeled from work takes its place here (mail < decision
-// (which uses mail's text limits), prompt < lock < cycle < instance <
-// delegate, review < the GitHub calls < work; nouns of one layer do not
-// import each other).
+// (which uses mail's text limits), prompt (which reads tasks through a
+// reader the assembly hands it) < lock (whose records carry the cycles)
+// < cycle (which serves lock_acquire {session_token} through a function
+// the assembly hands lock) < instance < delegate, review < the GitHub
+// calls < work; nouns of one layer do not import each other).
 var layers = [][]string{
 	{"tools/prompts", "tools/modelapi"},
 	{"tools"},
 	{"tools/mail"},
-	{"tools/decision"},
+	{"tools/decision", "tools/prompt"},
+	{"tools/lock"},
+	{"tools/cycle"},
 	{"tools/work"},
 	{"tools/builtin"},
 }

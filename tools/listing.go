@@ -12,7 +12,7 @@ import (
 // model searches for it). So each agent type is shown up front only the
 // tools its kind of work uses; the rest of what its policy permits stays
 // one step away, through the MCP adapter's tool_find and tool_call
-// (cmd/git-codex/app/mcp_more.go), whose description names every one of
+// (cmd/git-codex/mcpserver/more.go), whose description names every one of
 // them. Nothing is taken away: the policy alone decides what a caller may
 // call, and a call of a tool that is not listed goes through the registry
 // like any other.

@@ -99,6 +99,10 @@ type Call struct {
 	// keys is the registry's table of settings, for what loads the config
 	// again (an escalation, a check of the MCP server's caller).
 	keys *ConfigKeys
+	// hooks are the registry's pipeline hooks, for the steps a noun runs
+	// from inside its handler (AgentEnded, Reap); nil in a Call made by
+	// CallFor, which runs none.
+	hooks *Hooks
 	// warnings go into the call's result (Result.Warnings), whatever its
 	// outcome.
 	warnings []string
@@ -439,7 +443,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
 func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any, limit *callLimit) (res Result, c *Call) {
-	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, keys: r.keys(), Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
+	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, keys: r.keys(), hooks: &r.hooks, Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil

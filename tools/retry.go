@@ -33,9 +33,10 @@ func retryKeys() []ConfigKey {
 // maxRetryWait bounds how long a retry waits for a time someone else set
 // (a rate limit's reset); a later one ends the retries (a GitHub call
 // stays PENDING for `git codex github retry`).
-const MaxRetryWait = time.Minute
+const maxRetryWait = time.Minute
 
-// retryPolicy is how an operation is retried.
+// RetryPolicy is how an operation is retried: the retry.* settings, read
+// by RetryPolicyOf, run by Do.
 type RetryPolicy struct {
 	Attempts int
 	delay    time.Duration
@@ -45,14 +46,14 @@ type RetryPolicy struct {
 	sleep func(context.Context, time.Duration) error
 }
 
-// retryPolicyOf is the policy the config sets.
+// RetryPolicyOf is the policy the config sets.
 func RetryPolicyOf(cfg *Config) RetryPolicy {
 	return RetryPolicy{
 		Attempts: max(1, cfg.IntValue("retry.max_attempts")),
 		delay:    time.Duration(max(0, cfg.IntValue("retry.delay_ms"))) * time.Millisecond,
 		maxDelay: time.Duration(max(0, cfg.IntValue("retry.max_delay_ms"))) * time.Millisecond,
 		jitter:   cfg.StringValue("retry.jitter") != "off",
-		sleep:    SleepCtx,
+		sleep:    sleepCtx,
 	}
 }
 
@@ -78,56 +79,56 @@ func (p RetryPolicy) wait(try int) time.Duration {
 	return d
 }
 
-// retryVerdict is what a failure means for retrying: whether another try
+// RetryVerdict is what a failure means for retrying: whether another try
 // may succeed, and how long it must wait at least (a rate limit's reset).
 type RetryVerdict struct {
 	Transient bool
 	NotBefore time.Duration
 }
 
-// retried is how a retried operation ended.
-type retried struct {
+// Retried is how a retried operation ended (Do).
+type Retried struct {
 	Tries int   // tries made
 	Err   error // the last try's error; nil: it succeeded
-	// gaveUp: the last failure was transient but no try was left (or its
-	// wait was longer than maxRetryWait); interrupted: ctx ended while
-	// waiting, with waitErr.
-	gaveUp      bool
+	// GaveUp: the last failure was transient but no try was left (or its
+	// wait was longer than maxRetryWait); Interrupted: ctx ended while
+	// waiting, with this error.
+	GaveUp      bool
 	Interrupted error
 }
 
-// do runs op (try counts from 1) until it succeeds, fails for good
+// Do runs op (try counts from 1) until it succeeds, fails for good
 // (classify says not transient), or the tries run out. onRetry, if set, is
 // told of each failed try that will be tried again, and the wait, before
 // the wait.
-func (p RetryPolicy) Do(ctx context.Context, op func(try int) error, classify func(error) RetryVerdict, onRetry func(try int, err error, wait time.Duration)) retried {
+func (p RetryPolicy) Do(ctx context.Context, op func(try int) error, classify func(error) RetryVerdict, onRetry func(try int, err error, wait time.Duration)) Retried {
 	for try := 1; ; try++ {
 		err := op(try)
 		if err == nil {
-			return retried{Tries: try}
+			return Retried{Tries: try}
 		}
 		v := classify(err)
 		if !v.Transient {
-			return retried{Tries: try, Err: err}
+			return Retried{Tries: try, Err: err}
 		}
 		wait := p.wait(try)
 		if v.NotBefore > wait {
 			wait = v.NotBefore
 		}
-		if try >= p.Attempts || wait > MaxRetryWait {
-			return retried{Tries: try, Err: err, gaveUp: true}
+		if try >= p.Attempts || wait > maxRetryWait {
+			return Retried{Tries: try, Err: err, GaveUp: true}
 		}
 		if onRetry != nil {
 			onRetry(try, err, wait)
 		}
 		if werr := p.sleep(ctx, wait); werr != nil {
-			return retried{Tries: try, Err: err, Interrupted: werr}
+			return Retried{Tries: try, Err: err, Interrupted: werr}
 		}
 	}
 }
 
 // sleepCtx waits d, or until ctx ends.
-func SleepCtx(ctx context.Context, d time.Duration) error {
+func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -167,7 +168,7 @@ func retryContended(ctx context.Context, st *gitstate.Store, keys *ConfigKeys, t
 			progress(n, retryMessage(tool, "state-lock", n, pol.Attempts, wait, err))
 		}
 	})
-	if done.gaveUp {
+	if done.GaveUp {
 		return Errorf(TransientError, "%s: the state's ref stayed locked or kept moving (another program: git pack-refs, update-ref, fetch?) through %d tries; nothing was written: %v", tool, done.Tries, done.Err).
 			With("attempts", done.Tries).With("reason", "lock")
 	}

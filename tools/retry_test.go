@@ -59,7 +59,7 @@ func TestRetryDo(t *testing.T) {
 
 	calls := 0
 	r := p.Do(context.Background(), func(int) error { calls++; return transient }, classify, onRetry)
-	if calls != 3 || !r.gaveUp || r.Tries != 3 || !errors.Is(r.Err, transient) || len(reported) != 2 || len(slept) != 2 {
+	if calls != 3 || !r.GaveUp || r.Tries != 3 || !errors.Is(r.Err, transient) || len(reported) != 2 || len(slept) != 2 {
 		t.Errorf("always transient: %d calls, %+v, reported %v, slept %v", calls, r, reported, slept)
 	}
 	calls, reported = 0, nil
@@ -75,17 +75,17 @@ func TestRetryDo(t *testing.T) {
 	}
 	calls, reported = 0, nil
 	r = p.Do(context.Background(), func(int) error { calls++; return permanent }, classify, onRetry)
-	if calls != 1 || r.gaveUp || !errors.Is(r.Err, permanent) || len(reported) != 0 {
+	if calls != 1 || r.GaveUp || !errors.Is(r.Err, permanent) || len(reported) != 0 {
 		t.Errorf("permanent: %d calls, %+v", calls, r)
 	}
 	calls = 0
 	r = p.Do(context.Background(), func(int) error { calls++; return transient }, func(error) RetryVerdict {
-		return RetryVerdict{Transient: true, NotBefore: 2 * MaxRetryWait}
+		return RetryVerdict{Transient: true, NotBefore: 2 * maxRetryWait}
 	}, nil)
-	if calls != 1 || !r.gaveUp {
+	if calls != 1 || !r.GaveUp {
 		t.Errorf("a reset later than maxRetryWait: %d calls, %+v", calls, r)
 	}
-	p.sleep = SleepCtx
+	p.sleep = sleepCtx
 	p.delay = 30 * time.Second
 	p.maxDelay = 30 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())

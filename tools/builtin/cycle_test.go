@@ -14,7 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/cycle"
 )
 
 // roles is a caller whose machine knows every role's PSK ("psk-<role>").
@@ -375,7 +375,7 @@ func TestSessionExpires(t *testing.T) {
 	id := hex.EncodeToString(sum[:])[:24]
 	path := "sessions/" + gitstate.Fanout(id) + "/" + id + ".json"
 	if _, err := e.st.Update(context.Background(), func(tx *gitstate.Tx) error {
-		var s work.Session
+		var s cycle.Session
 		if err := tx.Get(path, &s); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -88,7 +89,7 @@ func TestSyncSettlesALockTakenOnBothMachines(t *testing.T) {
 			t.Errorf("%s: conflict %+v", c.name, k)
 		}
 		// the loser's version of the record is kept whole
-		var lost work.Lock
+		var lost lock.Lock
 		if err := json.Unmarshal(k.LostVersion, &lost); err != nil || lost.Reason != "adding orders table" || lost.Claim.Holder != "w2" {
 			t.Errorf("%s: lost version %s (%v)", c.name, k.LostVersion, err)
 		}
@@ -150,15 +151,15 @@ func TestSyncConflictIsRecordedOnce(t *testing.T) {
 // TestMergeRecordClaims: the claim rules, record by record.
 func TestMergeRecordClaims(t *testing.T) {
 	at := func(s int) time.Time { return time.Date(2026, 3, 1, 0, 0, s, 0, time.UTC) }
-	lock := func(holder string, clock gitstate.Clock, sec int, reason string) []byte {
-		l := work.Lock{Name: "db", Reason: reason, UpdatedAt: at(sec), UpdatedBy: holder, Clock: clock}
+	lockRec := func(holder string, clock gitstate.Clock, sec int, reason string) []byte {
+		l := lock.Lock{Name: "db", Reason: reason, UpdatedAt: at(sec), UpdatedBy: holder, Clock: clock}
 		if holder != "" {
 			l.Claim = &tools.Claim{Holder: holder, Clock: clock, At: at(sec)}
 		}
 		return mustJSON(t, l)
 	}
 	holder := func(rec []byte) string {
-		var l work.Lock
+		var l lock.Lock
 		if err := json.Unmarshal(rec, &l); err != nil {
 			t.Fatal(err)
 		}
@@ -168,9 +169,9 @@ func TestMergeRecordClaims(t *testing.T) {
 		return l.Claim.Holder
 	}
 	p := "locks/a/b/0123456789abcdef00ab.json"
-	free := lock("", 1, 0, "")
+	free := lockRec("", 1, 0, "")
 	renewed := func(rec []byte, clock gitstate.Clock) []byte { // the holder took it again: same claim, new reason
-		var l work.Lock
+		var l lock.Lock
 		json.Unmarshal(rec, &l)
 		l.Reason, l.Clock = "renewed", clock
 		return mustJSON(t, l)
@@ -180,16 +181,16 @@ func TestMergeRecordClaims(t *testing.T) {
 		base, ours, theirs []byte
 		want               string
 	}{
-		{"both claimed: lower clock wins", free, lock("w1", 5, 9, ""), lock("w2", 7, 1, ""), "w1"},
-		{"same clock: earlier time wins", free, lock("w2", 5, 1, ""), lock("w1", 5, 2, ""), "w2"},
-		{"same clock and time: smaller holder", free, lock("w2", 5, 1, ""), lock("w1", 5, 1, ""), "w1"},
-		{"created on both sides, no base", nil, lock("w2", 9, 1, ""), lock("w1", 4, 1, ""), "w1"},
-		{"a claim beats a concurrent release", lock("w0", 2, 0, ""), lock("", 9, 5, ""), lock("w1", 4, 1, ""), "w1"},
-		{"released and claimed again beats untouched", lock("w0", 2, 0, ""), renewed(lock("w0", 2, 0, ""), 7), lock("w1", 4, 1, ""), "w1"},
-		{"the same holder on both sides", free, lock("w1", 5, 1, "a"), lock("w1", 6, 2, "b"), "w1"},
-		{"released on both sides", lock("w0", 2, 0, ""), lock("", 5, 1, ""), lock("", 6, 2, ""), ""},
-		{"released on one side, untouched on the other", lock("w0", 2, 0, ""), lock("", 5, 1, ""), renewed(lock("w0", 2, 0, ""), 6), ""},
-		{"no base: a claim beats a later taken-and-released record", nil, lock("w1", 3, 1, ""), lock("", 9, 2, ""), "w1"},
+		{"both claimed: lower clock wins", free, lockRec("w1", 5, 9, ""), lockRec("w2", 7, 1, ""), "w1"},
+		{"same clock: earlier time wins", free, lockRec("w2", 5, 1, ""), lockRec("w1", 5, 2, ""), "w2"},
+		{"same clock and time: smaller holder", free, lockRec("w2", 5, 1, ""), lockRec("w1", 5, 1, ""), "w1"},
+		{"created on both sides, no base", nil, lockRec("w2", 9, 1, ""), lockRec("w1", 4, 1, ""), "w1"},
+		{"a claim beats a concurrent release", lockRec("w0", 2, 0, ""), lockRec("", 9, 5, ""), lockRec("w1", 4, 1, ""), "w1"},
+		{"released and claimed again beats untouched", lockRec("w0", 2, 0, ""), renewed(lockRec("w0", 2, 0, ""), 7), lockRec("w1", 4, 1, ""), "w1"},
+		{"the same holder on both sides", free, lockRec("w1", 5, 1, "a"), lockRec("w1", 6, 2, "b"), "w1"},
+		{"released on both sides", lockRec("w0", 2, 0, ""), lockRec("", 5, 1, ""), lockRec("", 6, 2, ""), ""},
+		{"released on one side, untouched on the other", lockRec("w0", 2, 0, ""), lockRec("", 5, 1, ""), renewed(lockRec("w0", 2, 0, ""), 6), ""},
+		{"no base: a claim beats a later taken-and-released record", nil, lockRec("w1", 3, 1, ""), lockRec("", 9, 2, ""), "w1"},
 	}
 	for _, c := range cases {
 		got := both(t, p, c.base, c.ours, c.theirs)

@@ -12,13 +12,13 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/lock"
 )
 
 // lockFile is where the lock named name must live in the state tree:
 // locks/<fanout>/<key>.json, key the first 10 bytes of the name's sha256 in
 // hex, fanned out by its last two characters. Computed here independently
-// of lock.go, so a change of layout (which would orphan every lock already
+// of tools/lock/lock.go, so a change of layout (which would orphan every lock already
 // stored) fails the tests.
 func lockFile(name string) string {
 	sum := sha256.Sum256([]byte(name))
@@ -28,10 +28,10 @@ func lockFile(name string) string {
 
 // lockAt reads the lock's record straight from refs/codex/state (not
 // through a tool, which would add a commit).
-func (e *env) lockAt(name string) work.Lock {
+func (e *env) lockAt(name string) lock.Lock {
 	e.t.Helper()
 	blob := gitstatetest.Git(e.t, e.dir, "show", gitstate.RefState+":"+lockFile(name))
-	var l work.Lock
+	var l lock.Lock
 	dec := json.NewDecoder(strings.NewReader(blob))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/lock"
 )
 
 // BenchmarkMergeRecord: the cost of deciding one record both sides changed,
@@ -21,17 +21,17 @@ func BenchmarkMergeRecord(b *testing.B) {
 	ours, theirs := base, base
 	ours.State, ours.UpdatedBy, ours.Clock = "busy", "w", 8
 	theirs.Worktree, theirs.UpdatedBy, theirs.Clock = "/wt/w", "human:y", 5
-	lock := func(holder string, clock gitstate.Clock) work.Lock {
-		return work.Lock{Name: "db", Claim: &tools.Claim{Holder: holder, Clock: clock, At: now}, UpdatedAt: now, UpdatedBy: holder, Clock: clock}
+	lockAt := func(holder string, clock gitstate.Clock) lock.Lock {
+		return lock.Lock{Name: "db", Claim: &tools.Claim{Holder: holder, Clock: clock, At: now}, UpdatedAt: now, UpdatedBy: holder, Clock: clock}
 	}
-	lo, lt := lock("w1", 4), lock("w2", 6)
+	lo, lt := lockAt("w1", 4), lockAt("w2", 6)
 	cases := []struct {
 		name, path         string
 		base, ours, theirs []byte
 	}{
 		{"agent-fields", "agents/w.json", mustJSON(b, base), mustJSON(b, ours), mustJSON(b, theirs)},
 		{"mail-read", "mail/bob/0/1/m-01.json", mustJSON(b, mailAt(3, false)), mustJSON(b, mailAt(5, true)), mustJSON(b, mailAt(9, true))},
-		{"lock-conflict", "locks/a/b/0123456789abcdef00ab.json", mustJSON(b, work.Lock{Name: "db"}), mustJSON(b, lo), mustJSON(b, lt)},
+		{"lock-conflict", "locks/a/b/0123456789abcdef00ab.json", mustJSON(b, lock.Lock{Name: "db"}), mustJSON(b, lo), mustJSON(b, lt)},
 	}
 	kinds := builtin.Registry().Kinds()
 	for _, c := range cases {

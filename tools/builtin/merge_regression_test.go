@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -107,11 +108,11 @@ func TestRegressionLockFieldsFollowTheClaim(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	exp := func(d time.Duration) *time.Time { e := t0.Add(d); return &e }
 	w1 := &tools.Claim{Holder: "w1", Clock: 2, At: t0}
-	base := mustJSON(t, work.Lock{Name: "db", Claim: w1, Reason: "short", ExpiresAt: exp(time.Minute), UpdatedAt: t0, UpdatedBy: "w1", Clock: 2})
-	renewed := mustJSON(t, work.Lock{Name: "db", Claim: w1, Reason: "long job", UpdatedAt: t0.Add(time.Hour), UpdatedBy: "w1", Clock: 5})
-	takenOver := mustJSON(t, work.Lock{Name: "db", Claim: &tools.Claim{Holder: "w2", Clock: 4, At: t0.Add(2 * time.Minute)},
+	base := mustJSON(t, lock.Lock{Name: "db", Claim: w1, Reason: "short", ExpiresAt: exp(time.Minute), UpdatedAt: t0, UpdatedBy: "w1", Clock: 2})
+	renewed := mustJSON(t, lock.Lock{Name: "db", Claim: w1, Reason: "long job", UpdatedAt: t0.Add(time.Hour), UpdatedBy: "w1", Clock: 5})
+	takenOver := mustJSON(t, lock.Lock{Name: "db", Claim: &tools.Claim{Holder: "w2", Clock: 4, At: t0.Add(2 * time.Minute)},
 		Reason: "w2's", ExpiresAt: exp(3 * time.Minute), UpdatedAt: t0.Add(2 * time.Minute), UpdatedBy: "w2", Clock: 4})
-	var l work.Lock
+	var l lock.Lock
 	if err := json.Unmarshal(both(t, lockFile("db"), base, renewed, takenOver), &l); err != nil {
 		t.Fatal(err)
 	}
@@ -175,9 +176,9 @@ func TestRegressionConflictWithPathHolderBreaksSync(t *testing.T) {
 // ValidateRecord, yet json.Unmarshal (tx.Get, walkJSON) refuses it: one
 // such lock breaks lock_list on every machine that syncs it.
 func TestRegressionValidateRefusesTrailingBrace(t *testing.T) {
-	l := work.Lock{Name: "db", UpdatedBy: "w1", Clock: 1}
+	l := lock.Lock{Name: "db", UpdatedBy: "w1", Clock: 1}
 	rec := append(bytes.TrimSpace(mustJSON(t, l)), '}')
-	if json.Unmarshal(rec, new(work.Lock)) == nil {
+	if json.Unmarshal(rec, new(lock.Lock)) == nil {
 		t.Fatal("setup: want a record json.Unmarshal refuses")
 	}
 	if err := builtin.Registry().Kinds().ValidateRecord(lockFile("db"), rec); err == nil {

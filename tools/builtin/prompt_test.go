@@ -13,8 +13,8 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/prompt"
 	"github.com/gitcodex/git-codex/tools/prompts"
-	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -62,7 +62,7 @@ func TestPromptSearchDescribeExecute(t *testing.T) {
 	n := e.commits()
 	tree := e.tree()
 
-	s := decode[work.PromptSearchResult](t, e.call("w1", "prompt_search", `{"query":"group changes and commit"}`))
+	s := decode[prompt.PromptSearchResult](t, e.call("w1", "prompt_search", `{"query":"group changes and commit"}`))
 	if s.Agent != "climpt" || len(s.Results) == 0 || s.Results[0].C2 != "group-commit" || s.Results[0].C3 != "unstaged-changes" {
 		t.Fatalf("search = %+v", s)
 	}
@@ -89,20 +89,20 @@ func TestPromptSearchDescribeExecute(t *testing.T) {
 		t.Errorf("result fields %v, want %s", fields, want)
 	}
 
-	d := decode[work.PromptDescription](t, e.call("w1", "prompt_describe", `{"c1":"git","c2":"group-commit","c3":"unstaged-changes"}`))
+	d := decode[prompt.PromptDescription](t, e.call("w1", "prompt_describe", `{"c1":"git","c2":"group-commit","c3":"unstaged-changes"}`))
 	if d.Description != "Group file changes by semantic proximity and execute multiple commits sequentially" || d.Usage != "climpt-git group-commit unstaged-changes" ||
 		!d.Options.File || d.Options.Stdin || !d.Options.Destination || d.Source != "template" ||
 		!reflect.DeepEqual(d.Accepts, []string{"edition", "adaptation", "input_text_file", "destination_path"}) {
 		t.Errorf("describe = %+v", d)
 	}
 
-	x := decode[work.PromptExecuted](t, e.call("w1", "prompt_execute",
+	x := decode[prompt.PromptExecuted](t, e.call("w1", "prompt_execute",
 		`{"agent":"climpt","c1":"git","c2":"group-commit","c3":"unstaged-changes","options":{"input_text_file":"changes.txt","destination_path":"plan.md"}}`))
 	want := "\n# Instructions\nGroup the changes in changes.txt by meaning and commit each group.\nWrite the plan to plan.md. Keep {this} as written.\n"
 	if x.Prompt != want || x.Template != ".agent/climpt/prompts/git/group-commit/unstaged-changes/f_default.md" || x.Edition != "default" {
 		t.Errorf("execute = %+v\nprompt %q", x, x.Prompt)
 	}
-	x = decode[work.PromptExecuted](t, e.call("w1", "prompt_execute",
+	x = decode[prompt.PromptExecuted](t, e.call("w1", "prompt_execute",
 		`{"c1":"git","c2":"group-commit","c3":"unstaged-changes","options":{"adaptation":"detailed","input_text_file":"a.go"}}`))
 	if x.Prompt != "DETAILED: group a.go by meaning.\n" || x.Adaptation != "detailed" {
 		t.Errorf("detailed = %+v", x)
@@ -136,7 +136,7 @@ func TestPromptExecuteContext(t *testing.T) {
 	e.ok(human, "agent_register", `{"id":"c1","type":"coding"}`)
 	task := e.ok(human, "task_create", `{"title":"Fix the parser","description":"It drops the last line."}`)
 	id := task["id"].(string)
-	x := decode[work.PromptExecuted](t, e.call("c1", "prompt_execute",
+	x := decode[prompt.PromptExecuted](t, e.call("c1", "prompt_execute",
 		`{"c1":"codex","c2":"work","c3":"task","task":"`+id+`","options":{"input_text":"Be quick."}}`))
 	for _, s := range []string{"You are c1, a coding agent", id + ": Fix the parser", "It drops the last line.", "Be quick.", "the worktree " + e.dir + " on the branch main;"} {
 		if !strings.Contains(x.Prompt, s) {
@@ -155,11 +155,11 @@ func TestPromptExecuteContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	x = decode[work.PromptExecuted](t, e.reg.CallAs(context.Background(), st, tools.Origin{ID: "c1"}, "prompt_execute", json.RawMessage(`{"c1":"codex","c2":"work","c3":"task"}`)))
+	x = decode[prompt.PromptExecuted](t, e.reg.CallAs(context.Background(), st, tools.Origin{ID: "c1"}, "prompt_execute", json.RawMessage(`{"c1":"codex","c2":"work","c3":"task"}`)))
 	if !strings.Contains(x.Prompt, "the worktree "+wt+" on the branch feature/x;") {
 		t.Errorf("work prompt in a linked worktree:\n%s", x.Prompt)
 	}
-	r := decode[work.PromptExecuted](t, e.call("c1", "prompt_execute",
+	r := decode[prompt.PromptExecuted](t, e.call("c1", "prompt_execute",
 		`{"c1":"codex","c2":"review","c3":"changes","options":{"uv-coder":"c7","uv-base":"main"}}`))
 	if !strings.Contains(r.Prompt, "the work of c7") || !strings.Contains(r.Prompt, "git diff main...HEAD") {
 		t.Errorf("review prompt:\n%s", r.Prompt)
@@ -234,14 +234,14 @@ func TestPromptRefusals(t *testing.T) {
 		})
 	}
 	// a broken template spoils nothing else: search still serves the rest
-	s := decode[work.PromptSearchResult](t, e.call("w1", "prompt_search", `{"query":"group changes and commit"}`))
+	s := decode[prompt.PromptSearchResult](t, e.call("w1", "prompt_search", `{"query":"group changes and commit"}`))
 	if s.Results[0].C2 != "group-commit" || len(s.Warnings) != 1 || s.Warnings[0].Path != ".agent/climpt/prompts/bad/front/matter/f_default.md" {
 		t.Errorf("search with a broken template: %+v", s)
 	}
 	// with registry.json malformed, the templates and the built-ins are
 	// still served, and the warning names the file and line
 	e.writeFile(".agent/climpt/registry.json", "{ not json")
-	s = decode[work.PromptSearchResult](t, e.call("w1", "prompt_search", `{"query":"review a coder's changes"}`))
+	s = decode[prompt.PromptSearchResult](t, e.call("w1", "prompt_search", `{"query":"review a coder's changes"}`))
 	if s.Results[0].C1 != "codex" || len(s.Warnings) != 2 || s.Warnings[1].Path != ".agent/climpt/registry.json" || s.Warnings[1].Line != 1 {
 		t.Errorf("built-ins with a malformed registry: %+v", s)
 	}
@@ -250,7 +250,7 @@ func TestPromptRefusals(t *testing.T) {
 func TestPromptReloadSeesChanges(t *testing.T) {
 	e := newEnv(t).withClimpt()
 	e.reg = e.reg.WithEnv(tools.Env{Prompts: prompts.NewCache()}) // as `git codex mcp` runs it
-	r := decode[work.PromptReloaded](t, e.call(human, "prompt_reload", `{}`))
+	r := decode[prompt.PromptReloaded](t, e.call(human, "prompt_reload", `{}`))
 	if r.Count != 11 || r.Version != "1.0.0" {
 		t.Fatalf("reload = %+v", r)
 	}
@@ -260,25 +260,25 @@ func TestPromptReloadSeesChanges(t *testing.T) {
 	// with a cache, the catalog (and its index) is kept between calls: a
 	// new template shows after a reload (or, under `git codex mcp`, the
 	// watcher's)
-	if s := decode[work.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"changelog for a release"}`)); len(s.Results) != 0 && s.Results[0].C1 == "docs" {
+	if s := decode[prompt.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"changelog for a release"}`)); len(s.Results) != 0 && s.Results[0].C1 == "docs" {
 		t.Errorf("a template added after the load was found before a reload: %+v", s)
 	}
-	r = decode[work.PromptReloaded](t, e.call(human, "prompt_reload", `{}`))
+	r = decode[prompt.PromptReloaded](t, e.call(human, "prompt_reload", `{}`))
 	if r.Count != 12 {
 		t.Fatalf("after adding a template: count %d, want 12", r.Count)
 	}
-	s := decode[work.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"changelog for a release"}`))
+	s := decode[prompt.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"changelog for a release"}`))
 	if len(s.Results) == 0 || s.Results[0].C1 != "docs" {
 		t.Errorf("search after reload = %+v", s)
 	}
-	x := decode[work.PromptExecuted](t, e.call(human, "prompt_execute", `{"c1":"git","c2":"decide-branch","c3":"working-branch","options":{"input_text":"T"}}`))
+	x := decode[prompt.PromptExecuted](t, e.call(human, "prompt_execute", `{"c1":"git","c2":"decide-branch","c3":"working-branch","options":{"input_text":"T"}}`))
 	if x.Prompt != "NEW T" {
 		t.Errorf("execute after the template changed: %q", x.Prompt)
 	}
 	// registry.json changing is seen without a reload (one stat per call)
 	time.Sleep(10 * time.Millisecond) // a distinct mtime on coarse clocks
 	e.writeFile(".agent/climpt/registry.json", `{"version":"2.0.0","tools":{"commands":[{"c1":"only","c2":"one","c3":"left","description":"the last command standing"}]}}`)
-	s = decode[work.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"last command standing"}`))
+	s = decode[prompt.PromptSearchResult](t, e.call(human, "prompt_search", `{"query":"last command standing"}`))
 	if len(s.Results) == 0 || s.Results[0].C1 != "only" {
 		t.Errorf("search after registry.json changed = %+v", s)
 	}

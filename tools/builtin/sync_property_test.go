@@ -16,6 +16,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -150,7 +151,7 @@ func syncProperty(t *testing.T, seed uint64, steps int) {
 				t.Fatalf("%s: lock_acquire: %+v", c.name, res.Error)
 			}
 			// a holder taking its own lock again renews it: no new claim
-			if l, _ := res.Data.(work.LockAcquired); res.OK && l.Claim.Clock == l.Clock {
+			if l, _ := res.Data.(lock.LockAcquired); res.OK && l.Claim.Clock == l.Clock {
 				m.claims = append(m.claims, claimEvent{step: step, kind: "lock", resource: name, holder: who})
 			}
 			trace = append(trace, fmt.Sprintf("%s: %s acquires %s (%v)", c.name, who, name, res.OK))

@@ -23,14 +23,12 @@ var notYetInOwnFile = []string{
 	"agent_interrupt", "agent_list", "agent_list_sessions", "agent_query", "agent_query_stream",
 	"agent_register", "agent_resume", "agent_set_model", "agent_set_permission_mode",
 	"agent_set_status", "agent_show", "conflict_list", "create_issues", "create_pull_request",
-	"cycle_archive", "cycle_complete", "cycle_start", "cycle_status", "epic_approve_pr",
-	"epic_create", "epic_create_epic_pr", "epic_get_review_queue", "epic_list_tasks",
-	"epic_read_file", "epic_request_changes", "github_retry", "github_reviews", "handoff_read",
-	"handoff_write", "instance_abandon", "instance_cleanup", "instance_kill", "instance_list",
-	"instance_peek", "instance_reap", "instance_send", "lock_acquire", "lock_list", "lock_release",
-	"prompt_describe", "prompt_execute", "prompt_reload", "prompt_search", "request_review",
-	"send_feedback", "session_open", "spawn", "task_add_comment", "task_assign", "task_claim",
-	"task_create", "task_list", "task_release", "task_show", "task_update_status",
+	"epic_approve_pr", "epic_create", "epic_create_epic_pr", "epic_get_review_queue",
+	"epic_list_tasks", "epic_read_file", "epic_request_changes", "github_retry", "github_reviews",
+	"instance_abandon", "instance_cleanup", "instance_kill", "instance_list", "instance_peek",
+	"instance_reap", "instance_send", "request_review", "send_feedback", "spawn", "task_add_comment",
+	"task_assign", "task_claim", "task_create", "task_list", "task_release", "task_show",
+	"task_update_status",
 }
 
 // TestToolFiles: every tool git codex ships is defined (tools.Define) in

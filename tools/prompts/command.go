@@ -29,8 +29,8 @@ type Command struct {
 	Description string    `json:"description"`
 	Usage       string    `json:"usage,omitempty"`
 	Options     Options   `json:"options"`
-	UV          []UserVar `json:"uv,omitempty"`
-	Source      string    `json:"source"`
+	UV          []UserVar `json:"uv,omitempty" jsonschema:"custom variables: pass uv-<name> in prompt_execute's options"`
+	Source      string    `json:"source" jsonschema:"registry (registry.json only), template (a file in the working tree) or builtin (shipped with git codex)"`
 	// Templates are the template files found for the command, by name
 	// (f_default.md, f_bug_detailed.md, ...), sorted.
 	Templates []string `json:"templates,omitempty"`

@@ -5,6 +5,6 @@
 // meaning (TF-IDF cosine) and rendered with their variables filled.
 //
 // It is pure: it reads files under a root directory it is given and knows
-// nothing of git or the state. The tools (tools/work/prompt.go) and the MCP
+// nothing of git or the state. The tools (tools/prompt) and the MCP
 // prompts capability are adapters over it.
 package prompts

@@ -27,7 +27,6 @@ func Catalog() tools.Catalog {
 func nounTools() []*tools.Tool {
 	return []*tools.Tool{
 		AgentGetStatus, AgentListTool, AgentShow, AgentRegister, AgentRotateToken,
-		LockAcquire, LockRelease, LockListTool,
 		TaskCreate, TaskListTool, TaskShow, TaskClaim, TaskAssign, TaskUpdateStatus, TaskRelease, TaskAddComment,
 		EpicCreate, EpicListTasks, AgentGetTask, AgentGetEpic,
 		EpicGetReviewQueue, EpicApprovePR, EpicRequestChanges, EpicReadFile, EpicCreateEpicPR,
@@ -36,22 +35,22 @@ func nounTools() []*tools.Tool {
 		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		Archive, ArchiveRestore,
-		PromptSearch, PromptDescribe, PromptExecute, PromptReload,
-		SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead,
 		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
 	}
 }
 
 // hooks are the nouns' steps in the call pipeline: an instance's
 // first call marks it running (markRunning), a failure its caller cannot
-// fix is mailed to whoever must hear of it (escalate), and another seed's
-// name for a tool is answered with ours (unknownTool).
+// fix is mailed to whoever must hear of it (escalate), a reviewer that
+// ends lets its coder's active review go (endActiveReview), and reap
+// sweeps the delegated sessions whose runner died (reapDelegations).
 func hooks() tools.Hooks {
 	return tools.Hooks{
 		BeforeHandler: []func(c *tools.Call) error{markRunning},
 		OnFailure:     []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
-		UnknownTool:   unknownTool,
 		SettleClaims:  restoreInvariants,
+		AgentEnded:    []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
+		Reapers:       []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
 	}
 }
 
@@ -60,7 +59,7 @@ func hooks() tools.Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []tools.ConfigKey {
 	return slices.Concat(
-		cycleKeys(), instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+		instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
 	)
 }
 
@@ -76,8 +75,8 @@ func nounKeyPatterns() []func(name string) (tools.ConfigKey, bool) {
 // and validate, merge, and who holds them).
 func nounKinds() []tools.Kind {
 	return []tools.Kind{
-		taskKind(), lockKind(),
-		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(), sessionKind(),
+		taskKind(),
+		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(),
 		githubCallKind(), escalationKind(), delegationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}

@@ -128,7 +128,7 @@ func sweep(c *tools.Call, in CleanupIn, reap bool) (*CleanedUp, error) {
 	c.Summarize("%s cleaned up", c.Caller.ID)
 	if reap {
 		c.Summarize("%s reaped", c.Caller.ID)
-		dead, err := reapDelegations(c, in.DryRun)
+		dead, err := c.Reap(in.DryRun) // delegated sessions whose runner died (reapDelegations)
 		if err != nil {
 			return nil, err
 		}
@@ -384,9 +384,10 @@ func rescueRefs(id string, w repo.WorktreeWork) []string {
 	return refs
 }
 
-// reapDelegations marks FAILED the delegated sessions recorded RUNNING
-// whose runner no longer holds their work mark (it died, and with it, by
-// its parent-death signal, the agent process), and returns their ids.
+// reapDelegations is a Reapers hook (tools.Hooks): it marks FAILED the
+// delegated sessions recorded RUNNING whose runner no longer holds their
+// work mark (it died, and with it, by its parent-death signal, the agent
+// process), and returns their ids.
 func reapDelegations(c *tools.Call, dryRun bool) ([]string, error) {
 	var dead []Delegation
 	err := tools.WalkJSON(c.Tx, dirDelegations, func(d Delegation) {

@@ -35,6 +35,11 @@ const (
 	maxTimeoutSeconds     = 7 * 24 * 3600
 )
 
+// serverNamePattern is what an MCP server's name in mcp_servers looks
+// like: 1-32 of a-z, 0-9, _ and -, starting with a letter (the shape of
+// a cycle's role names, which it shared until tools/lock took those).
+var serverNamePattern = tools.LazyRegexp(`^[a-z][a-z0-9_-]{0,31}$`)
+
 // modelPattern is what a model name may look like (an alias such as
 // sonnet, or a full id such as claude-sonnet-4-5 or gpt-5-codex).
 var modelPattern = tools.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$`)
@@ -121,7 +126,7 @@ func startQuery(c *tools.Call, in DelegateQueryIn, stream bool) (*DelegateResult
 		return nil, err
 	}
 	for _, s := range in.MCPServers {
-		if !namePattern.MatchString(s.Name) || s.Command == "" {
+		if !serverNamePattern.MatchString(s.Name) || s.Command == "" {
 			return nil, tools.Errorf(tools.InvalidInput, "each of mcp_servers needs a name (letters, digits, - and _) and a command; got name %q, command %q", s.Name, s.Command).With("field", "mcp_servers")
 		}
 	}

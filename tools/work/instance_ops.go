@@ -282,9 +282,10 @@ func endInstance(c *tools.Call, id, status, reason string) (*Ended, error) {
 	return out, nil
 }
 
-// setStatus writes an instance's new status (and its end, if final). A
-// reviewer that ends while it holds its coder's active review (killed,
-// dead, or never started) frees it, and the coder waits no more.
+// setStatus writes an instance's new status (and its end, if final), and
+// for a final one runs the AgentEnded hooks: a reviewer that ends while
+// it holds its coder's active review (killed, dead, or never started)
+// frees it (endActiveReview), and the coder waits no more.
 func setStatus(c *tools.Call, a *tools.Agent, status, reason string) error {
 	now := c.Tx.Now()
 	a.Status, a.StatusReason, a.UpdatedAt, a.UpdatedBy, a.Clock = status, reason, now, c.Caller.ID, c.Tx.Clock()
@@ -294,22 +295,10 @@ func setStatus(c *tools.Call, a *tools.Agent, status, reason string) error {
 	if err := c.Tx.Put(tools.AgentPath(a.ID), *a); err != nil {
 		return err
 	}
-	if !ended(status) || a.ReviewOf == "" {
+	if !ended(status) {
 		return nil
 	}
-	var active ActiveReview
-	if err := c.Tx.Get(activeReviewPath(a.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != a.ID {
-		return nil
-	}
-	coder, err := tools.GetAgent(c.Tx, a.ReviewOf)
-	if err != nil {
-		return nil
-	}
-	next := coder.Status
-	if next == tools.StatusWaitingReview {
-		next = tools.StatusActive
-	}
-	return endReview(c, coder.ID, a.ID, next)
+	return c.AgentEnded(a)
 }
 
 // killSession kills a session and says what became of it.

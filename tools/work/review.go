@@ -37,3 +37,25 @@ type ActiveReview struct {
 	UpdatedBy string         `json:"updated_by"`
 	Clock     gitstate.Clock `json:"clock"`
 }
+
+// endActiveReview is an AgentEnded hook (tools.Hooks): a reviewer that
+// ended (killed, dead, or never started) while it held its coder's
+// active review frees it, and the coder, waiting for it, is active again.
+func endActiveReview(c *tools.Call, a *tools.Agent) error {
+	if a.ReviewOf == "" {
+		return nil
+	}
+	var active ActiveReview
+	if err := c.Tx.Get(activeReviewPath(a.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != a.ID {
+		return nil
+	}
+	coder, err := tools.GetAgent(c.Tx, a.ReviewOf)
+	if err != nil {
+		return nil
+	}
+	next := coder.Status
+	if next == tools.StatusWaitingReview {
+		next = tools.StatusActive
+	}
+	return endReview(c, coder.ID, a.ID, next)
+}

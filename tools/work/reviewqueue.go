@@ -470,10 +470,11 @@ func completeEpic(c *tools.Call, id string, pr tools.PullRequest, out *EpicPR) e
 
 // withForge opens GitHub for an after-step (openGitHub, with the
 // settings in force) and runs op, trying again while it fails transiently
-// (no answer, a server error, a rate limit) as GitHub calls do: up to
-// retry.max_attempts tries, retry.delay_ms apart and doubling, or until a
-// rate limit resets; each failed try is one audit commit on target. Its
-// error is the last failure, coded (forgeError).
+// (no answer, a server error, a rate limit) as GitHub calls do, by the
+// same retry policy (retry.*: tries, waits doubling up to
+// retry.max_delay_ms with jitter, no sooner than a rate limit's reset);
+// each failed try is one audit commit on target. Its error is the last
+// failure, coded (forgeError).
 func withForge(ctx context.Context, f *tools.Followup, target string, op func(tools.GitHub) error) error {
 	cfg, err := f.Config(ctx)
 	if err != nil {
@@ -483,31 +484,23 @@ func withForge(ctx context.Context, f *tools.Followup, target string, op func(to
 	if ge != nil {
 		return forgeError(ge)
 	}
-	attempts := max(1, cfg.IntValue("retry.max_attempts"))
-	delay := time.Duration(max(0, cfg.IntValue("retry.delay_ms"))) * time.Millisecond
-	for try := 1; ; try++ {
-		err := op(gh)
-		var ge *tools.GitHubError
-		if err == nil || !errors.As(err, &ge) || !ge.Transient() {
-			return forgeErrorOrNil(err)
-		}
-		wait := delay << (try - 1)
-		if until := time.Until(ge.RetryAt); until > wait {
-			wait = until
-		}
-		if try >= attempts || wait > tools.MaxRetryWait {
-			return forgeError(err).With("attempts", try)
-		}
-		tryErr := tools.Errorf(tools.TransientError, "try %d of %d failed: %s; trying again in %s", try, attempts, ge.Message, wait).
+	pol := tools.RetryPolicyOf(cfg)
+	done := pol.Do(ctx, func(int) error { return op(gh) }, githubVerdict, func(try int, err error, wait time.Duration) {
+		ge := asGitHubError(err)
+		tryErr := tools.Errorf(tools.TransientError, "try %d of %d failed: %s; trying again in %s", try, pol.Attempts, ge.Message, wait.Round(time.Millisecond)).
 			With("attempt", try).With("status", ge.Status)
 		_ = f.Record(ctx, func(c *tools.Call) error {
 			c.Target(target)
 			return tryErr
 		})
-		if err := tools.SleepCtx(ctx, wait); err != nil {
-			return forgeError(&tools.GitHubError{Message: "cancelled while waiting to try again: " + err.Error()})
-		}
+	})
+	switch {
+	case done.Interrupted != nil:
+		return forgeError(&tools.GitHubError{Message: "cancelled while waiting to try again: " + done.Interrupted.Error()})
+	case done.GaveUp:
+		return forgeError(done.Err).With("attempts", done.Tries)
 	}
+	return forgeErrorOrNil(done.Err)
 }
 
 // forgeErrorOrNil is forgeError for a failure, nil for none.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -17,7 +18,7 @@ type StatusSummary struct {
 	Unread int            `json:"unread"` // the caller's unread mail
 	// Locks are the locks held now (expired ones too: anyone may take
 	// them), by name.
-	Locks []Lock `json:"locks"`
+	Locks []lock.Lock `json:"locks"`
 	// Tasks counts tasks by state; Active lists the ones being worked on
 	// (IN_PROGRESS and REVIEW), oldest first.
 	Tasks  map[string]int `json:"tasks"`
@@ -27,7 +28,7 @@ type StatusSummary struct {
 // Summary reads what `git codex status` shows for caller, who must be a
 // person or a registered agent.
 func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
-	s := StatusSummary{Agents: map[string]int{}, Locks: []Lock{}, Tasks: map[string]int{}, Active: []Task{}}
+	s := StatusSummary{Agents: map[string]int{}, Locks: []lock.Lock{}, Tasks: map[string]int{}, Active: []Task{}}
 	err := walkSnapshot(sn, tools.DirAgents, func(a tools.Agent) { s.Agents[string(a.Type)]++ })
 	if err != nil {
 		return StatusSummary{}, err
@@ -47,7 +48,7 @@ func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 	if err != nil {
 		return StatusSummary{}, err
 	}
-	err = walkSnapshot(sn, dirLocks, func(l Lock) {
+	err = walkSnapshot(sn, lock.Dir, func(l lock.Lock) {
 		if l.Claim != nil {
 			s.Locks = append(s.Locks, l)
 		}

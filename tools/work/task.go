@@ -9,7 +9,9 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/prompt"
 )
 
 const dirTasks = "tasks"
@@ -103,6 +105,13 @@ func getTask(tx *gitstate.Tx, id string) (Task, error) {
 		return Task{}, notFound
 	}
 	return t, err
+}
+
+// PromptTask is the task prompt_execute names, for its {codex_task_*}: the
+// reader the assembly hands tools/prompt, which sits below tasks.
+func PromptTask(tx *gitstate.Tx, id string) (prompt.Task, error) {
+	t, err := getTask(tx, id)
+	return prompt.Task{ID: t.ID, Title: t.Title, Description: t.Description}, err
 }
 
 // holderOf is the task's holder, or "" while it is open.
@@ -369,7 +378,7 @@ var TaskUpdateStatus = tools.Define("task_update_status", "task.update_status",
 		}
 		if holder != "" && holder != c.Caller.ID {
 			// the holder may be working on it: tell it
-			if err := notifyTaken(c, "task", t.ID, holder, "moved to "+in.State+" by "+c.Caller.ID); err != nil {
+			if err := lock.NotifyTaken(c, "task", t.ID, holder, "moved to "+in.State+" by "+c.Caller.ID); err != nil {
 				return Task{}, err
 			}
 		}
@@ -423,7 +432,7 @@ var TaskRelease = tools.Define("task_release", "task.release",
 				return Task{}, tools.Errorf(tools.PermissionDenied, "task %s is held by %s, not by you; only a person or a supervisor may release it, with force", t.ID, holder).
 					With("task_id", t.ID).With("holder", holder)
 			}
-			if err := notifyTaken(c, "task", t.ID, holder, "released by "+c.Caller.ID); err != nil {
+			if err := lock.NotifyTaken(c, "task", t.ID, holder, "released by "+c.Caller.ID); err != nil {
 				return Task{}, err
 			}
 		}

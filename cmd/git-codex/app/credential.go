@@ -6,7 +6,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/cycle"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,7 +30,7 @@ func (e *env) origin(c *cli.Context) (tools.Origin, *gitstate.Store, error) {
 // psk reads a cycle role's pre-shared key: CODEX_PSK_<ROLE>, else the
 // repository's git config codex.role.<role>.psk. Neither is ever in a ref.
 func (e *env) psk(role string) string {
-	if v := e.getenv(work.EnvPSKName(role)); v != "" {
+	if v := e.getenv(cycle.EnvPSKName(role)); v != "" {
 		return v
 	}
 	cmd := exec.Command("git", "config", "--get", "codex.role."+role+".psk")

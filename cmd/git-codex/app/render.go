@@ -11,6 +11,7 @@ import (
 
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/work"
 )
@@ -215,12 +216,12 @@ func (e *env) render(tool string, data any) error {
 			tp.EndRow()
 		}
 		return tp.Render()
-	case work.LockAcquired:
+	case lock.LockAcquired:
 		if d.LockToken == "" {
 			return e.render(tool, d.Lock)
 		}
 		fmt.Fprintf(w, "cycle:      %s\nrole:       %s\nlock_token: %s\n", d.CycleID, d.Role, d.LockToken)
-	case work.Lock:
+	case lock.Lock:
 		if d.Claim == nil {
 			fmt.Fprintf(w, "lock %s is free\n", d.Name)
 			return nil
@@ -232,7 +233,7 @@ func (e *env) render(tool string, data any) error {
 		if d.Reason != "" {
 			fmt.Fprintf(w, "reason:  %s\n", d.Reason)
 		}
-	case work.LockList:
+	case lock.LockList:
 		if len(d.Locks) == 0 {
 			fmt.Fprintln(e.stderr, "no locks held")
 			return nil

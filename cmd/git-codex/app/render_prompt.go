@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gitcodex/git-codex/tools/prompt"
 	"github.com/gitcodex/git-codex/tools/prompts"
-	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // renderPrompt prints the prompt tools' results for a person; it reports
@@ -14,7 +14,7 @@ import (
 func (e *env) renderPrompt(data any) (bool, error) {
 	w := e.stdout
 	switch d := data.(type) {
-	case work.PromptSearchResult:
+	case prompt.PromptSearchResult:
 		e.promptWarnings(d.Warnings)
 		if len(d.Results) == 0 {
 			fmt.Fprintln(e.stderr, "no matching commands")
@@ -30,7 +30,7 @@ func (e *env) renderPrompt(data any) (bool, error) {
 			tp.EndRow()
 		}
 		return true, tp.Render()
-	case work.PromptDescription:
+	case prompt.PromptDescription:
 		e.promptWarnings(d.Warnings)
 		fmt.Fprintf(w, "command:     %s %s %s (%s, agent %s)\n", d.C1, d.C2, d.C3, d.Source, d.Agent)
 		for _, kv := range [][2]string{{"title", d.Title}, {"description", d.Description}, {"usage", d.Usage},
@@ -45,14 +45,14 @@ func (e *env) renderPrompt(data any) (bool, error) {
 			fmt.Fprintf(w, "  uv-%s: %s\n", v.Name, oneLine(v.Description))
 		}
 		return true, nil
-	case work.PromptExecuted:
+	case prompt.PromptExecuted:
 		e.promptWarnings(d.Warnings)
 		fmt.Fprint(w, d.Prompt)
 		if !strings.HasSuffix(d.Prompt, "\n") {
 			fmt.Fprintln(w)
 		}
 		return true, nil
-	case work.PromptReloaded:
+	case prompt.PromptReloaded:
 		fmt.Fprintf(w, "%s: %d commands\n", d.Agent, d.Count)
 		return true, nil
 	}

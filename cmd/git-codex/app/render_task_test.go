@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -93,24 +94,24 @@ func TestRenderTaskList(t *testing.T) {
 
 func TestRenderLock(t *testing.T) {
 	exp := at2
-	held := work.Lock{Name: "db", Claim: &tools.Claim{Holder: "w1", At: at1}, Reason: "migrating", ExpiresAt: &exp, UpdatedAt: at1, UpdatedBy: "w1"}
+	held := lock.Lock{Name: "db", Claim: &tools.Claim{Holder: "w1", At: at1}, Reason: "migrating", ExpiresAt: &exp, UpdatedAt: at1, UpdatedBy: "w1"}
 	out, _ := renderOut(t, false, "lock_acquire", held)
 	checkLines(t, "held lock", out,
 		"lock db held by w1 since 2024-03-01T10:30:00Z",
 		"expires: 2024-03-02T08:15:00Z",
 		"reason:  migrating")
 
-	plain := work.Lock{Name: "src/api", Claim: &tools.Claim{Holder: "w2", At: at0}}
+	plain := lock.Lock{Name: "src/api", Claim: &tools.Claim{Holder: "w2", At: at0}}
 	out, _ = renderOut(t, true, "lock_acquire", plain)
 	checkLines(t, "held lock without ttl or reason", out, "lock src/api held by w2 since 2024-03-01T09:00:00Z")
 
-	out, _ = renderOut(t, false, "lock_release", work.Lock{Name: "db", UpdatedAt: at2, UpdatedBy: "w1"})
+	out, _ = renderOut(t, false, "lock_release", lock.Lock{Name: "db", UpdatedAt: at2, UpdatedBy: "w1"})
 	checkLines(t, "free lock", out, "lock db is free")
 }
 
 func TestRenderLockList(t *testing.T) {
 	exp := at2
-	list := work.LockList{Count: 2, Locks: []work.Lock{
+	list := lock.LockList{Count: 2, Locks: []lock.Lock{
 		{Name: "db", Claim: &tools.Claim{Holder: "w1", At: at1}, Reason: "migrating\nschema", ExpiresAt: &exp},
 		{Name: "release", Claim: &tools.Claim{Holder: "human:ann@example.com", At: at0}},
 	}}
@@ -126,14 +127,14 @@ func TestRenderLockList(t *testing.T) {
 
 	// on a terminal an expiry ahead reads as "in ..."
 	soon := time.Now().Add(3*time.Hour + 30*time.Minute)
-	out, _ = renderOut(t, true, "lock_list", work.LockList{Count: 1, Locks: []work.Lock{
+	out, _ = renderOut(t, true, "lock_list", lock.LockList{Count: 1, Locks: []lock.Lock{
 		{Name: "db", Claim: &tools.Claim{Holder: "w1", At: time.Now()}, ExpiresAt: &soon},
 	}})
 	checkLines(t, "lock list with an expiry ahead", out,
 		"NAME  HOLDER  SINCE     EXPIRES  REASON",
 		"db    w1      just now  in 3h    -")
 
-	out, errOut := renderOut(t, false, "lock_list", work.LockList{Locks: []work.Lock{}})
+	out, errOut := renderOut(t, false, "lock_list", lock.LockList{Locks: []lock.Lock{}})
 	if out != "" || errOut != "no locks held\n" {
 		t.Errorf("empty lock list: stdout %q, stderr %q", out, errOut)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/prompt"
 	"github.com/gitcodex/git-codex/tools/prompts"
-	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -126,7 +126,7 @@ func (ps *promptServer) prompt(name string, c *prompts.Command) *mcp.Prompt {
 // carrying the tool's error (code, message, details) as its data.
 func (ps *promptServer) handler(agent, c1, c2, c3 string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		in := work.PromptExecuteIn{Agent: agent, C1: c1, C2: c2, C3: c3, Options: map[string]string{}}
+		in := prompt.PromptExecuteIn{Agent: agent, C1: c1, C2: c2, C3: c3, Options: map[string]string{}}
 		for k, v := range req.Params.Arguments {
 			if k == "task" {
 				in.Task = v
@@ -138,7 +138,7 @@ func (ps *promptServer) handler(agent, c1, c2, c3 string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		res := ps.reg.CallAs(ctx, ps.st, ps.origin, work.PromptExecute.Name, args)
+		res := ps.reg.CallAs(ctx, ps.st, ps.origin, "prompt_execute", args)
 		if !res.OK {
 			data, _ := json.Marshal(res.Error)
 			code := int64(jsonrpc.CodeInvalidParams)
@@ -147,7 +147,7 @@ func (ps *promptServer) handler(agent, c1, c2, c3 string) mcp.PromptHandler {
 			}
 			return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("%s: %s", res.Error.Code, res.Error.Message), Data: data}
 		}
-		out := res.Data.(work.PromptExecuted)
+		out := res.Data.(prompt.PromptExecuted)
 		return &mcp.GetPromptResult{
 			Description: fmt.Sprintf("%s %s %s (%s)", out.C1, out.C2, out.C3, out.Template),
 			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: out.Prompt}}},

@@ -1,92 +1,28 @@
-package work
+// Package cycle is seed 001's handoff cycles: sessions (the Session
+// record, session_open), the cycle's steps (cycle_start, cycle_status,
+// cycle_complete, cycle_archive) and its handoffs (handoff_write,
+// handoff_read), one file per tool, and the cycle.* settings. A cycle
+// lives in its lock's record (tools/lock's Lock and Cycle), so lock sits
+// below it; lock_acquire {session_token} reaches this package through
+// the AcquireLock the assembly hands lock.Catalog. The seeds' other names
+// for tools are answered here too (unknownTool, the UnknownTool hook).
+package cycle
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/lock"
 )
-
-// Cycle is seed 001's handoff cycle for one feature: who may act now
-// (ActiveRole, in Phase), and what each role last handed over. It lives
-// inside the cycle's lock record (locks/…, name "cycle/<feature>"), in its
-// "cycle" field, which belongs to the lock's claim: the claim is the grant
-// of the current phase to its role. So sync settles a cycle advanced on two
-// machines like any lock granted twice: one side's claim and cycle, whole;
-// a conflict record; a mail to the loser.
-type Cycle struct {
-	CycleID    string `json:"cycle_id"`
-	Feature    string `json:"feature"`
-	Phase      string `json:"phase"`
-	ActiveRole string `json:"active_role"`
-	Mode       string `json:"mode"`
-	// Workflow is the machine the cycle runs, copied from config at start
-	// (a change to cycle.workflow applies to cycles started afterwards).
-	Workflow Workflow `json:"workflow"`
-	// Bind names the agent bound to a role at start: it opens that role's
-	// sessions without a PSK, presenting its own credential.
-	Bind map[string]string `json:"bind,omitempty"`
-	// CompletedBy is the role that completed the cycle; it archives it.
-	CompletedBy   string              `json:"completed_by,omitempty"`
-	HandoffStatus map[string]string   `json:"handoff_status"`
-	Handoffs      map[string]*Handoff `json:"handoffs"`
-	// History is every step the cycle took, for the archive.
-	History   []CycleStep `json:"history"`
-	CreatedAt time.Time   `json:"created_at"`
-	CreatedBy string      `json:"created_by"`
-	UpdatedAt time.Time   `json:"updated_at"`
-}
-
-// Handoff is what one role handed to another: the payload (seed 001's
-// handoff schema) and who wrote it when.
-type Handoff struct {
-	Payload   map[string]any `json:"payload"`
-	UpdatedAt time.Time      `json:"updated_at"`
-	UpdatedBy string         `json:"updated_by" jsonschema:"the caller that wrote it"`
-	Session   string         `json:"session" jsonschema:"the id of the session it was written in"`
-}
-
-// CycleStep is one step of a cycle: a start, a handoff, a completion.
-type CycleStep struct {
-	Step   string         `json:"step" jsonschema:"start, handoff or complete"`
-	Phase  string         `json:"phase" jsonschema:"the phase it led to"`
-	Role   string         `json:"role" jsonschema:"the role it made active"`
-	By     string         `json:"by" jsonschema:"the caller"`
-	At     time.Time      `json:"at"`
-	Clock  gitstate.Clock `json:"clock"`
-	Target string         `json:"target,omitempty"`
-}
 
 // Handoff states in handoff_status.
 const (
 	handoffEmpty   = "empty"
 	handoffPresent = "present"
 )
-
-// cycleLockPrefix starts the names of cycle locks; named-lock tools leave
-// them alone (a cycle's lock moves only with its phase).
-const cycleLockPrefix = "cycle/"
-
-func cycleLockName(feature string) string { return cycleLockPrefix + feature }
-
-// featurePattern keeps feature names safe in lock names, cycle ids and
-// the archive's ref name.
-var featurePattern = tools.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-
-func validFeature(f string) error {
-	if !featurePattern.MatchString(f) {
-		return tools.Errorf(tools.InvalidInput, "invalid feature %q: use 1-64 letters, digits, _ and -, starting with a letter or digit", f).With("feature", f)
-	}
-	return nil
-}
-
-// cycleIDPattern is the shape of the ids newCycleID makes.
-var cycleIDPattern = tools.LazyRegexp(`^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9][A-Za-z0-9_-]{0,63}_[0-9a-z]{6}$`)
 
 // newCycleID is seed 001's <UTC time>_<feature>, plus a random tail so
 // that two cycles of one feature started in the same second (here, or on
@@ -98,13 +34,13 @@ func newCycleID(tx *gitstate.Tx, feature string) string {
 
 // activeCycle is a running cycle and its lock record.
 type activeCycle struct {
-	lock  Lock
-	cycle *Cycle
+	lock  lock.Lock
+	cycle *lock.Cycle
 }
 
 // getCycle reads the cycle of feature; ok is false when it is idle.
 func getCycle(tx *gitstate.Tx, feature string) (activeCycle, bool, error) {
-	l, err := getLock(tx, cycleLockName(feature))
+	l, err := lock.Get(tx, lock.CycleName(feature))
 	if err != nil || l.Cycle == nil {
 		return activeCycle{lock: l}, false, err
 	}
@@ -114,8 +50,8 @@ func getCycle(tx *gitstate.Tx, feature string) (activeCycle, bool, error) {
 // activeFeatures lists the features whose cycles are running, sorted.
 func activeFeatures(tx *gitstate.Tx) ([]string, error) {
 	var out []string
-	err := tools.WalkJSON(tx, dirLocks, func(l Lock) {
-		if l.Cycle != nil && strings.HasPrefix(l.Name, cycleLockPrefix) {
+	err := tools.WalkJSON(tx, lock.Dir, func(l lock.Lock) {
+		if l.Cycle != nil && strings.HasPrefix(l.Name, lock.CyclePrefix) {
 			out = append(out, l.Cycle.Feature)
 		}
 	})
@@ -141,7 +77,7 @@ func findCycle(tx *gitstate.Tx, feature string) (activeCycle, error) {
 				With("features", running)
 		}
 	}
-	if err := validFeature(feature); err != nil {
+	if err := lock.ValidFeature(feature); err != nil {
 		return activeCycle{}, err
 	}
 	ac, ok, err := getCycle(tx, feature)
@@ -161,7 +97,7 @@ func putCycle(c *tools.Call, ac activeCycle) error {
 	if ac.cycle != nil {
 		ac.cycle.UpdatedAt = c.Tx.Now()
 	}
-	return c.Tx.Put(lockPath(ac.lock.Name), ac.lock)
+	return c.Tx.Put(lock.Path(ac.lock.Name), ac.lock)
 }
 
 // grant makes a new claim of the cycle's lock for role: every step is a
@@ -172,7 +108,7 @@ func grant(c *tools.Call, role string) *tools.Claim {
 
 // record appends a step to the cycle's history.
 func (ac activeCycle) record(c *tools.Call, step, target string) {
-	ac.cycle.History = append(ac.cycle.History, CycleStep{
+	ac.cycle.History = append(ac.cycle.History, lock.CycleStep{
 		Step: step, Phase: ac.cycle.Phase, Role: ac.cycle.ActiveRole, By: c.Caller.ID, At: c.Tx.Now(), Clock: c.Tx.Clock(), Target: target,
 	})
 }
@@ -237,36 +173,68 @@ func unknownTool(name string) *tools.Error {
 	return nil
 }
 
-// isCycleLock reports whether a lock record is a running cycle's.
-func isCycleLock(record []byte) bool {
-	var v struct {
-		Cycle json.RawMessage `json:"cycle"`
+// sessionCycle checks a call's session and finds its cycle.
+func sessionCycle(c *tools.Call, sessionToken, feature string) (Session, activeCycle, error) {
+	s, err := lookupSession(c, sessionToken)
+	if err != nil {
+		return Session{}, activeCycle{}, err
 	}
-	return json.Unmarshal(record, &v) == nil && len(v.Cycle) > 0 && string(v.Cycle) != "null"
+	if feature == "" {
+		feature = s.Feature
+	} else if s.Feature != "" && s.Feature != feature {
+		return Session{}, activeCycle{}, tools.Errorf(tools.InvalidSession, "the session was opened for feature %s, not %s", s.Feature, feature).With("feature", feature)
+	}
+	ac, err := findCycle(c.Tx, feature)
+	return s, ac, err
 }
 
-// validateCycleLock is ValidateRecord's check of a lock that holds a
-// cycle: it is the lock of the cycle's feature, its workflow is valid, its
-// phase one of it, and the lock is held by the active role.
-func validateCycleLock(l Lock) error {
-	if l.Cycle == nil {
-		if strings.HasPrefix(l.Name, cycleLockPrefix) && (l.Claim != nil || l.TokenHash != "") {
-			return fmt.Errorf("idle cycle lock %q is held", l.Name)
-		}
-		return nil
+// AcquireLock issues a new lock token to the session's role, the
+// active role of its cycle, which holds the cycle's lock.
+func AcquireLock(c *tools.Call, sessionToken, feature string) (lock.LockAcquired, error) {
+	s, ac, err := sessionCycle(c, sessionToken, feature)
+	if err != nil {
+		return lock.LockAcquired{}, err
 	}
-	cy := l.Cycle
-	switch {
-	case validFeature(cy.Feature) != nil || l.Name != cycleLockName(cy.Feature) || !cycleIDPattern.MatchString(cy.CycleID):
-		return fmt.Errorf("lock %q holds cycle %q of feature %q", l.Name, cy.CycleID, cy.Feature)
-	case cy.Workflow.validate() != nil:
-		return fmt.Errorf("cycle %q: workflow: %w", cy.CycleID, cy.Workflow.validate())
-	case cy.Phase != PhaseComplete && cy.Workflow.Phases[cy.Phase] != cy.ActiveRole:
-		return fmt.Errorf("cycle %q: phase %q with active role %q", cy.CycleID, cy.Phase, cy.ActiveRole)
-	case l.Claim == nil || l.Claim.Holder != cy.ActiveRole:
-		return fmt.Errorf("cycle %q: its lock is not held by the active role %q", cy.CycleID, cy.ActiveRole)
-	case l.TokenHash != "" && len(l.TokenHash) != 64:
-		return fmt.Errorf("cycle %q: token hash %q", cy.CycleID, l.TokenHash)
+	cy := ac.cycle
+	c.Target(cy.CycleID)
+	if s.Role != cy.ActiveRole || ac.lock.Claim == nil || ac.lock.Claim.Holder != s.Role {
+		return lock.LockAcquired{}, tools.Errorf(tools.LockDenied, "role is not active for the current phase (%s of cycle %s: %s)", cy.Phase, cy.CycleID, cy.ActiveRole).
+			With("activeRole", cy.ActiveRole).With("requestedRole", s.Role)
 	}
-	return nil
+	token := tools.NewSecret(tools.PrefixLockToken)
+	ac.lock.TokenHash = tools.HashSecret(token)
+	c.Summarize("%s took the lock of cycle %s as %s", c.Caller.ID, cy.CycleID, s.Role)
+	if err := putCycle(c, ac); err != nil {
+		return lock.LockAcquired{}, err
+	}
+	out := ac.lock
+	out.Cycle = nil
+	return lock.LockAcquired{Lock: out, CycleID: cy.CycleID, Role: s.Role, LockToken: token}, nil
+}
+
+// CycleTokensIn is the input of cycle_complete and cycle_archive.
+type CycleTokensIn struct {
+	LockToken    string `json:"lock_token" jsonschema:"the token lock_acquire returned" text:"credential"`
+	SessionToken string `json:"session_token" jsonschema:"the token session_open returned" text:"credential"`
+	Feature      string `json:"feature,omitempty" jsonschema:"the feature whose cycle it is (needed only when several run)"`
+}
+
+// CycleStepDone is what cycle_complete and cycle_archive return.
+type CycleStepDone struct {
+	CycleID    string `json:"cycle_id"`
+	Feature    string `json:"feature"`
+	Phase      string `json:"phase" jsonschema:"the phase now; idle after archive"`
+	ActiveRole string `json:"active_role,omitempty"`
+	Archive    string `json:"archive,omitempty" jsonschema:"the ref the archived cycle was written to"`
+}
+
+// Catalog is the cycle tools, the session record kind, the cycle.*
+// settings and the UnknownTool hook, for the assembly (tools/builtin).
+func Catalog() tools.Catalog {
+	return tools.Catalog{
+		Tools:      []*tools.Tool{SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead},
+		Hooks:      tools.Hooks{UnknownTool: unknownTool},
+		Kinds:      []tools.Kind{sessionKind()},
+		ConfigKeys: cycleKeys(),
+	}
 }

@@ -1,11 +1,9 @@
-package work
+package lock
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
 )
@@ -34,27 +32,9 @@ type Transition struct {
 // PhaseComplete is the phase of a completed cycle, waiting to be archived.
 const PhaseComplete = "complete"
 
-// ModeApproval is seed 001's mode: every phase hands over explicitly.
-const ModeApproval = "approval"
-
-// DefaultWorkflow is seed 001's: gemini builds the frontend, codex the
-// backend, gemini refines (and may send it back to codex) and completes.
-func DefaultWorkflow() Workflow {
-	return Workflow{
-		Phases: map[string]string{"frontend": "gemini", "backend": "codex", "frontend_refine": "gemini"},
-		Start:  "frontend",
-		Transitions: []Transition{
-			{From: "frontend", Target: "codex", To: "backend"},
-			{From: "backend", Target: "gemini", To: "frontend_refine"},
-			{From: "frontend_refine", Target: "codex", To: "backend"}, // the rework loop
-		},
-		CompleteFrom: []string{"frontend_refine"},
-	}
-}
-
-// namePattern is what role and phase names look like: they become parts of
+// NamePattern is what role and phase names look like: they become parts of
 // environment variables and git config keys.
-var namePattern = tools.LazyRegexp(`^[a-z][a-z0-9_-]{0,31}$`)
+var NamePattern = tools.LazyRegexp(`^[a-z][a-z0-9_-]{0,31}$`)
 
 // Roles lists the workflow's roles, sorted.
 func (w Workflow) Roles() []string {
@@ -68,11 +48,11 @@ func (w Workflow) Roles() []string {
 	return roles
 }
 
-// hasRole reports whether role acts in some phase.
-func (w Workflow) hasRole(role string) bool { return slices.Contains(w.Roles(), role) }
+// HasRole reports whether role acts in some phase.
+func (w Workflow) HasRole(role string) bool { return slices.Contains(w.Roles(), role) }
 
-// next is the transition out of phase for a handoff to target.
-func (w Workflow) next(phase, target string) (Transition, bool) {
+// Next is the transition out of phase for a handoff to target.
+func (w Workflow) Next(phase, target string) (Transition, bool) {
 	for _, t := range w.Transitions {
 		if t.From == phase && t.Target == target {
 			return t, true
@@ -81,16 +61,16 @@ func (w Workflow) next(phase, target string) (Transition, bool) {
 	return Transition{}, false
 }
 
-// validate checks that the machine is complete and consistent.
-func (w Workflow) validate() error {
+// Validate checks that the machine is complete and consistent.
+func (w Workflow) Validate() error {
 	if len(w.Phases) == 0 {
 		return fmt.Errorf("no phases")
 	}
 	for p, r := range w.Phases {
-		if !namePattern.MatchString(p) || p == PhaseComplete {
+		if !NamePattern.MatchString(p) || p == PhaseComplete {
 			return fmt.Errorf("phase %q: use 1-32 of a-z, 0-9, _ and -, starting with a letter; %q is reserved", p, PhaseComplete)
 		}
-		if !namePattern.MatchString(r) || r == tools.HumanInbox {
+		if !NamePattern.MatchString(r) || r == tools.HumanInbox {
 			return fmt.Errorf("role %q of phase %q: use 1-32 of a-z, 0-9, _ and -, starting with a letter", r, p)
 		}
 	}
@@ -122,42 +102,4 @@ func (w Workflow) validate() error {
 		}
 	}
 	return nil
-}
-
-// checkWorkflow is cycle.workflow's check: JSON that decodes, strictly, to
-// a valid workflow.
-func checkWorkflow(raw json.RawMessage) error {
-	_, err := parseWorkflow(raw)
-	return err
-}
-
-func parseWorkflow(raw json.RawMessage) (Workflow, error) {
-	var w Workflow
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return Workflow{}, fmt.Errorf("not a workflow: %w", err)
-	}
-	return w, w.validate()
-}
-
-// workflow is the workflow in force: CONFIG_INVALID if cycle.workflow (set
-// here or brought by sync) is not a valid one.
-func configWorkflow(c *tools.Config) (Workflow, error) {
-	k, _ := c.Keys().Lookup("cycle.workflow")
-	w, err := parseWorkflow(c.Value(k))
-	if err != nil {
-		return Workflow{}, tools.Errorf(tools.ConfigInvalid, "config cycle.workflow is invalid (%v); fix it with `git codex config set cycle.workflow '<json>'`", err).With("key", "cycle.workflow")
-	}
-	return w, nil
-}
-
-// cycleKeys are the settings of seed 001's cycles.
-func cycleKeys() []tools.ConfigKey {
-	return []tools.ConfigKey{
-		{Name: "cycle.session_ttl_hours", Kind: "int", Default: defaultSessionTTLHours,
-			Doc: "a cycle session unused for longer than this many hours expires (INVALID_SESSION); open a new one"},
-		{Name: "cycle.workflow", Kind: "json", Default: DefaultWorkflow(), Check: checkWorkflow,
-			Doc: "the phases, roles and handoffs of cycles (JSON); the default is seed 001's frontend -> backend -> frontend_refine -> complete"},
-	}
 }
