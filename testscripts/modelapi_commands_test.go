@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -107,7 +109,7 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		for deadline := time.Now().Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests:\n%s", i, srv.Used(), turnLines(srv))
+				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests:\n%s%s", i, srv.Used(), turnLines(srv), keepEvidence(ts, srv))
 			}
 		}
 	case "requests":
@@ -124,4 +126,45 @@ func turnLines(srv *modelapi.Server) string {
 		fmt.Fprintf(&b, "%s reply %d tools %d\n", r.API, r.Reply, len(r.Tools))
 	}
 	return b.String()
+}
+
+// keepEvidence writes, for a wait that failed, what tells why into $WORK
+// (kept with -testwork): every request the stand-in received, bodies
+// included (modelapi-requests.json: what each agent was told, the tool
+// results it got), and the screen of each tmux pane of the script
+// (panes/<session>.txt, with its history), read before the script's end
+// kills the server. It returns a line saying where they are.
+func keepEvidence(ts *testscript.TestScript, srv *modelapi.Server) string {
+	type kept struct {
+		API   string
+		Path  string
+		Reply int
+		Tools int
+		Body  json.RawMessage
+	}
+	var list []kept
+	for _, r := range srv.Requests() {
+		body := json.RawMessage(r.Body)
+		if !json.Valid(body) {
+			body, _ = json.Marshal(string(r.Body))
+		}
+		list = append(list, kept{API: r.API, Path: r.Path, Reply: r.Reply, Tools: len(r.Tools), Body: body})
+	}
+	b, _ := json.MarshalIndent(list, "", " ")
+	work := ts.Getenv("WORK")
+	os.WriteFile(filepath.Join(work, "modelapi-requests.json"), b, 0o644)
+	tmuxCmd := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("tmux", args...)
+		cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+ts.Getenv("TMUX_TMPDIR"))
+		return cmd.Output()
+	}
+	os.MkdirAll(filepath.Join(work, "panes"), 0o755)
+	names, _ := tmuxCmd("list-sessions", "-F", "#{session_name}")
+	for _, name := range strings.Fields(string(names)) {
+		if screen, err := tmuxCmd("capture-pane", "-p", "-J", "-S", "-", "-t", "="+name+":"); err == nil {
+			os.WriteFile(filepath.Join(work, "panes", name+".txt"), screen, 0o644)
+		}
+	}
+	return fmt.Sprintf("the requests' bodies are in $WORK/modelapi-requests.json, the panes' screens in $WORK/panes (%d requests; sessions: %s)\n",
+		len(list), strings.Join(strings.Fields(string(names)), " "))
 }
