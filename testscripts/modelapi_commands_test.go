@@ -109,7 +109,7 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		for deadline := time.Now().Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests:\n%s%s", i, srv.Used(), turnLines(srv), keepEvidence(ts, srv))
+				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests (and when, from the wait's start):\n%s%s", i, srv.Used(), timedLines(srv, deadline.Add(-90*time.Second)), keepEvidence(ts, srv))
 			}
 		}
 	case "requests":
@@ -128,6 +128,17 @@ func turnLines(srv *modelapi.Server) string {
 	return b.String()
 }
 
+// timedLines lists every request, side requests too, with when it came
+// (seconds from since), for a wait
+// that failed.
+func timedLines(srv *modelapi.Server, since time.Time) string {
+	var b strings.Builder
+	for _, r := range srv.Requests() {
+		fmt.Fprintf(&b, "%+7.1fs %s reply %d tools %d turn %v\n", r.At.Sub(since).Seconds(), r.API, r.Reply, len(r.Tools), r.Turn)
+	}
+	return b.String()
+}
+
 // keepEvidence writes, for a wait that failed, what tells why into $WORK
 // (kept with -testwork): every request the stand-in received, bodies
 // included (modelapi-requests.json: what each agent was told, the tool
@@ -140,6 +151,7 @@ func keepEvidence(ts *testscript.TestScript, srv *modelapi.Server) string {
 		Path  string
 		Reply int
 		Tools int
+		At    time.Time
 		Body  json.RawMessage
 	}
 	var list []kept
@@ -148,7 +160,7 @@ func keepEvidence(ts *testscript.TestScript, srv *modelapi.Server) string {
 		if !json.Valid(body) {
 			body, _ = json.Marshal(string(r.Body))
 		}
-		list = append(list, kept{API: r.API, Path: r.Path, Reply: r.Reply, Tools: len(r.Tools), Body: body})
+		list = append(list, kept{API: r.API, Path: r.Path, Reply: r.Reply, Tools: len(r.Tools), At: r.At, Body: body})
 	}
 	b, _ := json.MarshalIndent(list, "", " ")
 	work := ts.Getenv("WORK")
