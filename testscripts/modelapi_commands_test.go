@@ -107,11 +107,13 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		i, err := strconv.Atoi(args[1])
 		ts.Check(err)
-		for deadline := time.Now().Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
+		start := time.Now()
+		for deadline := start.Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests (and when, from the wait's start):\n%s%s", i, srv.Used(), timedLines(srv, deadline.Add(-90*time.Second)), keepEvidence(ts, srv))
+				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests (and when, from the wait's start):\n%s%s", i, srv.Used(), timedLines(srv, start), keepEvidence(ts, srv))
 			}
 		}
+		ts.Logf("modelapi wait: reply %d taken %.1fs into the wait; requests:\n%s", i, time.Since(start).Seconds(), timedLines(srv, start))
 	case "requests":
 		fmt.Fprint(ts.Stdout(), turnLines(srv))
 	default:
