@@ -72,7 +72,13 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		srv, err := modelapi.New()
 		ts.Check(err)
 		holder.srv = srv
-		ts.Defer(srv.Close)
+		// the evidence is kept however the script ends (a pass's $WORK
+		// is removed): before the script's end kills the tmux server
+		// (deferred calls run last first)
+		ts.Defer(func() {
+			keepEvidence(ts, srv)
+			srv.Close()
+		})
 		ts.Setenv("MODELAPI", srv.URL)
 		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 		ts.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
@@ -141,7 +147,7 @@ func timedLines(srv *modelapi.Server, since time.Time) string {
 	return b.String()
 }
 
-// keepEvidence writes, for a wait that failed, what tells why into $WORK
+// keepEvidence writes what tells why a script failed into $WORK
 // (kept with -testwork): every request the stand-in received, bodies
 // included (modelapi-requests.json: what each agent was told, the tool
 // results it got), and the screen of each tmux pane of the script
