@@ -157,10 +157,9 @@ func typeLine(ctx context.Context, tm tmux.Runner, a tools.Agent, before tmux.Sc
 		}
 		// Enter while the text sits in the input: at once, then again
 		// after enterAgain once the program is done with the last one
-		// (nudge_enter.go), or after enterForce, enters times at most;
-		// never into an input
+		// (nudge_enter.go), enters times at most; never into an input
 		// the text left (Enter was taken, or the line lost)
-		if inInput && pressed < enters && (pressed == 0 || time.Since(last) >= enterForce || time.Since(last) >= enterAgain && again.dropped(ctx, tm, a.TmuxSession) && stillIn(ctx, tm, a.TmuxSession, probe)) {
+		if inInput && pressed < enters && (pressed == 0 || time.Since(last) >= enterAgain && again.dropped(ctx, tm, a.TmuxSession) && stillIn(ctx, tm, a.TmuxSession, probe)) {
 			if err := tm.SendKeys(ctx, a.TmuxSession, "", true); err != nil {
 				return "", "", tools.Errorf(tools.NudgeNotDelivered, "pressing Enter in %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
 			}

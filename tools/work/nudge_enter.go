@@ -22,14 +22,6 @@ import (
 // input emptied.
 const enterQuiet = 150 * time.Millisecond
 
-// enterForce is how long after a press Enter is pressed again even if the
-// program was never seen done: a Gemini CLI that kept waking (its input
-// redrawn, the cursor off the line) never looked done under load, and
-// its dropped Enter was never pressed again (1 run in 12). An Enter taken
-// is acted on well before this even on a loaded machine (the duplicates
-// seen came 0.07 s and 0.8 s after the first).
-const enterForce = 4 * time.Second
-
 // enterWatch follows a pane between presses of Enter.
 type enterWatch struct {
 	set   string    // the processes last seen asleep
