@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -70,7 +72,13 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		srv, err := modelapi.New()
 		ts.Check(err)
 		holder.srv = srv
-		ts.Defer(srv.Close)
+		// the evidence is kept however the script ends (a pass's $WORK
+		// is removed): before the script's end kills the tmux server
+		// (deferred calls run last first)
+		ts.Defer(func() {
+			keepEvidence(ts, srv)
+			srv.Close()
+		})
 		ts.Setenv("MODELAPI", srv.URL)
 		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 		ts.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
@@ -105,11 +113,13 @@ func cmdModelAPI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		i, err := strconv.Atoi(args[1])
 		ts.Check(err)
-		for deadline := time.Now().Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
+		start := time.Now()
+		for deadline := start.Add(90 * time.Second); !srv.Took(i); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests:\n%s", i, srv.Used(), turnLines(srv))
+				ts.Fatalf("modelapi wait: reply %d was not taken (%d replies were); requests (and when, from the wait's start):\n%s%s", i, srv.Used(), timedLines(srv, start), keepEvidence(ts, srv))
 			}
 		}
+		ts.Logf("modelapi wait: reply %d taken %.1fs into the wait; requests:\n%s", i, time.Since(start).Seconds(), timedLines(srv, start))
 	case "requests":
 		fmt.Fprint(ts.Stdout(), turnLines(srv))
 	default:
@@ -124,4 +134,57 @@ func turnLines(srv *modelapi.Server) string {
 		fmt.Fprintf(&b, "%s reply %d tools %d\n", r.API, r.Reply, len(r.Tools))
 	}
 	return b.String()
+}
+
+// timedLines lists every request, side requests too, with when it came
+// (seconds from since), for a wait
+// that failed.
+func timedLines(srv *modelapi.Server, since time.Time) string {
+	var b strings.Builder
+	for _, r := range srv.Requests() {
+		fmt.Fprintf(&b, "%+7.1fs %s reply %d tools %d turn %v\n", r.At.Sub(since).Seconds(), r.API, r.Reply, len(r.Tools), r.Turn)
+	}
+	return b.String()
+}
+
+// keepEvidence writes what tells why a script failed into $WORK
+// (kept with -testwork): every request the stand-in received, bodies
+// included (modelapi-requests.json: what each agent was told, the tool
+// results it got), and the screen of each tmux pane of the script
+// (panes/<session>.txt, with its history), read before the script's end
+// kills the server. It returns a line saying where they are.
+func keepEvidence(ts *testscript.TestScript, srv *modelapi.Server) string {
+	type kept struct {
+		API   string
+		Path  string
+		Reply int
+		Tools int
+		At    time.Time
+		Body  json.RawMessage
+	}
+	var list []kept
+	for _, r := range srv.Requests() {
+		body := json.RawMessage(r.Body)
+		if !json.Valid(body) {
+			body, _ = json.Marshal(string(r.Body))
+		}
+		list = append(list, kept{API: r.API, Path: r.Path, Reply: r.Reply, Tools: len(r.Tools), At: r.At, Body: body})
+	}
+	b, _ := json.MarshalIndent(list, "", " ")
+	work := ts.Getenv("WORK")
+	os.WriteFile(filepath.Join(work, "modelapi-requests.json"), b, 0o644)
+	tmuxCmd := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("tmux", args...)
+		cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+ts.Getenv("TMUX_TMPDIR"))
+		return cmd.Output()
+	}
+	os.MkdirAll(filepath.Join(work, "panes"), 0o755)
+	names, _ := tmuxCmd("list-sessions", "-F", "#{session_name}")
+	for _, name := range strings.Fields(string(names)) {
+		if screen, err := tmuxCmd("capture-pane", "-p", "-J", "-S", "-", "-t", "="+name+":"); err == nil {
+			os.WriteFile(filepath.Join(work, "panes", name+".txt"), screen, 0o644)
+		}
+	}
+	return fmt.Sprintf("the requests' bodies are in $WORK/modelapi-requests.json, the panes' screens in $WORK/panes (%d requests; sessions: %s)\n",
+		len(list), strings.Join(strings.Fields(string(names)), " "))
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitcodex/git-codex/tmux"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -18,7 +19,9 @@ import (
 //
 //	waitpane SESSION REGEXP
 //	    polls the tmux session's pane (on the script's private server)
-//	    for up to 10 seconds until its text matches REGEXP. With !, the
+//	    for up to 10 seconds until its text matches REGEXP, and on while
+//	    the pane's program is still at work (up to a minute: a real CLI
+//	    on a loaded machine draws slowly). With !, the
 //	    session must be gone or never match within a second.
 //
 //	noprocs [-wait SECONDS] TEXT
@@ -92,6 +95,34 @@ func procsWith(text, mine string) []string {
 	return left
 }
 
+// paneBusyCap bounds waitpane's wait for a pane whose program is still
+// at work.
+const paneBusyCap = 60 * time.Second
+
+// paneBusy reports whether waitpane may wait on past its 10 s: the pane's
+// program is still at work (some process of its pane running, not
+// waiting: tmux.PaneAsleep), as a real CLI drawing a screen on a loaded
+// machine is (Claude Code took more than 10 s to draw its settings
+// panel's search box under load), until paneBusyCap from begun. A program
+// that waits with the screen still not matching fails at once.
+func paneBusy(ts *testscript.TestScript, session string, begun time.Time) bool {
+	if time.Since(begun) > paneBusyCap {
+		return false
+	}
+	cmd := exec.Command("tmux", "display-message", "-p", "-t", "="+session+":", "#{pane_pid}")
+	cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+ts.Getenv("TMUX_TMPDIR"))
+	out, err := cmd.Output()
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return false
+	}
+	_, asleep, known := tmux.PaneAsleep(pid)
+	return known && !asleep
+}
+
 // zombie reports a process that has exited and waits to be reaped.
 func zombie(stat []byte) bool {
 	i := bytes.LastIndexByte(stat, ')')
@@ -111,7 +142,8 @@ func cmdWaitPane(ts *testscript.TestScript, neg bool, args []string) {
 		wait = time.Second
 	}
 	var screen []byte
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	begun := time.Now()
+	for deadline := begun.Add(wait); time.Now().Before(deadline) || !neg && paneBusy(ts, args[0], begun); time.Sleep(50 * time.Millisecond) {
 		cmd := exec.Command("tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", "="+args[0]+":")
 		cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+ts.Getenv("TMUX_TMPDIR"))
 		screen, err = cmd.Output()

@@ -32,7 +32,7 @@ func readStat(pid int) (procStat, bool) {
 	}
 	num := func(j int) int { n, _ := strconv.Atoi(string(f[j])); return n }
 	start, _ := strconv.ParseUint(string(f[19]), 10, 64) // field 22
-	return procStat{ppid: num(1), pgrp: num(2), session: num(3), start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X'}, true
+	return procStat{ppid: num(1), pgrp: num(2), session: num(3), start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X', state: f[0][0]}, true
 }
 
 // processTable lists every live process (zombies left out); false when

@@ -45,7 +45,7 @@ func parsePSLine(line []byte) (int, procStat, bool) {
 	if t, err := time.ParseInLocation(psStartLayout, strings.Join(strings.Fields(string(bytes.Join(f[4:], []byte{' '}))), " "), time.Local); err == nil && t.Unix() > 0 {
 		start = uint64(t.Unix())
 	}
-	return pid, procStat{ppid: ppid, pgrp: pgrp, session: -1, start: start, zombie: f[3][0] == 'Z'}, true
+	return pid, procStat{ppid: ppid, pgrp: pgrp, session: -1, start: start, zombie: f[3][0] == 'Z', state: f[3][0]}, true
 }
 
 // runPS runs ps with LC_ALL=C, so lstart is in the layout above.

@@ -24,6 +24,9 @@ type procStat struct {
 	ppid, pgrp, session int
 	start               uint64
 	zombie              bool
+	// state is the first letter of its state as the kernel reports it
+	// (R running, S sleeping, D disk wait, T stopped, I idle, ...).
+	state byte
 }
 
 // treeOf lists the live processes that belong to the panes whose process
@@ -43,6 +46,11 @@ func treeOf(roots []int) []proc {
 		}
 		return out
 	}
+	return treeIn(all, roots)
+}
+
+// treeIn is treeOf in the process table all.
+func treeIn(all map[int]procStat, roots []int) []proc {
 	self := os.Getpid()
 	in := map[int]bool{}
 	for pid, st := range all {

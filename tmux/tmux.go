@@ -433,7 +433,9 @@ func (r Runner) Kill(ctx context.Context, name string) error {
 	if grace <= 0 {
 		grace = DefaultKillGrace
 	}
-	if left := endProcs(procs, grace); len(left) > 0 && err == nil {
+	left := endProcs(procs, grace)
+	left = append(left, endLateProcs(roots, procs, grace)...)
+	if len(left) > 0 && err == nil {
 		err = opError(op, name, fmt.Errorf("%d process(es) of the session still run after SIGKILL (pid %d)", len(left), left[0].pid))
 	}
 	return err

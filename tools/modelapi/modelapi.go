@@ -107,6 +107,8 @@ type Request struct {
 	Tools []string
 	// Reply is the index of the script's reply it got (-1: none).
 	Reply int
+	// At is when it arrived.
+	At time.Time
 }
 
 // Server is a running stand-in.
@@ -235,7 +237,7 @@ func (s *Server) CodexEnv() []string { return []string{"STANDIN_API_KEY=standin-
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	req := Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body, Reply: -1}
+	req := Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body, Reply: -1, At: time.Now()}
 	path := r.URL.Path
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/v1/messages"):

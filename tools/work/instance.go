@@ -307,10 +307,6 @@ func markRunning(c *tools.Call) error {
 	return c.Tx.Put(tools.AgentPath(a.ID), *a)
 }
 
-// startCheck is how long a fresh pane of a launcher that is up when
-// started (ReadyStarted) is watched for an agent that exits at once.
-const startCheck = 150 * time.Millisecond
-
 // startTimeout is the wait for an agent to connect: the spawn's own, else
 // instance.start_timeout.
 func startTimeout(cfg *tools.Config, seconds int) (time.Duration, error) {
@@ -359,8 +355,7 @@ func makeInstance(ctx context.Context, f *tools.Followup, a tools.Agent, token s
 	if l.Ready == ReadyMCP {
 		return waitUp(ctx, f, r, a, l, timeout)
 	}
-	time.Sleep(startCheck)
-	s, err := paneOf(ctx, r, a.TmuxSession)
+	s, err := watchStart(ctx, r, a.TmuxSession)
 	if err != nil {
 		return err
 	}

@@ -218,6 +218,9 @@ var Send = tools.Define("instance_send", "instance.send",
 		c.Summarize("%s nudged %s", c.Caller.ID, a.ID)
 		c.After(func(ctx context.Context, f *tools.Followup) error {
 			how, err := nudge(ctx, tm, a, in.Text)
+			if rerr := recordNudge(ctx, f, a, "the line", how, err); err == nil && rerr != nil {
+				return rerr
+			}
 			if err != nil {
 				return err
 			}

@@ -126,6 +126,7 @@ func typeLine(ctx context.Context, tm tmux.Runner, a tools.Agent, before tmux.Sc
 	}
 	known, _ := atInput(a.Launcher, "", "")
 	pressed, last, typed := 0, time.Time{}, time.Now()
+	var again enterWatch
 	deadline := typed.Add(nudgeWait)
 	for {
 		now, err := tm.ReadScreen(ctx, a.TmuxSession)
@@ -155,9 +156,10 @@ func typeLine(ctx context.Context, tm tmux.Runner, a tools.Agent, before tmux.Sc
 			}
 		}
 		// Enter while the text sits in the input: at once, then again
-		// after enterAgain, enters times at most; never into an input
+		// after enterAgain once the program is done with the last one
+		// (nudge_enter.go), enters times at most; never into an input
 		// the text left (Enter was taken, or the line lost)
-		if inInput && pressed < enters && (pressed == 0 || time.Since(last) >= enterAgain) {
+		if inInput && pressed < enters && (pressed == 0 || time.Since(last) >= enterAgain && again.dropped(ctx, tm, a.TmuxSession) && stillIn(ctx, tm, a.TmuxSession, probe)) {
 			if err := tm.SendKeys(ctx, a.TmuxSession, "", true); err != nil {
 				return "", "", tools.Errorf(tools.NudgeNotDelivered, "pressing Enter in %s: %v", a.TmuxSession, err).With("agent_id", a.ID)
 			}

@@ -57,14 +57,16 @@ func instanceRepo(t *testing.T, command string) (*gitstate.Store, *tools.Registr
 // with an empty diff, which said nothing (the kept demo had them).
 func TestStartOutcomeSaysWhatHappened(t *testing.T) {
 	ctx := context.Background()
-	marker := filepath.Join(t.TempDir(), "started")
-	st, reg, dir := instanceRepo(t, "touch "+marker)
+	marker, gate := filepath.Join(t.TempDir(), "started"), filepath.Join(t.TempDir(), "go")
+	// the agent keeps running (never waiting, so the start check goes on
+	// watching it) until the test let it on
+	st, reg, dir := instanceRepo(t, "touch "+marker+"; while [ ! -e "+gate+" ]; do :; done")
 	done := make(chan tools.Result)
 	go func() {
 		done <- reg.CallAs(ctx, st, tools.Origin{ID: "human:t@example.com"}, "spawn", json.RawMessage(`{"type":"coding","prompt":"p","name":"quick"}`))
 	}()
-	// the agent calls in as soon as its pane runs, well inside the
-	// start check's 150 ms
+	// the agent calls in as soon as its pane runs, inside the start
+	// check
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := os.Stat(marker); err == nil {
@@ -77,6 +79,9 @@ func TestStartOutcomeSaysWhatHappened(t *testing.T) {
 	}
 	if r := reg.CallAs(ctx, st, tools.Origin{ID: "quick"}, "agent_get_status", json.RawMessage(`{}`)); !r.OK {
 		t.Fatalf("agent_get_status: %+v", r.Error)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	r := <-done
 	if !r.OK {

@@ -455,7 +455,8 @@ func deliverFeedback(ctx context.Context, f *tools.Followup, fb Feedback, review
 		killSession(ctx, tm, coder.TmuxSession)
 		return nil
 	}
-	_, err = nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit))
+	how, err := nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit))
+	recordNudge(ctx, f, coder, "the news of feedback "+fb.ID, how, err)
 	out.Nudged = err == nil
 	return nil
 }
