@@ -36,6 +36,7 @@ type simFigures struct {
 	// state's history (codex.firstSyncDays, the default being 30 days).
 	ShallowBytes  int64
 	ArchiveBytes  int64 // of ShallowBytes, what the archives brought that the window had not (they come whole)
+	ArchivesAlone int64 // what a fetch of origin's refs/codex/archive/* alone stores: what they bring once the window no longer holds their records
 	ShallowFetch  time.Duration
 	ShallowSync   time.Duration
 	DaySync       time.Duration // `git codex sync` of a clone last synced at the previous checkpoint
@@ -54,7 +55,7 @@ type simFigures struct {
 
 // header and row print figures as a table line.
 func (f simFigures) header() string {
-	return "simulated\tcalls\tstate-commits\tlocal-reads\tfetch-MB\tfetch\tfirst-sync\tshallow-MB\tshallow-fetch\tshallow-sync\tday-sync\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\tgc\tpacked-MB\trecords\tarchive-MB\tload"
+	return "simulated\tcalls\tstate-commits\tlocal-reads\tfetch-MB\tfetch\tfirst-sync\tshallow-MB\tshallow-fetch\tshallow-sync\tday-sync\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\tgc\tpacked-MB\trecords\tarchive-MB\tarchives-alone-MB\tload"
 }
 
 func (f simFigures) row() string {
@@ -62,7 +63,7 @@ func (f simFigures) row() string {
 	mb := func(n int64) string { return fmt.Sprintf("%.2f", float64(n)/(1<<20)) }
 	return strings.Join([]string{f.Elapsed.String(), fmt.Sprint(f.Calls), fmt.Sprint(f.StateCommits), fmt.Sprint(f.LocalReads),
 		mb(f.FetchBytes), ms(f.Fetch), ms(f.FirstSync), mb(f.ShallowBytes), ms(f.ShallowFetch), ms(f.ShallowSync), ms(f.DaySync), ms(f.Log), ms(f.Status), ms(f.Inbox), ms(f.InboxProcess),
-		ms(f.Write), ms(f.WebFirst), ms(f.WebAtWeek), ms(f.GC), mb(f.PackedBytes), fmt.Sprint(f.StateTreeSize), mb(f.ArchiveBytes), f.Load}, "\t")
+		ms(f.Write), ms(f.WebFirst), ms(f.WebAtWeek), ms(f.GC), mb(f.PackedBytes), fmt.Sprint(f.StateTreeSize), mb(f.ArchiveBytes), mb(f.ArchivesAlone), f.Load}, "\t")
 }
 
 // median runs fn n times and returns the median duration.
@@ -113,6 +114,10 @@ func (s *teamSim) measure(bin, laggard string, elapsed time.Duration) simFigures
 	s.gitOut(fresh, "fetch", "-q", s.origin, "+refs/codex/*:refs/codex/*", "+refs/notes/codex*:refs/notes/codex*")
 	f.Fetch = time.Since(start)
 	f.FetchBytes = dirSize(filepath.Join(fresh, ".git", "objects"))
+	os.RemoveAll(fresh)
+	s.gitOut(s.root, "init", "-q", fresh)
+	s.gitOut(fresh, "fetch", "-q", s.origin, "+refs/codex/archive/*:refs/codex/archive/*")
+	f.ArchivesAlone = dirSize(filepath.Join(fresh, ".git", "objects"))
 	os.RemoveAll(fresh)
 	s.gitOut(s.root, "clone", "-q", s.origin, fresh)
 	simConfigRepo(s.tb, fresh)
