@@ -45,26 +45,36 @@ var simDesigns = []struct {
 
 // BenchmarkTeamMonth is issue 27's simulation: twenty agents on three
 // clones, a simulated day by default; GIT_CODEX_SIM_SPAN sets the span
-// ("7d", "30d": a month, hours of machine time) and
-// GIT_CODEX_SIM_CHECKPOINT the interval between measured checkpoints
-// (default a day). Each design runs the same calls (same seed); the
-// figures go to stderr as a table, one row per checkpoint, and the last
-// checkpoint's as metrics.
+// ("7d", "30d": a month, hours of machine time), GIT_CODEX_SIM_SPANS a
+// design's own ("today=2d,retention=7d": the old design, slower, for the
+// ratios only) and GIT_CODEX_SIM_CHECKPOINT the interval between measured
+// checkpoints (default a day). GIT_CODEX_SIM_ORIGIN says what maintenance
+// origin gets: "forge" (default) or "push" (simConfig.Origin). Each design
+// runs the same calls (same seed); the figures go to stderr as a table,
+// one row per checkpoint, and the last checkpoint's as metrics.
 func BenchmarkTeamMonth(b *testing.B) {
-	span := simSpan(b, os.Getenv("GIT_CODEX_SIM_SPAN"), 24*time.Hour)
 	every := simSpan(b, os.Getenv("GIT_CODEX_SIM_CHECKPOINT"), 24*time.Hour)
-	var checkpoints []time.Duration
-	for c := every; c < span; c += every {
-		checkpoints = append(checkpoints, c)
+	origin := os.Getenv("GIT_CODEX_SIM_ORIGIN")
+	switch origin {
+	case "":
+		origin = originForge
+	case originForge, originPush:
+	default:
+		b.Fatalf("GIT_CODEX_SIM_ORIGIN=%q: forge or push", origin)
 	}
 	bin := buildBinary(b)
 	for _, d := range simDesigns {
 		if !simDesignWanted(d.name) {
 			continue
 		}
+		span := simDesignSpan(b, d.name)
+		var checkpoints []time.Duration
+		for c := every; c < span; c += every {
+			checkpoints = append(checkpoints, c)
+		}
 		b.Run("design="+d.name, func(b *testing.B) {
 			cfg := simConfig{Span: span, Checkpoints: checkpoints, Workers: 16, Supervisors: 4, Clones: 3,
-				SyncEvery: time.Hour, ReadsOnState: d.readsOnState, Measure: true, Seed: 1}
+				SyncEvery: time.Hour, ReadsOnState: d.readsOnState, Measure: true, Origin: origin, Seed: 1}
 			if d.retain {
 				cfg.Retain = simRetain()
 			}
@@ -75,7 +85,7 @@ func BenchmarkTeamMonth(b *testing.B) {
 			gitstatetest.Git(b, laggard, "config", "codex.firstSyncDays", "0") // it fetches it all
 			b.Cleanup(func() { gitstatetest.WaitForMaintenance(b, laggard) })
 			var last simFigures
-			fmt.Fprintf(os.Stderr, "design=%s\n%s\n", d.name, last.header())
+			fmt.Fprintf(os.Stderr, "design=%s span=%s origin=%s window=%s\n%s\n", d.name, span, origin, simWindow(b), last.header())
 			empty := s.measure(bin, laggard, 0)
 			fmt.Fprintln(os.Stderr, empty.row())
 			began := time.Now()
@@ -116,8 +126,9 @@ func TestTeamSimulationHolds(t *testing.T) {
 			cfg := simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
 				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2}
 			if d.retain {
-				// archive what was read 5 minutes ago, every 10 minutes
-				cfg.Retain, cfg.RetainEvery = "5m", 10*time.Minute
+				// archive what was read 5 minutes ago, every 10 minutes;
+				// origin repacked after every sync round, as a forge would
+				cfg.Retain, cfg.RetainEvery, cfg.Origin = "5m", 10*time.Minute, originForge
 			}
 			s := newTeamSim(t, cfg)
 			s.run(nil)

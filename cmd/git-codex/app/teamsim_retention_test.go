@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -28,6 +29,18 @@ func simDesignWanted(name string) bool {
 		}
 	}
 	return false
+}
+
+// simDesignSpan is the span a design runs: its entry in
+// GIT_CODEX_SIM_SPANS ("today=2d,retention=7d"), else GIT_CODEX_SIM_SPAN,
+// else a day.
+func simDesignSpan(tb testing.TB, name string) time.Duration {
+	for _, kv := range strings.Split(os.Getenv("GIT_CODEX_SIM_SPANS"), ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k == name {
+			return simSpan(tb, v, 24*time.Hour)
+		}
+	}
+	return simSpan(tb, os.Getenv("GIT_CODEX_SIM_SPAN"), 24*time.Hour)
 }
 
 // simRetain is the retention design's window: GIT_CODEX_SIM_RETAIN (an

@@ -57,6 +57,11 @@ type simConfig struct {
 	// (retention; "" never).
 	Retain      string
 	RetainEvery time.Duration
+	// Origin is what maintenance origin gets: originPush (git's own after
+	// every push, receive.autogc: gc --auto folds the pushed packs at 50)
+	// or originForge (a repack after every sync round, as a forge runs one
+	// after pushes: geometric, with a multi-pack bitmap). "" is originPush.
+	Origin string
 	// Seed makes the run repeatable.
 	Seed uint64
 }
@@ -137,6 +142,10 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 	s.now = s.start
 	s.origin = filepath.Join(s.root, "origin.git")
 	gitstatetest.Git(tb, s.root, "init", "-q", "--bare", s.origin)
+	gitstatetest.Git(tb, s.origin, "config", "gc.autoDetach", "false") // nothing of origin's runs past a push
+	if cfg.Origin == originForge {
+		gitstatetest.Git(tb, s.origin, "config", "receive.autogc", "false") // the forge's own repack instead
+	}
 	for i := 0; i < cfg.Clones; i++ {
 		dir := filepath.Join(s.root, fmt.Sprintf("clone%d", i))
 		gitstatetest.Git(tb, s.root, "clone", "-q", s.origin, dir)
@@ -254,6 +263,25 @@ func (s *teamSim) sync(i int) {
 	s.syncs++
 }
 
+// The maintenance origin gets (simConfig.Origin).
+const (
+	originPush  = "push"
+	originForge = "forge"
+)
+
+// maintainOrigin is a forge's maintenance after a round of pushes: the
+// small packs the pushes left are rolled up geometrically and a
+// multi-pack bitmap covers every pack, so that what a fetch asks for is
+// counted from bitmaps rather than by walking the history (hosted forges
+// repack after pushes this way; a bare origin on a disk gets only git's
+// gc --auto, at 50 packs). Nothing for originPush: receive-pack ran that.
+func (s *teamSim) maintainOrigin() {
+	if s.cfg.Origin != originForge {
+		return
+	}
+	s.gitOut(s.origin, "repack", "-q", "-d", "--geometric=2", "--write-midx", "--write-bitmap-index")
+}
+
 // chance is true with probability perHour/ticksPerHour: an event that
 // happens perHour times an hour on average, asked once a tick.
 func (s *teamSim) chance(perHour float64) bool { return s.rng.Float64() < perHour/ticksPerHour }
@@ -281,6 +309,7 @@ func (s *teamSim) run(at func(elapsed time.Duration)) {
 			for i := range s.clones {
 				s.sync(i)
 			}
+			s.maintainOrigin()
 		}
 		if s.cfg.Retain != "" && t%s.retainTicks() == 0 {
 			s.archive()
