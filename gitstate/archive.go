@@ -58,8 +58,10 @@ func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv adve
 // archive never takes) is not adopted: it stays at the remote-tracking
 // ref, where a merge still finds it and names it in Codex-Archive-Refused,
 // and it is neither ours nor pushed on to our other remotes. Archived
-// cycles have no such check and are adopted as they come.
-func (s *Store) adoptArchives(ctx context.Context, remote string) error {
+// cycles have no such check and are adopted as they come. layout says
+// what a record archive may hold (DirLayout.Retention): without one, no
+// record archive is adopted.
+func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout) error {
 	var out bytes.Buffer
 	prefix := remoteDir(remote) + "archive/"
 	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
@@ -79,7 +81,7 @@ func (s *Store) adoptArchives(ctx context.Context, remote string) error {
 		}
 		if strings.HasPrefix(local, RecordArchivePrefix) {
 			if checks == nil {
-				checks = s.archivedIndex(ctx, nil)
+				checks = s.archivedIndex(ctx, layout)
 			}
 			if ok, err := checks.checksOut(f[0], plumbing.NewHash(f[1])); err != nil {
 				return err

@@ -45,36 +45,17 @@ const maxRefusedTrailers = 20
 // their fields.
 type ArchiveRule func(path string, record []byte) bool
 
-// archiveKindDirs are the state directories whose records `archive` takes,
-// by the kind name its manifest counts them under (the format of a record
-// archive, docs/STATE.md "Retention"). A record anywhere else in an archive
-// makes it a lie: no deletion it names stands.
-func archiveKindDirs(kind string) []string {
-	switch kind {
-	case "mail":
-		return []string{"mail"}
-	case "instances":
-		// an instance's wake record goes with it
-		return []string{"agents", "wake"}
-	case "delegations":
-		return []string{"delegations"}
-	case "github":
-		return []string{"github"}
-	case "conflicts":
-		return []string{"conflicts"}
+// retentionOf is the retention name of a record at path: that of the
+// layout's directory holding it ("" when `archive` never takes records
+// there, or there is no layout). A record archive holding a record of no
+// retention name is a lie: no deletion it names stands.
+func (l *Layout) retentionOf(path string) string {
+	if l == nil {
+		return ""
 	}
-	return nil
-}
-
-// archiveKindOf is the retention kind of a record at path ("" when
-// `archive` never takes records there).
-func archiveKindOf(path string) string {
-	dir, _, _ := strings.Cut(path, "/")
-	for _, kind := range []string{"mail", "instances", "delegations", "github", "conflicts"} {
-		for _, d := range archiveKindDirs(kind) {
-			if d == dir && strings.Contains(path, "/") {
-				return kind
-			}
+	for _, d := range l.Dirs {
+		if d.Retention != "" && strings.HasPrefix(path, d.Dir+"/") {
+			return d.Retention
 		}
 	}
 	return ""
@@ -126,9 +107,12 @@ type ArchiveRefusal struct {
 // only, so a merge without such a deletion reads none, and checks each
 // archive once.
 type archivedIndex struct {
-	s        *Store
-	ctx      context.Context // for git merge-base; the index lives for one merge
-	rule     ArchiveRule
+	s    *Store
+	ctx  context.Context // for git merge-base; the index lives for one merge
+	rule ArchiveRule
+	// layout says which directories' records an archive may hold
+	// (DirLayout.Retention); nil: none, so no archive checks out
+	layout   *Layout
 	loaded   bool
 	archives []*recordArchive
 	err      error
@@ -140,7 +124,7 @@ type archivedIndex struct {
 }
 
 func (s *Store) archivedIndex(ctx context.Context, layout *Layout) *archivedIndex {
-	a := &archivedIndex{s: s, ctx: ctx, ancestor: map[[2]plumbing.Hash]bool{}, trees: map[plumbing.Hash]map[string]gitrepo.TreeEntry{}}
+	a := &archivedIndex{s: s, ctx: ctx, layout: layout, ancestor: map[[2]plumbing.Hash]bool{}, trees: map[plumbing.Hash]map[string]gitrepo.TreeEntry{}}
 	if layout != nil {
 		a.rule = layout.Archivable
 	}
@@ -354,7 +338,7 @@ func (a *archivedIndex) check(ar *recordArchive) error {
 			case e.Mode != filemode.Regular && e.Mode != filemode.Executable:
 				return fmt.Sprintf("it holds %s, which is not a file", path), nil
 			}
-			kind := archiveKindOf(path)
+			kind := a.layout.retentionOf(path)
 			if kind == "" {
 				return fmt.Sprintf("it holds %s, a record of no kind archive takes", path), nil
 			}

@@ -31,7 +31,7 @@ const (
 func archiveLayout(rule gitstate.ArchiveRule) *gitstate.Layout {
 	return &gitstate.Layout{Dirs: []gitstate.DirLayout{
 		{Dir: "tasks", Depth: 1, Keep: true},
-		{Dir: "mail", Depth: 1, Keep: true},
+		{Dir: "mail", Depth: 1, Keep: true, Retention: "mail"},
 	}, Archivable: rule}
 }
 

@@ -82,8 +82,10 @@ type RestoredRecords struct {
 // fails with ErrRecordLive (naming the paths) when any of them is on the
 // tip, and with ErrNotArchived when no archive that checks out holds key
 // (saying why each archive that holds it was not believed). The commit
-// carries TrailerRestoredFrom.
-func (tx *Tx) RestoreArchived(ctx context.Context, key string) (RestoredRecords, error) {
+// carries TrailerRestoredFrom. layout is the state's (the record kinds'):
+// an archive holding a record of a directory it gives no Retention does
+// not check out.
+func (tx *Tx) RestoreArchived(ctx context.Context, key string, layout *Layout) (RestoredRecords, error) {
 	key = strings.Trim(strings.TrimSpace(key), "/")
 	if key == "" || strings.ContainsAny(key, "\x00\n") {
 		return RestoredRecords{}, fmt.Errorf("gitstate: restore %q: %w", key, ErrInvalidPath)
@@ -98,7 +100,7 @@ func (tx *Tx) RestoreArchived(ctx context.Context, key string) (RestoredRecords,
 			return RestoredRecords{}, err
 		}
 	}
-	a := tx.base.s.archivedIndex(ctx, nil)
+	a := tx.base.s.archivedIndex(ctx, layout)
 	if err := a.load(); err != nil {
 		return RestoredRecords{}, err
 	}

@@ -15,14 +15,61 @@ import (
 // archive_restore does.
 func restore(t *testing.T, s *gitstate.Store, key string) (gitstate.RestoredRecords, gitstate.Commit, error) {
 	t.Helper()
+	return restoreIn(t, s, key, restoreLayout())
+}
+
+// restoreIn is restore against layout.
+func restoreIn(t *testing.T, s *gitstate.Store, key string, layout *gitstate.Layout) (gitstate.RestoredRecords, gitstate.Commit, error) {
+	t.Helper()
 	var got gitstate.RestoredRecords
 	c, err := s.Update(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(meta("archive_restore"))
 		var err error
-		got, err = tx.RestoreArchived(context.Background(), key)
+		got, err = tx.RestoreArchived(context.Background(), key, layout)
 		return err
 	})
 	return got, c, err
+}
+
+// restoreLayout is what the kinds tell of retention (tools.Kind.Retention):
+// an instance's agent and wake records under one name.
+func restoreLayout() *gitstate.Layout {
+	return &gitstate.Layout{Dirs: []gitstate.DirLayout{
+		{Dir: "mail", Depth: 1, Keep: true, Retention: "mail"},
+		{Dir: "agents", Depth: 1, Retention: "instances"},
+		{Dir: "wake", Depth: 1, Retention: "instances"},
+	}}
+}
+
+// TestRestoreArchivedLayout reads what an archive may hold from the layout
+// the kinds give, and only from it: the same honest archive checks out
+// when its directories have a retention name and is refused when the
+// layout gives none (or there is no layout), naming the record.
+func TestRestoreArchivedLayout(t *testing.T) {
+	s, dir := openInit(t)
+	base := putRaw(t, s, readPath, readMail, unreadPath, unread)
+	ref := gitstate.RecordArchivePrefix + "2026-01-01-l1"
+	writeArchive(t, dir, ref, map[string]string{
+		readPath:                       readMail,
+		gitstate.RecordArchiveManifest: manifest(t, base.Hash, map[string]int{"mail": 1}),
+	})
+	putRaw(t, s, readPath, "")
+	noRetention := &gitstate.Layout{Dirs: []gitstate.DirLayout{{Dir: "mail", Depth: 1, Keep: true}}}
+	for _, l := range []*gitstate.Layout{noRetention, nil} {
+		var na *gitstate.NotArchivedError
+		if _, _, err := restoreIn(t, s, "m2", l); !errors.As(err, &na) || len(na.Refused) != 1 || !strings.Contains(na.Refused[0], "it holds "+readPath+", a record of no kind archive takes") {
+			t.Fatalf("restore against a layout without mail's retention (%v): %v", l, err)
+		}
+	}
+	// a retention name of another directory's is not mail's
+	other := &gitstate.Layout{Dirs: []gitstate.DirLayout{{Dir: "mail", Depth: 1, Keep: true, Retention: "letters"}}}
+	var na *gitstate.NotArchivedError
+	if _, _, err := restoreIn(t, s, "m2", other); !errors.As(err, &na) || len(na.Refused) != 1 || !strings.Contains(na.Refused[0], "manifest counts the records mail=1, but it holds letters=1") {
+		t.Fatalf("restore against a layout naming mail otherwise: %v", err)
+	}
+	if got, _, err := restore(t, s, "m2"); err != nil || got.Archive != ref {
+		t.Fatalf("restore against the kinds' layout: %+v, %v", got, err)
+	}
 }
 
 // TestRestoreArchived puts archived records back on the tip: by id (an

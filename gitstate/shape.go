@@ -28,8 +28,8 @@ type Layout struct {
 	// never does. A merge lets a side's deletion of a Keep record stand
 	// only if a record archive holds a version that passes (and the
 	// archive passes the store's own checks, archivedIndex). nil: the
-	// store's checks only, which know the kinds' directories but cannot
-	// tell an unread mail from a read one.
+	// store's checks only, which know the kinds' directories (Retention)
+	// but cannot tell an unread mail from a read one.
 	Archivable ArchiveRule
 }
 
@@ -47,6 +47,12 @@ type DirLayout struct {
 	// Keep marks records no tool deletes: a sync never drops them, even
 	// when the other side's history did (mergeKept).
 	Keep bool
+	// Retention is the name `git codex archive` takes this directory's
+	// records under, as a record archive's manifest counts them ("":
+	// never archived). The layout is the one table of what a record
+	// archive may hold (archivedIndex.check): the record kinds set it, so
+	// the store keeps no list of its own.
+	Retention string
 }
 
 // Size bounds of a state tree (Layout's defaults). A record holds at most

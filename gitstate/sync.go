@@ -566,7 +566,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if err := s.mergeNotes(ctx, remote, fetchedNotes(remote, adv)); err != nil {
 			return res, err
 		}
-		if err := s.adoptArchives(ctx, remote); err != nil {
+		if err := s.adoptArchives(ctx, remote, opts.Layout); err != nil {
 			return res, err
 		}
 		if !opts.Push {

@@ -24,6 +24,7 @@ func agentKind() Kind {
 		}
 		return nil
 	})
+	k.Retention = RetainInstances
 	k.Archived = func(data []byte) bool {
 		var a Agent
 		if json.Unmarshal(data, &a) != nil {

@@ -33,6 +33,7 @@ func ConflictKind() Kind {
 		}
 		return nil
 	})
+	k.Retention = RetainConflicts
 	k.Archived = func(data []byte) bool { return json.Valid(data) } // a settled conflict is history
 	return k
 }

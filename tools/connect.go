@@ -56,7 +56,7 @@ func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin
 	out := ServerCaller{ID: o.ID}
 	var refusal *Error
 	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys(), hooks: &r.hooks}
+		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds}
 		e := checkServer(c, o, &out)
 		if e == nil {
 			return errNoChange
@@ -80,7 +80,7 @@ func (r *Registry) CheckServer(ctx context.Context, st *gitstate.Store, o Origin
 		// a refusal that cannot be recorded is still a refusal
 		var e *Error
 		_ = st.Unrecorded(ctx, func(tx *gitstate.Tx) error {
-			c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys(), hooks: &r.hooks}
+			c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds}
 			e = checkServer(c, o, &out)
 			return nil
 		})
@@ -139,7 +139,7 @@ func checkServer(c *Call, o Origin, out *ServerCaller) *Error {
 func (r *Registry) MarkUp(ctx context.Context, st *gitstate.Store, o Origin, client string) (string, error) {
 	status := ""
 	_, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys(), hooks: &r.hooks}
+		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: auditMCP, origin: o, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds}
 		if IsHuman(o.ID) || resolveCaller(c, tx) != nil || c.Agent == nil || c.Agent.Status != StatusStarting {
 			return errNoChange
 		}

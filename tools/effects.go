@@ -41,6 +41,7 @@ type Followup struct {
 	tool     string
 	keys     *ConfigKeys // the settings the call's registry reads
 	hooks    *Hooks      // the call's registry's pipeline hooks
+	kinds    KindTable   // the call's registry's record kinds
 	last     string      // the latest commit the call wrote
 	warnings []string    // what the call's result must say about its commits (redactions)
 }
@@ -64,7 +65,7 @@ func (f *Followup) Record(ctx context.Context, fn func(c *Call) error) error {
 	// an outcome is recorded even when the call was cancelled (its client
 	// went, its time limit passed): that is when it matters most
 	commit, reds, err := update(context.WithoutCancel(ctx), f.Store, false, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: f.Caller, Tx: tx, Env: f.Env, tool: f.tool, follows: f.Commit, keys: f.keys, hooks: f.hooks}
+		c := &Call{Caller: f.Caller, Tx: tx, Env: f.Env, tool: f.tool, follows: f.Commit, keys: f.keys, hooks: f.hooks, kinds: f.kinds}
 		err := resolveCaller(c, tx)
 		if err == nil {
 			c.Config, err = LoadConfig(tx, f.keys)
@@ -105,7 +106,7 @@ func (c *Call) Failed(e *Error) { c.failed = e }
 // final result: the first step's error, or the result with the latest
 // commit.
 func (r *Registry) runAfter(ctx context.Context, st *gitstate.Store, c *Call, res Result) Result {
-	f := &Followup{Env: r.env, Store: st, Repo: CodeRepoOf(st), Caller: c.Caller, Commit: res.Commit, tool: c.tool, keys: r.keys(), hooks: &r.hooks, last: res.Commit}
+	f := &Followup{Env: r.env, Store: st, Repo: CodeRepoOf(st), Caller: c.Caller, Commit: res.Commit, tool: c.tool, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds, last: res.Commit}
 	for _, fn := range c.after {
 		if err := safeAfter(ctx, f, fn); err != nil {
 			return Result{Error: AsError(err), Commit: f.last, Warnings: append(res.Warnings, f.warnings...)}
@@ -125,7 +126,7 @@ func (r *Registry) recordUndo(ctx context.Context, st *gitstate.Store, c *Call, 
 		msgs[i] = e.Error()
 	}
 	next, _, err := update(ctx, st, false, func(tx *gitstate.Tx) error {
-		uc := &Call{Caller: c.Caller, Tx: tx, tool: c.tool, follows: commit, keys: c.keys, hooks: c.hooks}
+		uc := &Call{Caller: c.Caller, Tx: tx, tool: c.tool, follows: commit, keys: c.keys, hooks: c.hooks, kinds: c.kinds}
 		uc.Summarize("%s: undo failed; `git codex cleanup` removes what is left", c.Caller.ID)
 		tx.SetMeta(auditRecord(uc, nil, gitstate.Trailer{Key: gitstate.TrailerUndoError, Value: strings.Join(msgs, "; ")}))
 		return nil

@@ -48,7 +48,7 @@ func (n noState) GitConfig() ([]gitstate.ConfigEntry, error) { return n.st.GitCo
 // gitstate.ErrAlreadyInitialized when the state exists.
 func (r *Registry) Init(ctx context.Context, st *gitstate.Store, o Origin) (gitstate.Commit, error) {
 	commit, _, err := update(ctx, st, true, func(tx *gitstate.Tx) error {
-		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: "init", origin: o, keys: r.keys(), hooks: &r.hooks}
+		c := &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, Repo: CodeRepoOf(st), tool: "init", origin: o, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds}
 		if e := r.admit(c, tx, o, r.internal["init"]); e != nil {
 			return e
 		}
@@ -67,7 +67,7 @@ func (r *Registry) Init(ctx context.Context, st *gitstate.Store, o Origin) (gits
 // the tool "restore".
 func (r *Registry) Restore(ctx context.Context, st *gitstate.Store, o Origin, rev string) (gitstate.Commit, error) {
 	args, _ := json.Marshal(map[string]string{"commit": rev})
-	c := &Call{Caller: Caller{ID: o.ID}, Env: r.env, keys: r.keys(), hooks: &r.hooks, Repo: CodeRepoOf(st), tool: "restore", args: redactArgs(args), origin: o}
+	c := &Call{Caller: Caller{ID: o.ID}, Env: r.env, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds, Repo: CodeRepoOf(st), tool: "restore", args: redactArgs(args), origin: o}
 	var refusal *Error
 	err := st.ViewAt(ctx, rev, func(sn *gitstate.Snapshot) error {
 		refusal = r.admit(c, sn, o, r.internal["restore"])
@@ -92,7 +92,7 @@ func (r *Registry) Restore(ctx context.Context, st *gitstate.Store, o Origin, re
 // admitted call, whose caller, settings and Codex-Auth the tool's own
 // commit carries.
 func (r *Registry) admitTo(ctx context.Context, st *gitstate.Store, o Origin, t *Tool, args string) (*Call, error) {
-	c := &Call{Caller: Caller{ID: o.ID}, Env: r.env, Repo: CodeRepoOf(st), tool: t.Name, args: args, origin: o, keys: r.keys(), hooks: &r.hooks}
+	c := &Call{Caller: Caller{ID: o.ID}, Env: r.env, Repo: CodeRepoOf(st), tool: t.Name, args: args, origin: o, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds}
 	var refusal *Error
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		if sn.Commit() == "" {
@@ -105,7 +105,7 @@ func (r *Registry) admitTo(ctx context.Context, st *gitstate.Store, o Origin, t 
 		return nil
 	})
 	if err != nil {
-		*c = Call{Caller: Caller{ID: o.ID}, Env: r.env, keys: r.keys(), hooks: &r.hooks, Repo: CodeRepoOf(st), tool: t.Name, args: args, origin: o}
+		*c = Call{Caller: Caller{ID: o.ID}, Env: r.env, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds, Repo: CodeRepoOf(st), tool: t.Name, args: args, origin: o}
 		if e := r.admit(c, noState{st}, o, t); e != nil {
 			return nil, e
 		}
@@ -117,7 +117,7 @@ func (r *Registry) admitTo(ctx context.Context, st *gitstate.Store, o Origin, t 
 	// recorded as a call's refusal is, in a commit of its own; if that
 	// cannot be written, the refusal stands all the same
 	_, _, _ = update(ctx, st, false, func(tx *gitstate.Tx) error {
-		rc := &Call{Caller: Caller{ID: o.ID}, Tx: tx, tool: t.Name, args: args, origin: o, keys: r.keys(), hooks: &r.hooks}
+		rc := &Call{Caller: Caller{ID: o.ID}, Tx: tx, tool: t.Name, args: args, origin: o, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds}
 		e := r.admit(rc, tx, o, t)
 		if e == nil {
 			e = refusal // the state changed meanwhile: record what was answered

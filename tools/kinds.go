@@ -35,6 +35,14 @@ type Kind struct {
 	// Claim is set for kinds whose records have at most one holder (locks,
 	// tasks, a coder's active review): the invariant sync restores.
 	Claim *ClaimRule
+	// Retention, for the kinds retention archives, is the name `archive`
+	// takes them under: its kinds input, its retention.<name>.days
+	// setting, and the count in a record archive's manifest ("mail",
+	// "instances" for an instance's agent and wake records). It is the one
+	// list of what a record archive may hold: gitstate reads it from the
+	// layout (DirLayout.Retention) to check an archive, so a kind added
+	// here is one sync and archive_restore believe. "": never archived.
+	Retention string
 	// Archived, for the kinds retention archives, tells whether
 	// `archive` could have taken this version of a record, whatever its
 	// age (a read mail, an ended instance): a merge lets a peer's deletion
@@ -48,6 +56,15 @@ type Kind struct {
 	// another (a conflict names a record with a holder).
 	check func(kinds KindTable, rel []string, name string, data []byte) error
 }
+
+// The retention names of the framework's kinds (Kind.Retention).
+const (
+	// RetainInstances takes an ended instance's agent record, and its wake
+	// record with it.
+	RetainInstances = "instances"
+	// RetainConflicts takes settled conflict records.
+	RetainConflicts = "conflicts"
+)
 
 // KindTable is every record kind a state holds, the framework's and the
 // nouns' (Registry.Kinds): the table that validates, merges and lays out

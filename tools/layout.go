@@ -9,11 +9,11 @@ import "github.com/gitcodex/git-codex/gitstate"
 func (t KindTable) Layout() *gitstate.Layout {
 	var l gitstate.Layout
 	for _, k := range t {
-		l.Dirs = append(l.Dirs, gitstate.DirLayout{Dir: k.Dir, Depth: k.Depth, Fanout: k.Fanout, Keep: k.Kept})
+		l.Dirs = append(l.Dirs, gitstate.DirLayout{Dir: k.Dir, Depth: k.Depth, Fanout: k.Fanout, Keep: k.Kept, Retention: k.Retention})
 	}
 	l.Archivable = func(path string, data []byte) bool {
 		k, _, ok := t.KindOf(path)
-		return ok && k.Archived != nil && k.Archived(data)
+		return ok && k.Retention != "" && k.Archived != nil && k.Archived(data)
 	}
 	return &l
 }

@@ -103,6 +103,9 @@ type Call struct {
 	// from inside its handler (AgentEnded, Reap); nil in a Call made by
 	// CallFor, which runs none.
 	hooks *Hooks
+	// kinds are the registry's record kinds, for a handler that hands the
+	// state's layout to the store (Layout); nil in a Call made by CallFor.
+	kinds KindTable
 	// warnings go into the call's result (Result.Warnings), whatever its
 	// outcome.
 	warnings []string
@@ -131,6 +134,11 @@ func (c *Call) Authenticated() bool { return c.authenticated }
 // ConfigKeys is the table of settings of the call's registry, for what
 // reads the settings again.
 func (c *Call) ConfigKeys() *ConfigKeys { return c.keys }
+
+// Layout is the state's layout, read from the registry's record kinds
+// (KindTable.Layout): what the store checks a record archive against
+// before it believes one (gitstate Tx.RestoreArchived).
+func (c *Call) Layout() *gitstate.Layout { return c.kinds.Layout() }
 
 // RolePSK is the pre-shared key this machine holds for role ("": none),
 // from the caller's origin.
@@ -443,7 +451,7 @@ func (r *Registry) prepare(ctx context.Context, repo Repo, name string, args jso
 // run is one call inside its transaction. It returns the Call too, for
 // the steps that follow the commit (After).
 func (r *Registry) run(ctx context.Context, tx *gitstate.Tx, o Origin, name string, args json.RawMessage, repo Repo, prepared any, limit *callLimit) (res Result, c *Call) {
-	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, keys: r.keys(), hooks: &r.hooks, Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
+	c = &Call{Caller: Caller{ID: o.ID}, Tx: tx, Env: r.env, keys: r.keys(), hooks: &r.hooks, kinds: r.kinds, Repo: repo, tool: name, args: redactArgs(args), origin: o, Prepared: prepared}
 	fail := func(e *Error) Result {
 		tx.Discard()
 		c.after = nil

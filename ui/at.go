@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -53,7 +54,31 @@ func (s *Server) at(w http.ResponseWriter, r *http.Request) (commit string, ok b
 		notFoundOr(w, r, err, "at names no commit in this repository")
 		return "", false
 	}
+	if ev.FoldedIn != "" {
+		return s.foldedReadAt(w, r, ev)
+	}
 	return ev.Commit, true
+}
+
+// foldedReadAt answers ?at= a read that retention folded (FoldReads) and
+// whose own commit git may have pruned since: the state it shows is the
+// state commit the read saw (its Codex-Read-At), which is the tree the
+// read's commit had. Without that commit here, a 404 RESOURCE_NOT_FOUND says
+// where the read went.
+func (s *Server) foldedReadAt(w http.ResponseWriter, r *http.Request, ev gitstate.Event) (string, bool) {
+	seen := ev.Get(gitstate.TrailerReadAt)
+	if isCommitID(seen) {
+		at, err := s.opts.Store.Event(r.Context(), seen)
+		if err == nil && at.FoldedIn == "" {
+			return at.Commit, true
+		}
+		if err != nil && !errors.Is(err, gitstate.ErrNotFound) && !errors.Is(err, gitstate.ErrHistoryCutOff) {
+			storeError(w, r, err)
+			return "", false
+		}
+	}
+	writeError(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", fmt.Sprintf("%s is a read folded into %s (its reads.jsonl): the state commit it saw (%s %q) is not in this repository", ev.Commit, ev.FoldedIn, gitstate.TrailerReadAt, seen))
+	return "", false
 }
 
 func parseTime(v string) (time.Time, bool) {

@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/gitcodex/git-codex/tools/builtin"
@@ -35,6 +36,23 @@ func TestLayoutArchivable(t *testing.T) {
 	} {
 		if got := l.Archivable(c.path, []byte(c.data)); got != c.want {
 			t.Errorf("Archivable(%s, %s) = %v, want %v", c.path, c.data, got, c.want)
+		}
+	}
+	// the retention names the layout hands gitstate (what a record
+	// archive may hold) come from the kinds, by directory
+	got := map[string]string{}
+	for _, d := range l.Dirs {
+		if d.Retention != "" {
+			got[d.Dir] = d.Retention
+		}
+	}
+	want := map[string]string{"mail": "mail", "agents": "instances", "wake": "instances", "delegations": "delegations", "github": "github", "conflicts": "conflicts"}
+	if !maps.Equal(got, want) {
+		t.Errorf("retention by directory = %v, want %v", got, want)
+	}
+	for _, k := range builtin.Registry().Kinds() {
+		if (k.Retention != "") != (k.Archived != nil) {
+			t.Errorf("kind %s: retention %q but archive rule set %v: archive takes a kind with both or neither", k.Name, k.Retention, k.Archived != nil)
 		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 
 const Dir = "mail"
 
+// Retain is the name `archive` takes read mail under (Kind.Retention).
+const Retain = "mail"
+
 func RecipientDir(recipient string) string { return Dir + "/" + recipient }
 
 func Path(recipient, id string) string {
@@ -32,6 +35,7 @@ func mailKind() tools.Kind {
 		}
 		return nil
 	})
+	k.Retention = Retain
 	k.Archived = func(data []byte) bool {
 		var m Mail
 		return json.Unmarshal(data, &m) == nil && m.IsRead

@@ -26,12 +26,13 @@ import (
 // The kinds of old records archive takes, by the name its input and the
 // retention.<kind>.days settings use.
 const (
-	retainMail        = "mail"
-	retainInstances   = "instances"
+	retainMail        = mail.Retain
+	retainInstances   = tools.RetainInstances
 	retainDelegations = "delegations"
 	retainGitHub      = "github"
-	retainConflicts   = "conflicts"
-	retainReads       = "reads"
+	retainConflicts   = tools.RetainConflicts
+	// reads are no records: this machine's reads refs, folded
+	retainReads = "reads"
 )
 
 func retentionKinds() []string {

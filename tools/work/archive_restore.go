@@ -40,7 +40,7 @@ var ArchiveRestore = tools.Define("archive_restore", "state.archive",
 		if key == "" {
 			return nil, tools.Errorf(tools.InvalidInput, "archive restore takes a record's path or id")
 		}
-		got, err := c.Tx.RestoreArchived(ctx, key)
+		got, err := c.Tx.RestoreArchived(ctx, key, c.Layout())
 		switch {
 		case errors.Is(err, gitstate.ErrInvalidPath):
 			return nil, tools.Errorf(tools.InvalidInput, "%q is not a record's path or id", key).With("record", key)

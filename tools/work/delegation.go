@@ -176,6 +176,7 @@ func delegationKind() tools.Kind {
 		}
 		return nil
 	})
+	k.Retention = retainDelegations
 	k.Archived = func(data []byte) bool {
 		var d Delegation
 		return json.Unmarshal(data, &d) == nil && d.Status != "" && d.Status != DelegationRunning

@@ -56,6 +56,7 @@ func githubCallKind() tools.Kind {
 		}
 		return fmt.Errorf("github call %s has unknown state %q", g.ID, g.State)
 	})
+	k.Retention = retainGitHub
 	k.Archived = func(data []byte) bool {
 		var g GitHubCall
 		return json.Unmarshal(data, &g) == nil && (g.State == GitHubDone || g.State == GitHubFailed)

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -55,4 +56,25 @@ func validates(kinds tools.KindTable, k tools.Kind) (ok bool) {
 		}
 	}()
 	return kinds.ValidateRecord(k.Dir+"/"+strings.Repeat("x/", k.Depth-1)+"x.json", []byte(`"not a record"`)) != nil
+}
+
+// TestRetentionKinds checks that archive takes, by name, exactly the kinds
+// that say retention archives them (Kind.Retention, which gitstate checks
+// a record archive against): reads aside, which are refs, not records.
+func TestRetentionKinds(t *testing.T) {
+	fromKinds := map[string]bool{}
+	for _, k := range Builtin().Kinds() {
+		if k.Retention != "" {
+			fromKinds[k.Retention] = true
+		}
+	}
+	taken := map[string]bool{}
+	for _, k := range retentionKinds() {
+		if k != retainReads {
+			taken[k] = true
+		}
+	}
+	if !maps.Equal(fromKinds, taken) {
+		t.Errorf("the kinds name retention %v, archive takes %v", fromKinds, taken)
+	}
 }

@@ -38,6 +38,8 @@ func wakeKind() tools.Kind {
 		}
 		return nil
 	})
+	// an instance's wake record goes with it
+	k.Retention = tools.RetainInstances
 	k.Archived = func(data []byte) bool { return json.Valid(data) } // of an instance that ended, taken with it
 	return k
 }

@@ -109,7 +109,14 @@ func (e *env) logCommand() *cli.Command {
 				return limit <= 0 || len(entries) < limit
 			})
 			if errors.Is(err, gitstate.ErrNotFound) {
-				return tools.Errorf(tools.ResourceNotFound, "%q names no commit; list events with `git codex log`", c.Args().First())
+				rev := c.Args().First()
+				// a read retention folded, whose own commit git pruned,
+				// has no history to log: say where it went
+				if ev, ferr := st.Event(c.Context, rev); ferr == nil && ev.FoldedIn != "" {
+					return tools.Errorf(tools.ResourceNotFound, "%s is a read folded into %s (retention: its day's reads are one commit), and git dropped its own commit: `git codex show %s` shows it, `git codex log %s` the state it saw",
+						ev.Commit, ev.FoldedIn, rev, ev.Get(gitstate.TrailerReadAt)).With("folded_in", ev.FoldedIn).With("read_at", ev.Get(gitstate.TrailerReadAt))
+				}
+				return tools.Errorf(tools.ResourceNotFound, "%q names no commit; list events with `git codex log`", rev)
 			}
 			if err != nil {
 				return tools.StoreError(err)
