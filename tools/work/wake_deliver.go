@@ -38,6 +38,10 @@ type Waker struct {
 	Report func(WakeEvent)
 
 	seen map[string]pendingSince
+	// elsewhere is, per recipient, the claim and arrivals last reported
+	// as waiting for another watcher (claimedElsewhere): said once, not
+	// each pass while that claim lasts
+	elsewhere map[string]string
 }
 
 // WakeEvent is one attempt, for the watcher's terminal.
@@ -263,8 +267,13 @@ func (w *Waker) claimedElsewhere(d wakeDue, c *WakeClaim) {
 			left = append(left, id)
 		}
 	}
-	if len(left) > 0 {
-		w.report(WakeEvent{Recipient: d.to, Outcome: WakeDeferred, Why: c.Holder + " is typing a nudge for earlier arrivals: these follow", Items: left})
+	sig := c.ID + ":" + strings.Join(left, ",")
+	if len(left) > 0 && w.elsewhere[d.to] != sig {
+		if w.elsewhere == nil {
+			w.elsewhere = map[string]string{}
+		}
+		w.elsewhere[d.to] = sig
+		w.report(WakeEvent{Recipient: d.to, Outcome: WakeDeferred, Why: c.Holder + " is waking it for earlier arrivals: these follow", Items: left})
 	}
 }
 
