@@ -38,6 +38,10 @@ type Waker struct {
 	Report func(WakeEvent)
 
 	seen map[string]pendingSince
+	// elsewhere is, per recipient, the claim and arrivals last reported
+	// as waiting for another watcher (claimedElsewhere): said once, not
+	// each pass while that claim lasts
+	elsewhere map[string]string
 }
 
 // WakeEvent is one attempt, for the watcher's terminal.
@@ -145,7 +149,8 @@ func (w *Waker) Pass(ctx context.Context) (int, error) {
 // wake tries one recipient: checks, claims, types, records.
 func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCmd string, d wakeDue) (bool, error) {
 	if c := d.wake.Claim; c != nil && w.Store.WorkHeld(c.Mark) {
-		return false, nil // another watcher is delivering it now
+		w.claimedElsewhere(d, c) // another watcher is delivering it now
+		return false, nil
 	}
 	now := time.Now()
 	if d.to != tools.HumanInbox {
@@ -168,8 +173,10 @@ func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCm
 	}
 	defer release()
 	var items []Arrival
+	var other *WakeClaim
 	err = w.record(ctx, d.to, func(c *tools.Call, wk *Wake, all []Arrival) error {
 		if wk.Claim != nil && c.Repo.WorkHeld(wk.Claim.Mark) {
+			other = wk.Claim
 			return errNoWake
 		}
 		now := c.Tx.Now()
@@ -185,6 +192,9 @@ func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCm
 		return nil
 	})
 	if errors.Is(err, errNoWake) {
+		if other != nil {
+			w.claimedElsewhere(d, other)
+		}
 		return false, nil
 	}
 	if err != nil {
@@ -240,6 +250,31 @@ func (w *Waker) defer_(ctx context.Context, d wakeDue, why string) error {
 		return nil
 	}
 	return err
+}
+
+// claimedElsewhere reports as deferred the arrivals that another
+// watcher's live claim does not cover: it claimed what it saw before
+// they came (two `watch --once` runs: one woke an instance for its mail
+// while the other delivered a GitHub review, whose feedback then waited
+// for a later run: github_reviews.txtar under load). Only this watcher is
+// told, nothing is recorded (the claim's holder records its own outcome),
+// so that --once passes again (onceGrace) and wakes for them once the
+// claim is released; a running watcher's next pass does so anyway.
+func (w *Waker) claimedElsewhere(d wakeDue, c *WakeClaim) {
+	var left []string
+	for _, id := range ids2(d.pending) {
+		if !slices.Contains(c.Items, id) {
+			left = append(left, id)
+		}
+	}
+	sig := c.ID + ":" + strings.Join(left, ",")
+	if len(left) > 0 && w.elsewhere[d.to] != sig {
+		if w.elsewhere == nil {
+			w.elsewhere = map[string]string{}
+		}
+		w.elsewhere[d.to] = sig
+		w.report(WakeEvent{Recipient: d.to, Outcome: WakeDeferred, Why: c.Holder + " is waking it for earlier arrivals: these follow", Items: left})
+	}
 }
 
 func (w *Waker) report(e WakeEvent) {
