@@ -104,19 +104,13 @@ func (tx *Tx) RestoreArchived(ctx context.Context, key string, layout *Layout) (
 	if err := a.load(); err != nil {
 		return RestoredRecords{}, err
 	}
-	type found struct {
-		ar    *recordArchive
-		at    time.Time
-		paths []string
-		blobs []plumbing.Hash
-	}
-	var cands []found
+	var cands []restoreFind
 	var refused []string
 	for _, ar := range a.archives {
 		if err := ctx.Err(); err != nil {
 			return RestoredRecords{}, err
 		}
-		var f found
+		var f restoreFind
 		if parts != nil {
 			blob, err := a.lookup(ar.tree, parts)
 			if err != nil {
@@ -159,14 +153,19 @@ func (tx *Tx) RestoreArchived(ctx context.Context, key string, layout *Layout) (
 		return RestoredRecords{}, &NotArchivedError{Record: key, Refused: refused}
 	}
 	// the newest archive holds the version the tip had last (a record
-	// restored and archived again is in two)
-	sort.SliceStable(cands, func(i, j int) bool {
-		if !cands[i].at.Equal(cands[j].at) {
-			return cands[i].at.After(cands[j].at)
-		}
-		return cands[i].ar.ref < cands[j].ar.ref
-	})
+	// restored and archived again is in two): newest by history first
+	// (its state commit descends from the other's), since two archives
+	// made in one second tie on their commit times
 	f := cands[0]
+	for _, c := range cands[1:] {
+		newer, err := a.newerArchive(c, f)
+		if err != nil {
+			return RestoredRecords{}, err
+		}
+		if newer {
+			f = c
+		}
+	}
 	var live []string
 	for _, p := range f.paths {
 		if _, err := tx.Read(p); err == nil {
@@ -212,4 +211,32 @@ func (a *archivedIndex) named(t plumbing.Hash, prefix []string, name string, pat
 		}
 	}
 	return nil
+}
+
+// restoreFind is an archive that holds the record to restore: where, when
+// it was taken, and the record's paths and blobs in it.
+type restoreFind struct {
+	ar    *recordArchive
+	at    time.Time
+	paths []string
+	blobs []plumbing.Hash
+}
+
+// newerArchive reports whether archive x was taken after y: x's state
+// commit descends from y's, or, where neither holds the other, x was
+// committed later, or, in the same second, its ref (named by a
+// time-ordered id) sorts after y's.
+func (a *archivedIndex) newerArchive(x, y restoreFind) (bool, error) {
+	if x.ar.tip != y.ar.tip {
+		if in, err := a.inHistory(y.ar.tip, x.ar.tip); err != nil || in {
+			return in, err
+		}
+		if in, err := a.inHistory(x.ar.tip, y.ar.tip); err != nil || in {
+			return false, err
+		}
+	}
+	if !x.at.Equal(y.at) {
+		return x.at.After(y.at), nil
+	}
+	return x.ar.ref > y.ar.ref, nil
 }
