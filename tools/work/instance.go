@@ -372,11 +372,14 @@ func makeInstance(ctx context.Context, f *tools.Followup, a tools.Agent, token s
 
 // deadPaneOutput returns the exit status of dead pane s (-1 if tmux does
 // not know it) and the last lines it showed, without the notice tmux adds.
-// tmux sees the terminal close, reads its last output and collects the
-// process's status as separate events, so under load a pane can be dead
-// before its last words are on its screen, or its status known; both are
-// looked at again, for up to a second (under heavy load tmux took longer
-// than that to reap the process: the error then says no status).
+// tmux sees the terminal close and collects the process's status as
+// separate events, so under load a pane can be dead before its status is
+// known; it is looked at again, for up to a second (under heavy load tmux
+// took longer than that to reap the process: the error then says no
+// status). Output tmux had not processed when the process exited is
+// discarded, not shown late (tmux/tmux#506; reproduced with tmux 3.3a
+// alone, 2 of 50 panes at load): looking again cannot bring it back, and
+// a launcher that prints and exits at once may leave an empty screen.
 func deadPaneOutput(ctx context.Context, r tmux.Runner, session string, s tmux.Session) (int, string) {
 	deadline := time.Now().Add(time.Second)
 	for {
