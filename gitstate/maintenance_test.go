@@ -158,6 +158,10 @@ func concurrentRepack(msg string) bool {
 		// repack (which now runs again while packs remain), as "could not
 		// find pack '.tmp-<pid>-pack-...'" is
 		"renaming pack to",
+		// git repack --geometric weighs every pack it listed and dies when
+		// one was deleted (by the store's repack) before it opened its
+		// index: geometry_pack_weight in git 2.39's builtin/repack.c
+		"cannot open index for",
 	} {
 		if strings.Contains(msg, s) {
 			return true
