@@ -19,7 +19,7 @@ import (
 // and their number keeps `gc --auto` firing after every fetch until git
 // gives up on it for a day ("too many unreachable loose objects"). git
 // 2.37 writes them into one cruft pack instead, whose per-object times
-// let gc prune them on the same schedule (gc.cruftPacks; git 2.40 does so
+// let gc prune them on the same schedule (gc.cruftPacks; git 2.42 does so
 // by default): the same gc took 3.0 s and left no loose object.
 //
 // So before its first fold the store asks git to keep unreachable objects
