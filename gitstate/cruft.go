@@ -31,19 +31,19 @@ import (
 const cruftPacksKey = "gc.cruftPacks"
 
 // preferCruftPacks sets gc.cruftPacks=true in the repository's config
-// when no git config sets it (see above). It reports whether it set it.
-func (s *Store) preferCruftPacks(ctx context.Context) (bool, error) {
+// when no git config sets it (see above).
+func (s *Store) preferCruftPacks(ctx context.Context) error {
 	var out bytes.Buffer
 	err := s.git(ctx, &out, "config", "--get", cruftPacksKey)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return false, nil // set, to whatever: the user's
+		return nil // set, to whatever: the user's
 	case !errors.As(err, &ee) || ee.ExitCode() != 1:
-		return false, fmt.Errorf("gitstate: read %s: %w", cruftPacksKey, err)
+		return fmt.Errorf("gitstate: read %s: %w", cruftPacksKey, err)
 	}
 	if err := s.git(ctx, nil, "config", "--local", cruftPacksKey, "true"); err != nil {
-		return false, fmt.Errorf("gitstate: set %s: %w", cruftPacksKey, err)
+		return fmt.Errorf("gitstate: set %s: %w", cruftPacksKey, err)
 	}
-	return true, nil
+	return nil
 }
