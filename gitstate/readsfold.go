@@ -48,10 +48,22 @@ type FoldedRead struct {
 // lock; the ref moves only from the chain it read (compare and swap), so a
 // call that extended it meanwhile (a machine whose clock went back) keeps
 // its chain unfolded.
+//
+// It sets gc.cruftPacks=true in the repository's config first, unless a
+// git config sets it already (preferCruftPacks; a config it cannot write
+// does not stop the fold): what a fold leaves unreachable then goes into
+// one cruft pack at the next gc.
 func (s *Store) FoldReads(ctx context.Context, cutoff, now time.Time) ([]string, error) {
 	machine, refs, err := s.oldReadsDays(cutoff, now)
 	if err != nil {
 		return nil, err
+	}
+	if len(refs) > 0 {
+		// what a fold leaves unreachable goes to a cruft pack, not
+		// thousands of loose files (cruft.go). Best effort: a config
+		// git cannot write (locked by another git config, read-only)
+		// costs a slower gc, not the fold; the next fold asks again.
+		_ = s.preferCruftPacks(ctx)
 	}
 	var folded []string
 	for _, ref := range refs {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -269,4 +270,76 @@ func TestReadsToFold(t *testing.T) {
 	if got, err := s.ReadsToFold(ctx, now, now); err != nil || len(got) != 0 {
 		t.Fatalf("after the fold: %v, %v; want none", got, err)
 	}
+}
+
+// A fold leaves a day of read commits unreachable: FoldReads sets
+// gc.cruftPacks=true first, so that git gc packs them into a cruft pack
+// instead of writing each out as a loose file (cruft.go); a value the
+// user set, false included, stays.
+func TestFoldReadsPrefersCruftPacks(t *testing.T) {
+	ctx := context.Background()
+	for _, user := range []string{"", "false"} {
+		t.Run("user="+user, func(t *testing.T) {
+			now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+			s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+			if user != "" {
+				gitstatetest.Git(t, dir, "config", "gc.cruftPacks", user)
+			}
+			for i := 0; i < 30; i++ {
+				if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+					var r rec
+					tx.SetMeta(meta("read"))
+					return tx.Get("config/version.json", &r)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := configGet(dir, "gc.cruftPacks"); got != user {
+				t.Fatalf("before any fold gc.cruftPacks = %q, want %q", got, user)
+			}
+			now = now.AddDate(0, 0, 2)
+			if folded, err := s.FoldReads(ctx, now, now); err != nil || len(folded) != 1 {
+				t.Fatalf("folded %v, %v", folded, err)
+			}
+			want := user
+			if want == "" {
+				want = "true"
+			}
+			if got := configGet(dir, "gc.cruftPacks"); got != want {
+				t.Fatalf("after a fold gc.cruftPacks = %q, want %q", got, want)
+			}
+			gitstatetest.WaitForMaintenance(t, dir)
+			gitstatetest.Git(t, dir, "gc", "-q")
+			loose := countLoose(t, dir)
+			switch {
+			case user == "" && loose != 0:
+				t.Errorf("git gc after a fold left %d loose objects; the 30 folded read commits belong in a cruft pack", loose)
+			case user == "false" && loose < 30:
+				// the user's choice holds: git explodes them as it does
+				t.Errorf("gc.cruftPacks=false: git gc left %d loose objects, want the 30 folded commits", loose)
+			}
+		})
+	}
+}
+
+// configGet is git config --get of key in dir, "" when unset.
+func configGet(dir, key string) string {
+	out, _ := exec.Command("git", "-C", dir, "config", "--get", key).Output()
+	return strings.TrimSpace(string(out))
+}
+
+// countLoose is git count-objects' count of loose objects.
+func countLoose(t *testing.T, dir string) int {
+	t.Helper()
+	for _, line := range strings.Split(gitstatetest.Git(t, dir, "count-objects", "-v"), "\n") {
+		if v, ok := strings.CutPrefix(line, "count: "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("count-objects said no count")
+	return 0
 }

@@ -311,3 +311,47 @@ func (s *Store) cutInDifference(ctx context.Context, ours, theirs plumbing.Hash,
 	}
 	return false, nil
 }
+
+// skipArchivesBeforeCutOff drops from a fetch's refspecs the record
+// archives made more than a day before the shallow history's cut-off
+// (the oldest commit at the boundary), by the day in their names
+// (RecordArchivePrefix + "<yyyy-mm-dd>-<id>"). They would come whole
+// (parentless commits: no window applies), a day of a team's archived
+// records each, and serve nothing here: the state commit an archive's
+// manifest names is as old as the archive, beyond the boundary, so a merge
+// cannot believe it (archivedIndex.check) nor a restore read it, and sync
+// never adopts it. They stay on the remote until `git codex sync --full`
+// fetches the whole history, and them with it (docs/STATE.md, "A shallow
+// first sync"). A repository fetched whole, and an archive whose name
+// carries no day (an archived cycle), fetch as before. An archive named
+// with a wrong day is not fetched or is: either way it is checked as
+// every archive is, and one that is not here lets no deletion stand.
+func (s *Store) skipArchivesBeforeCutOff(specs []string) ([]string, error) {
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return specs, err
+	}
+	oldest, _, cut := s.boundaryTimes(set)
+	if !cut {
+		return specs, nil
+	}
+	out := specs[:0:0]
+	for _, spec := range specs {
+		if day, ok := recordArchiveDay(strings.TrimPrefix(spec, "+")); ok && day.AddDate(0, 0, 2).Before(oldest) {
+			continue
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+// recordArchiveDay is the day in a record archive's name (the source of
+// a refspec, or a ref): RecordArchivePrefix + "<yyyy-mm-dd>-<id>".
+func recordArchiveDay(ref string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(ref, RecordArchivePrefix)
+	if !ok || len(rest) < len(time.DateOnly) {
+		return time.Time{}, false
+	}
+	day, err := time.Parse(time.DateOnly, rest[:len(time.DateOnly)])
+	return day, err == nil
+}

@@ -193,6 +193,10 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			}
 		}
 		if err == nil && len(specs) > 0 {
+			// (after the shallow fetch, which sets the cut-off)
+			specs, err = s.skipArchivesBeforeCutOff(specs)
+		}
+		if err == nil && len(specs) > 0 {
 			err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
 		}
 		switch {

@@ -1,7 +1,6 @@
 package gitstate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -278,24 +277,17 @@ type CommitValidator func(c IncomingCommit) error
 // summary and trailers of at most a few kilobytes (Codex-Args is cut at 4 KiB).
 const maxCommitMessage = 64 << 10
 
-// checkCommits checks every commit that theirs brings (reachable from it
-// and not from ours; all of its history when ours is zero), as strictly as
-// checkShape checks its tree: each message is what Meta.message writes
-// (checkCommitMessage), each author and committer well-formed, and then
-// validate, if set. A NUL in a message made every later push to a remote
-// with receive.fsckObjects fail; a Codex-Clock that is not a number made
-// the next local write restart the clock at 1.
-func (s *Store) checkCommits(ctx context.Context, ours, theirs plumbing.Hash, validate CommitValidator) error {
-	args := []string{"rev-list", theirs.String()}
-	if !ours.IsZero() {
-		args = append(args, "^"+ours.String())
-	}
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, args...); err != nil {
-		return fmt.Errorf("gitstate: %w: %v", ErrInvalidState, err)
-	}
+// checkCommits checks every commit that theirs brings, incoming (those
+// reachable from it and not from ours; all of its history when ours is
+// zero: aheadBehind lists them), as strictly as checkShape checks its
+// tree: each message is what Meta.message writes (checkCommitMessage),
+// each author and committer well-formed, and then validate, if set. A NUL
+// in a message made every later push to a remote with receive.fsckObjects
+// fail; a Codex-Clock that is not a number made the next local write
+// restart the clock at 1.
+func (s *Store) checkCommits(incoming []string, validate CommitValidator) error {
 	var bad []string
-	for _, id := range strings.Fields(out.String()) {
+	for _, id := range incoming {
 		h := plumbing.NewHash(id)
 		c, err := s.readCommit(h)
 		if err != nil {

@@ -104,6 +104,15 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if err != nil {
 				return tools.StoreError(err)
 			}
+			if c.Bool("full") && wasCut {
+				// the history first: the sync then fetches (and adopts)
+				// the record archives a cut-off history left on the
+				// remote (gitstate.skipArchivesBeforeCutOff), in its one
+				// fetch
+				if _, err := st.Unshallow(c.Context, remote, progress); err != nil {
+					return tools.Errorf(tools.RemoteError, "could not fetch the state's whole history: %v", err)
+				}
+			}
 			res, err := e.reg.Sync(c.Context, st, o, remote, push, progress)
 			if progress == nil { // (progress told them as they came)
 				for _, n := range res.Retries {

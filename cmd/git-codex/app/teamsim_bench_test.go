@@ -80,7 +80,7 @@ func BenchmarkTeamMonth(b *testing.B) {
 			}
 			s := newTeamSim(b, cfg)
 			laggard := filepath.Join(s.root, "laggard")
-			s.gitOut(s.root, "clone", "-q", s.origin, laggard)
+			s.gitOut(s.root, "clone", "-q", "--no-local", s.origin, laggard) // (see measure)
 			simConfigRepo(b, laggard)
 			gitstatetest.Git(b, laggard, "config", "codex.firstSyncDays", "0") // it fetches it all
 			b.Cleanup(func() { gitstatetest.WaitForMaintenance(b, laggard) })
