@@ -61,3 +61,14 @@ func ReviewLimit(sn *gitstate.Snapshot, keys *tools.ConfigKeys) (int, error) {
 	}
 	return cfg.IntValue("review.max_iterations"), nil
 }
+
+// Live states of an instance's tmux session, as ps shows them.
+const (
+	LiveRunning = "running" // the session's pane runs the agent
+	LiveDead    = "dead"    // the pane's process exited; the session stays for a look
+	LiveMissing = "missing" // no such session (killed, or its tmux server is gone)
+	LiveNone    = "-"       // ended and cleaned up: nothing should run
+	// LiveElsewhere: another machine runs it (its host is the record's);
+	// no session here says anything of it.
+	LiveElsewhere = "elsewhere"
+)

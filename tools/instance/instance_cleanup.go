@@ -77,14 +77,6 @@ var InstanceCleanup = tools.Define("instance_cleanup", "instance.cleanup",
 		return sweep(c, in, false)
 	})
 
-// InstanceReap finds instances that died and cleans up.
-var InstanceReap = tools.Define("instance_reap", "instance.reap",
-	"Mark instances whose session died (or whose spawn crashed) FAILED, and delegated sessions whose process died FAILED, terminate reviews past review.timeout_hours, then clean up as `cleanup` does. Safe from cron and when run concurrently.",
-	tools.CLI{Path: "reap"},
-	func(ctx context.Context, c *tools.Call, in CleanupIn) (*CleanedUp, error) {
-		return sweep(c, in, true)
-	})
-
 // sweep is cleanup (and, with reap, the search for dead instances first).
 // Inside the call's transaction it only reads and records what needs no
 // look outside git (spawns that crashed); sessions are listed, and
