@@ -26,7 +26,7 @@ import (
 	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // The repository the demo pretends to be, on the stand-in GitHub.
@@ -186,7 +186,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	var spawned work.Spawned
+	var spawned instance.Spawned
 	if err := json.Unmarshal(data, &spawned); err != nil {
 		return res, err
 	}

@@ -61,7 +61,7 @@ type Agent struct {
 	Machine string `json:"machine,omitempty" jsonschema:"the machine id (<git dir>/codex/machine) of the repository that spawned it: only there is its session judged"`
 	Host    string `json:"host,omitempty" jsonschema:"the host name of the machine that spawned it"`
 	// Status, Launcher, BaseCommit and Prompt are an instance's: an agent
-	// git codex runs in its worktree and tmux session (see instance.go).
+	// git codex runs in its worktree and tmux session (see tools/instance).
 	Status       string     `json:"status,omitempty" jsonschema:"an instance's lifecycle: STARTING, ACTIVE, WAITING_REVIEW, REVIEWING, TERMINATED, ABANDONED, FAILED, COMPLETED"`
 	StatusReason string     `json:"status_reason,omitempty" jsonschema:"why the instance ended as it did"`
 	Launcher     string     `json:"launcher,omitempty" jsonschema:"the agent CLI it runs"`

@@ -22,12 +22,13 @@ const module = "github.com/gitcodex/git-codex/"
 // the assembly hands lock) < instance < delegate, review < the GitHub
 // calls < work; nouns of one layer do not import each other).
 var layers = [][]string{
-	{"tools/prompts", "tools/modelapi"},
+	{"tools/prompts", "tools/modelapi", "tools/internal/agentclitest"},
 	{"tools"},
 	{"tools/mail"},
 	{"tools/decision", "tools/prompt"},
 	{"tools/lock"},
 	{"tools/cycle"},
+	{"tools/instance"},
 	{"tools/work"},
 	{"tools/builtin"},
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // perKind bounds the records of one kind /api/state carries (the newest
@@ -34,7 +34,7 @@ type stateJSON struct {
 	// Agents are every agent: the instances git codex runs (with status,
 	// branch, worktree and, at the tip, "live": running, dead, missing or elsewhere)
 	// and registered agents.
-	Agents []work.InstanceView `json:"agents"`
+	Agents []instance.View `json:"agents"`
 	// Mail counts messages per recipient ("human" is the people's inbox).
 	Mail  map[string]mailCount `json:"mail"`
 	Tasks []json.RawMessage    `json:"tasks"`
@@ -70,7 +70,7 @@ func (s *Server) serveState(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out := stateJSON{Caller: s.opts.Caller, Agents: []work.InstanceView{}, Mail: map[string]mailCount{},
+	out := stateJSON{Caller: s.opts.Caller, Agents: []instance.View{}, Mail: map[string]mailCount{},
 		Tasks: []json.RawMessage{}, Locks: []json.RawMessage{}, Kinds: []kindJSON{}}
 	err := s.opts.Store.ViewAt(r.Context(), at, func(sn *gitstate.Snapshot) error {
 		return s.readState(r, sn, at == "", &out)
@@ -89,7 +89,7 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 	out.Initialized, out.Tip = true, tip
 	out.Commit, out.Time, out.Clock = sn.Commit(), sn.Time(), sn.Clock()
 	var err error
-	if out.ReviewLimit, err = work.ReviewLimit(sn, s.opts.Registry.ConfigKeys()); err != nil {
+	if out.ReviewLimit, err = instance.ReviewLimit(sn, s.opts.Registry.ConfigKeys()); err != nil {
 		return err
 	}
 	for _, k := range s.opts.Registry.Kinds() {
@@ -127,15 +127,15 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 
 // agents reads every agent; at the tip, with the live state of instances'
 // tmux sessions.
-func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, tip bool) ([]work.InstanceView, error) {
+func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, tip bool) ([]instance.View, error) {
 	if tip {
 		machine, err := s.opts.Store.MachineID()
 		if err != nil {
 			return nil, err
 		}
-		v, err := work.LiveInstances(r.Context(), sn, s.opts.Registry.ConfigKeys(), s.opts.Registry.Env(), machine)
+		v, err := instance.LiveInstances(r.Context(), sn, s.opts.Registry.ConfigKeys(), s.opts.Registry.Env(), machine)
 		if v == nil {
-			v = []work.InstanceView{}
+			v = []instance.View{}
 		}
 		return v, err
 	}
@@ -143,9 +143,9 @@ func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, ti
 	if err != nil {
 		return nil, err
 	}
-	out := make([]work.InstanceView, 0, len(recs))
+	out := make([]instance.View, 0, len(recs))
 	for _, rec := range recs {
-		var v work.InstanceView
+		var v instance.View
 		if err := json.Unmarshal(rec.data, &v.Agent); err != nil {
 			return nil, err
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // TestWorktreeHere: a worktree is this repository's when its .git names
@@ -29,18 +29,18 @@ func TestWorktreeHere(t *testing.T) {
 	git("clone", "-q", a, b)
 	wt := filepath.Join(dir, "wt")
 	git("-C", a, "worktree", "add", "-q", "-b", "w", wt)
-	if !work.WorktreeHere(wt, filepath.Join(a, ".git")) {
+	if !instance.WorktreeHere(wt, filepath.Join(a, ".git")) {
 		t.Error("a's worktree is not a's")
 	}
-	if work.WorktreeHere(wt, filepath.Join(b, ".git")) {
+	if instance.WorktreeHere(wt, filepath.Join(b, ".git")) {
 		t.Error("a's worktree is b's, which has no worktrees")
 	}
 	other := filepath.Join(dir, "wt2")
 	git("-C", b, "worktree", "add", "-q", "-b", "w2", other)
-	if work.WorktreeHere(wt, filepath.Join(b, ".git")) || work.WorktreeHere(other, filepath.Join(a, ".git")) {
+	if instance.WorktreeHere(wt, filepath.Join(b, ".git")) || instance.WorktreeHere(other, filepath.Join(a, ".git")) {
 		t.Error("a worktree is both clones'")
 	}
-	if !work.WorktreeHere(filepath.Join(dir, "gone"), filepath.Join(b, ".git")) || !work.WorktreeHere("", filepath.Join(b, ".git")) {
+	if !instance.WorktreeHere(filepath.Join(dir, "gone"), filepath.Join(b, ".git")) || !instance.WorktreeHere("", filepath.Join(b, ".git")) {
 		t.Error("a worktree that is gone is another's")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // AgentGetStatusIn is agent_get_status's input: none.
@@ -101,7 +102,7 @@ var AgentRegister = tools.Define("agent_register", tools.PermRegisterAgent,
 		if t == tools.TypeHuman {
 			return AgentRegistered{}, tools.Errorf(tools.InvalidInput, "people are not registered: they act as human:<git user.email>")
 		}
-		if !mayRegister(c.Caller.Type, t) {
+		if !instance.MayRegister(c.Caller.Type, t) {
 			return AgentRegistered{}, tools.Errorf(tools.PermissionDenied, "a %s agent may register only worker, coding and review agents; ask a supervisor or a person to register a %s", c.Caller.Type, t).
 				With("agent_type", string(c.Caller.Type)).With("type", string(t))
 		}
@@ -124,15 +125,3 @@ var AgentRegister = tools.Define("agent_register", tools.PermRegisterAgent,
 		c.Summarize("%s registered %s (%s)", c.Caller.ID, a.ID, a.Type)
 		return AgentRegistered{Agent: a, Token: token}, c.Tx.Put(tools.AgentPath(a.ID), a)
 	}).Hint(tools.Hints{Additive: true, Idempotent: true})
-
-// mayRegister keeps agent.register from granting more than the caller has:
-// only people and supervisors create the types that may manage agents
-// (supervisor, orchestrator, planning); anyone else allowed agent.register
-// creates workers, coders and reviewers.
-func mayRegister(caller, t tools.AgentType) bool {
-	switch caller {
-	case tools.TypeHuman, tools.TypeSupervisor:
-		return true
-	}
-	return t == tools.TypeWorker || t == tools.TypeCoding || t == tools.TypeReview
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -273,7 +274,7 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 				end = &a.UpdatedAt
 			}
 			removed := a.CleanedAt != nil || (a.Worktree == "" && a.TmuxSession == "")
-			ok := a.Status != "" && ended(a.Status) && before(retainInstances, end) && removed && len(a.HeldTasks) == 0 && !reviewing[a.ID]
+			ok := a.Status != "" && instance.Final(a.Status) && before(retainInstances, end) && removed && len(a.HeldTasks) == 0 && !reviewing[a.ID]
 			if ok {
 				gone = append(gone, a.ID)
 			}

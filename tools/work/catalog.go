@@ -15,11 +15,10 @@ import (
 // someone could change.
 func Catalog() tools.Catalog {
 	return tools.Catalog{
-		Tools:       nounTools(),
-		Hooks:       hooks(),
-		Kinds:       nounKinds(),
-		ConfigKeys:  nounConfigKeys(),
-		KeyPatterns: nounKeyPatterns(),
+		Tools:      nounTools(),
+		Hooks:      hooks(),
+		Kinds:      nounKinds(),
+		ConfigKeys: nounConfigKeys(),
 	}
 }
 
@@ -31,7 +30,6 @@ func nounTools() []*tools.Tool {
 		EpicCreate, EpicListTasks, AgentGetTask, AgentGetEpic,
 		EpicGetReviewQueue, EpicApprovePR, EpicRequestChanges, EpicReadFile, EpicCreateEpicPR,
 		ConflictListTool,
-		Spawn, InstanceListTool, Peek, Send, Kill, Abandon, Cleanup, Reap, SetStatus,
 		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		Archive, ArchiveRestore,
@@ -39,18 +37,16 @@ func nounTools() []*tools.Tool {
 	}
 }
 
-// hooks are the nouns' steps in the call pipeline: an instance's
-// first call marks it running (markRunning), a failure its caller cannot
+// hooks are the nouns' steps in the call pipeline: a failure its caller cannot
 // fix is mailed to whoever must hear of it (escalate), a reviewer that
 // ends lets its coder's active review go (endActiveReview), and reap
 // sweeps the delegated sessions whose runner died (reapDelegations).
 func hooks() tools.Hooks {
 	return tools.Hooks{
-		BeforeHandler: []func(c *tools.Call) error{markRunning},
-		OnFailure:     []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
-		SettleClaims:  restoreInvariants,
-		AgentEnded:    []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
-		Reapers:       []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
+		OnFailure:    []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
+		SettleClaims: restoreInvariants,
+		AgentEnded:   []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
+		Reapers:      []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
 	}
 }
 
@@ -59,14 +55,8 @@ func hooks() tools.Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []tools.ConfigKey {
 	return slices.Concat(
-		instanceKeys(), githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+		githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
 	)
-}
-
-// nounKeyPatterns find the settings whose names the nouns make up (a
-// launcher's agent.<name>.command): each answers whether name is one.
-func nounKeyPatterns() []func(name string) (tools.ConfigKey, bool) {
-	return []func(name string) (tools.ConfigKey, bool){launcherKey}
 }
 
 // nounKinds are the nouns' record kinds, in the order docs/STATE.md lists

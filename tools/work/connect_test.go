@@ -8,6 +8,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // TestServerStartRefusesUselessCallers: git codex mcp refuses, at its
@@ -108,9 +109,9 @@ func TestBlockedAt(t *testing.T) {
 		{"claude", "❯ You are c2, a coding agent\n───\n❯ \n───\n  ⏵⏵ auto mode on (shift+tab to cycle)", ""},
 		{"codex", "• Reconnecting... 4/5\n› Ask Codex to do anything\n  GPT default", ""},
 	} {
-		b, ok := blockedAt(c.cli, c.screen)
-		if ok != (c.what != "") || b.what != c.what {
-			t.Errorf("%s: blockedAt = %q, %v; want %q", c.cli, b.what, ok, c.what)
+		b, ok := instance.BlockedAt(c.cli, c.screen)
+		if ok != (c.what != "") || b.What != c.what {
+			t.Errorf("%s: BlockedAt = %q, %v; want %q", c.cli, b.What, ok, c.what)
 		}
 	}
 }

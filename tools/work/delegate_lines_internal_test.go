@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // repeated is n copies of byte b, made as they are read (a 200 MB line
@@ -52,7 +54,7 @@ const testSession = "11111111-2222-4333-8444-555555555555"
 // readTurn reads a claude stream-json output as a turn's runner does.
 func readTurn(t *testing.T, src io.Reader, maxLine int, maxTranscript int64) (turnOutcome, *bytes.Buffer, string) {
 	t.Helper()
-	r := turnRun{l: Launcher{Name: "claude"}, h: headlessContracts()["claude"], maxLine: maxLine, maxTranscript: maxTranscript}
+	r := turnRun{l: instance.Launcher{Name: "claude"}, h: headlessContracts()["claude"], maxLine: maxLine, maxTranscript: maxTranscript}
 	var out turnOutcome
 	var mu sync.Mutex
 	transcript := &bytes.Buffer{}
@@ -189,7 +191,7 @@ func TestReadSkipsLineOverCapEvenCut(t *testing.T) {
 		t.Errorf("transcript has %d lines; want the 2 read", n)
 	}
 
-	r := turnRun{l: Launcher{Name: "claude"}, h: headlessContracts()["claude"], maxLine: minLineBytes}
+	r := turnRun{l: instance.Launcher{Name: "claude"}, h: headlessContracts()["claude"], maxLine: minLineBytes}
 	out, _, _ = readTurn(t, stream(`{"type":"result","subtype":"success","usage":[`, strings.NewReader(strings.Repeat("1,", 200<<10)), `1]}`+"\n"), minLineBytes, 0)
 	r.conclude(&out, nil, "")
 	if !strings.Contains(out.Failure, "claude's result line was too large to read") || !strings.Contains(out.Failure, "skipped") {

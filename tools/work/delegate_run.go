@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // stopGrace is how long a turn asked to stop (SIGINT: interrupt, budget,
@@ -27,7 +28,7 @@ const stopGrace = 5 * time.Second
 // whose call started it) sees it.
 type turnRun struct {
 	d       Delegation
-	l       Launcher
+	l       instance.Launcher
 	h       headless
 	spec    turnSpec
 	prompt  string
@@ -104,7 +105,7 @@ func (r turnRun) run(ctx context.Context, gitDir string, progress tools.Progress
 	cmd.Dir = r.d.WorkingDir
 	cmd.Stdin = strings.NewReader(r.prompt)
 	cmd.Env = delegateEnv(r.d.ID)
-	cmd.SysProcAttr = agentProcAttr()
+	cmd.SysProcAttr = instance.ProcAttr()
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

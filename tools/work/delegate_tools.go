@@ -18,6 +18,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -32,7 +33,6 @@ const (
 	// names none: an agent CLI that waits for a model API that is not
 	// there (codex retries "Reconnecting..." without end) is stopped.
 	defaultTimeoutSeconds = 1800
-	maxTimeoutSeconds     = 7 * 24 * 3600
 )
 
 // serverNamePattern is what an MCP server's name in mcp_servers looks
@@ -116,8 +116,8 @@ func startQuery(c *tools.Call, in DelegateQueryIn, stream bool) (*DelegateResult
 	if in.BudgetTokens < 0 {
 		return nil, tools.Errorf(tools.InvalidInput, "budget_tokens must be positive, got %d", in.BudgetTokens).With("field", "budget_tokens")
 	}
-	if in.TimeoutSeconds < 0 || in.TimeoutSeconds > maxTimeoutSeconds {
-		return nil, tools.Errorf(tools.InvalidInput, "timeout_seconds must be between 1 and %d, got %d", maxTimeoutSeconds, in.TimeoutSeconds).With("field", "timeout_seconds")
+	if in.TimeoutSeconds < 0 || in.TimeoutSeconds > instance.MaxTimeoutSeconds {
+		return nil, tools.Errorf(tools.InvalidInput, "timeout_seconds must be between 1 and %d, got %d", instance.MaxTimeoutSeconds, in.TimeoutSeconds).With("field", "timeout_seconds")
 	}
 	if err := checkPrompt(in.Prompt); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func startQuery(c *tools.Call, in DelegateQueryIn, stream bool) (*DelegateResult
 // beginTurn records a turn RUNNING (holding the session's work mark from
 // before the commit, so a runner that dies leaves a RUNNING session whose
 // mark nobody holds) and runs it after the commit.
-func beginTurn(c *tools.Call, d Delegation, l Launcher, h headless, spec turnSpec, prompt string, stream bool) (*DelegateResult, error) {
+func beginTurn(c *tools.Call, d Delegation, l instance.Launcher, h headless, spec turnSpec, prompt string, stream bool) (*DelegateResult, error) {
 	release, err := c.Repo.HoldWork(d.workMark())
 	if err != nil {
 		return nil, tools.Errorf(tools.SessionBusy, "delegated session %s is running a turn in another process", d.ID).With("session_id", d.ID)
@@ -324,8 +324,8 @@ func checkDelegateOptions(model, mode string) error {
 
 // delegateLauncher finds the agent's launcher (agent.<name>.command
 // shared with spawn), its headless contract, and checks its binary.
-func delegateLauncher(c *tools.Call, agent string) (Launcher, headless, error) {
-	l, err := configLauncher(c.Config, agent)
+func delegateLauncher(c *tools.Call, agent string) (instance.Launcher, headless, error) {
+	l, err := instance.LauncherFor(c.Config, agent)
 	if err != nil {
 		return l, headless{}, err
 	}
@@ -333,7 +333,7 @@ func delegateLauncher(c *tools.Call, agent string) (Launcher, headless, error) {
 	if !ok {
 		return l, h, tools.Errorf(tools.InvalidInput, "agent %q has no headless mode git codex knows; delegate to claude, codex or gemini (agent.<name>.command may point those at another binary that speaks their contract)", agent).With("agent", agent)
 	}
-	if err := l.checkProgram(exec.LookPath); err != nil {
+	if err := l.CheckProgram(exec.LookPath); err != nil {
 		return l, h, err
 	}
 	return l, h, nil
@@ -408,7 +408,7 @@ func nextTurn(c *tools.Call, id string) (Delegation, error) {
 }
 
 // resumeSpec is the next turn of d: its agent, and its options now.
-func resumeSpec(c *tools.Call, d Delegation) (Launcher, headless, turnSpec, error) {
+func resumeSpec(c *tools.Call, d Delegation) (instance.Launcher, headless, turnSpec, error) {
 	l, h, err := delegateLauncher(c, d.Agent)
 	if err != nil {
 		return l, h, turnSpec{}, err

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
 )
 
@@ -183,3 +185,45 @@ func delegationKind() tools.Kind {
 	}
 	return k
 }
+
+// reapDelegations is a Reapers hook (tools.Hooks): it marks FAILED the
+// delegated sessions recorded RUNNING whose runner no longer holds their
+// work mark (it died, and with it, by its parent-death signal, the agent
+// process), and returns their ids.
+func reapDelegations(c *tools.Call, dryRun bool) ([]string, error) {
+	var dead []Delegation
+	err := tools.WalkJSON(c.Tx, dirDelegations, func(d Delegation) {
+		if d.Status == DelegationRunning && !c.Repo.WorkHeld(d.workMark()) {
+			dead = append(dead, d)
+		}
+	})
+	ids := []string{}
+	for _, d := range dead {
+		ids = append(ids, d.ID)
+		if dryRun {
+			continue
+		}
+		d.Status, d.StatusReason, d.Stop = DelegationFailed, "its process died (found by reap)", ""
+		if n := len(d.Turns); n > 0 && d.Turns[n-1].Status == DelegationRunning {
+			end := c.Tx.Now()
+			d.Turns[n-1].Status, d.Turns[n-1].Reason, d.Turns[n-1].EndedAt = DelegationFailed, d.StatusReason, &end
+		}
+		if err := putDelegation(c, &d); err != nil {
+			return nil, err
+		}
+		// the runner died (SIGKILL): the agent CLI went with it (its
+		// parent-death signal), but what it started (tool commands,
+		// servers) may still run, in its group or a session of its own;
+		// each carries the turn's CODEX_DELEGATION in its environment
+		id := d.ID
+		c.After(func(ctx context.Context, f *tools.Followup) error {
+			tmux.EndProcessesWithEnv("CODEX_DELEGATION="+id, delegationKillGrace)
+			return nil
+		})
+	}
+	return ids, err
+}
+
+// delegationKillGrace is how long reap waits, after SIGTERM, for what a
+// dead runner's turn started to exit before it sends SIGKILL.
+const delegationKillGrace = 2 * time.Second

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -143,7 +144,7 @@ func epicTasks(tx *gitstate.Tx, epicID, state string) ([]Task, error) {
 // validBranchName keeps a branch name to what git accepts and nothing
 // that reads as an option or a path outside refs/heads.
 func validBranchName(b string) *tools.Error {
-	bad := b == "" || len(b) > 200 || strings.HasPrefix(b, "-") || checkRefFormat("refs/heads/"+b) != nil
+	bad := b == "" || len(b) > 200 || strings.HasPrefix(b, "-") || instance.CheckRefFormat("refs/heads/"+b) != nil
 	if bad {
 		return tools.Errorf(tools.InvalidInput, "%q is not a branch name git accepts", b).With("field", "branch")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // ReviewFetcher delivers GitHub reviews for one watcher (or one
@@ -230,7 +231,7 @@ func reviewTargets(src recordSource, gitDir string) ([]reviewTarget, error) {
 		if err := src.Get(tools.AgentPath(owner), &a); err != nil {
 			continue // a person's pull request: nobody to deliver to
 		}
-		if a.Status == "" || ended(a.Status) || a.CleanedAt != nil || a.Worktree == "" || a.Branch == "" || !WorktreeHere(a.Worktree, gitDir) {
+		if a.Status == "" || instance.Final(a.Status) || a.CleanedAt != nil || a.Worktree == "" || a.Branch == "" || !instance.WorktreeHere(a.Worktree, gitDir) {
 			continue
 		}
 		if _, err := os.Stat(a.Worktree); err != nil {
@@ -276,7 +277,7 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 			return errNoReview
 		}
 		coder, err := tools.GetAgent(c.Tx, t.coder.ID)
-		if err != nil || ended(coder.Status) || coder.CleanedAt != nil {
+		if err != nil || instance.Final(coder.Status) || coder.CleanedAt != nil {
 			return errNoReview
 		}
 		now := c.Tx.Now()

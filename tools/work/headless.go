@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // A headless contract is how one agent CLI runs a single prompt without a
@@ -293,7 +294,7 @@ func codexArgs(t turnSpec) ([]string, error) {
 		approval = "approve"
 	}
 	for _, s := range t.MCPServers {
-		args = append(args, codexServerArgs(s.Name, s.Command, s.Args, s.Env, nil, approval)...)
+		args = append(args, instance.CodexServerArgs(s.Name, s.Command, s.Args, s.Env, nil, approval)...)
 	}
 	if t.Resume != "" {
 		args = append(args, "resume", t.Resume)

@@ -16,6 +16,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // Benchmarks of the instance tools (targets from the issue, not asserted):
@@ -81,7 +82,7 @@ func BenchmarkSpawn(b *testing.B) {
 func BenchmarkRequestReview(b *testing.B) {
 	st, reg, _ := instanceBench(b)
 	r := mustCall(b, reg, st, benchHuman, "spawn", `{"type":"coding","prompt":"p","name":"coder"}`)
-	gitstatetest.Git(b, r.Data.(*Spawned).WorktreePath, "commit", "-q", "--allow-empty", "-m", "work")
+	gitstatetest.Git(b, r.Data.(*instance.Spawned).WorktreePath, "commit", "-q", "--allow-empty", "-m", "work")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rr := mustCall(b, reg, st, "coder", "request_review", `{}`)
@@ -99,7 +100,7 @@ func BenchmarkPS200(b *testing.B) {
 		tx.SetMeta(gitstate.Meta{Summary: "200 instances"})
 		for i := 0; i < 200; i++ {
 			id := fmt.Sprintf("work-%03d", i)
-			a := tools.Agent{ID: id, Type: tools.TypeCoding, State: tools.StateIdle, Status: tools.StatusActive, Branch: branchName(id), TmuxSession: sessionName(id),
+			a := tools.Agent{ID: id, Type: tools.TypeCoding, State: tools.StateIdle, Status: tools.StatusActive, Branch: instance.BranchName(id), TmuxSession: instance.SessionName(id),
 				Worktree: "/nowhere/" + id, CreatedAt: tx.Now(), UpdatedAt: tx.Now(), Clock: tx.Clock()}
 			if err := tx.Put(tools.AgentPath(id), a); err != nil {
 				return err
@@ -112,8 +113,8 @@ func BenchmarkPS200(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := mustCall(b, reg, st, benchHuman, "instance_list", `{}`); r.Data.(*InstanceList).Count != 200 {
-			b.Fatalf("listed %d", r.Data.(*InstanceList).Count)
+		if r := mustCall(b, reg, st, benchHuman, "instance_list", `{}`); r.Data.(*instance.InstanceList).Count != 200 {
+			b.Fatalf("listed %d", r.Data.(*instance.InstanceList).Count)
 		}
 	}
 }

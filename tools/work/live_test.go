@@ -9,6 +9,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // TestLiveInstances reads instances with their sessions' live state from a
@@ -26,7 +27,7 @@ func TestLiveInstances(t *testing.T) {
 		exec.Command("tmux", "kill-server").Run()
 		os.RemoveAll(sock)
 	})
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", sessionName("a"), "sleep 60").CombinedOutput(); err != nil {
+	if out, err := exec.Command("tmux", "new-session", "-d", "-s", instance.SessionName("a"), "sleep 60").CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
 	dir := gitstatetest.NewRepo(t)
@@ -42,14 +43,14 @@ func TestLiveInstances(t *testing.T) {
 		tx.SetMeta(gitstate.Meta{Summary: "agents"})
 		now := tx.Now()
 		for _, a := range []tools.Agent{
-			{ID: "a", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: sessionName("a")},
-			{ID: "b", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: sessionName("b")},
-			{ID: "c", Type: tools.TypeCoding, Status: tools.StatusTerminated, TmuxSession: sessionName("c"), CleanedAt: &now},
+			{ID: "a", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: instance.SessionName("a")},
+			{ID: "b", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: instance.SessionName("b")},
+			{ID: "c", Type: tools.TypeCoding, Status: tools.StatusTerminated, TmuxSession: instance.SessionName("c"), CleanedAt: &now},
 			{ID: "d", Type: tools.TypeWorker},
 			// another machine's: elsewhere, though a session of its
 			// name runs here; this machine's without a session: missing
-			{ID: "e", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: sessionName("a"), Machine: "m2", Host: "far"},
-			{ID: "f", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: sessionName("f"), Machine: "m1"},
+			{ID: "e", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: instance.SessionName("a"), Machine: "m2", Host: "far"},
+			{ID: "f", Type: tools.TypeCoding, Status: tools.StatusActive, TmuxSession: instance.SessionName("f"), Machine: "m1"},
 		} {
 			a.State, a.CreatedAt, a.UpdatedAt, a.Clock = tools.StateIdle, now, now, tx.Clock()
 			if err := tx.Put(tools.AgentPath(a.ID), a); err != nil {
@@ -62,15 +63,15 @@ func TestLiveInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := gitstatetest.Git(t, dir, "rev-parse", gitstate.RefState)
-	var views []InstanceView
+	var views []instance.View
 	err = st.View(context.Background(), func(sn *gitstate.Snapshot) error {
-		views, err = LiveInstances(context.Background(), sn, Builtin().ConfigKeys(), tools.Env{}, "m1")
+		views, err = instance.LiveInstances(context.Background(), sn, Builtin().ConfigKeys(), tools.Env{}, "m1")
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"a": LiveRunning, "b": LiveMissing, "c": LiveNone, "d": "", "e": LiveElsewhere, "f": LiveMissing}
+	want := map[string]string{"a": instance.LiveRunning, "b": instance.LiveMissing, "c": instance.LiveNone, "d": "", "e": instance.LiveElsewhere, "f": instance.LiveMissing}
 	if len(views) != len(want) {
 		t.Fatalf("views: %+v", views)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // TestGitConfigName: local keys live under codex. in git config, the last
@@ -43,12 +44,12 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 	}
 	keys := Builtin().ConfigKeys()
 	c := tools.NewConfig(keys, shared, nil)
-	if l, err := configLauncher(c, "evil"); err == nil {
+	if l, err := instance.LauncherFor(c, "evil"); err == nil {
 		t.Errorf("the shared agent.evil.command is used: %q", l.Command)
 	}
 	for _, name := range []string{"", "claude", "codex"} {
-		l, err := configLauncher(c, name)
-		if err != nil || l.Command != builtinLaunchers()[l.Name].Command || (name == "" && l.Name != "claude") {
+		l, err := instance.LauncherFor(c, name)
+		if err != nil || l.Command != instance.BuiltinLaunchers()[l.Name].Command || (name == "" && l.Name != "claude") {
 			t.Errorf("launcher(%q) = %+v, %v; want the built-in default", name, l, err)
 		}
 	}
@@ -77,11 +78,11 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 			codex("agent", "default", "evil"), codex("github", "apiurl", "https://ghe.example.com/api/v3/"),
 			codex("worktree", "dir", "../wt"), codex("agent.claude", "command", "")}, nil
 	})
-	l, err := configLauncher(c, "")
+	l, err := instance.LauncherFor(c, "")
 	if err != nil || l.Name != "evil" || l.Command != "my-evil --flag" || l.Prompt != "file" {
 		t.Errorf("launcher from git config: %+v, %v", l, err)
 	}
-	if l, _ := configLauncher(c, "claude"); l.Command != "claude" {
+	if l, _ := instance.LauncherFor(c, "claude"); l.Command != "claude" {
 		t.Errorf("an empty command in git config is the default, got %q", l.Command)
 	}
 	if s := githubSettings(c, "."); s.APIURL != "https://ghe.example.com/api/v3/" {

@@ -13,6 +13,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // maxReadFile bounds what epic_read_file returns.
@@ -167,7 +168,7 @@ func readInTree(root, rel string) ([]byte, error) {
 	// git codex's own files in the worktree (the agent's MCP config, which
 	// holds its token) are nobody's work: no tool reads them, however the
 	// path leads there (a symbolic link included)
-	if isOwnWorktreeFile(filepath.ToSlash(r)) {
+	if instance.OwnsWorktreeFile(filepath.ToSlash(r)) {
 		return nil, tools.Errorf(tools.PermissionDenied, "%s is git codex's own file in the worker's worktree (its MCP configuration and credential), not work; refused", rel).With("file_path", rel)
 	}
 	fh, err := os.Open(real)

@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // The review loop (seed 000): a coding instance asks for a review; a
@@ -156,11 +157,11 @@ var RequestReview = tools.Define("request_review", "review.request",
 		if reviewed == coder.BaseCommit {
 			return nil, tools.Errorf(tools.InvalidAgentState, "%s has no commits beyond its base %.12s; commit your work first", coder.ID, coder.BaseCommit).With("agent_id", coder.ID)
 		}
-		l, err := configLauncher(c.Config, coder.Launcher)
+		l, err := instance.LauncherFor(c.Config, coder.Launcher)
 		if err != nil {
 			return nil, err
 		}
-		id := newInstanceID(tools.TypeReview, c.Tx.Now())
+		id := instance.NewID(tools.TypeReview, c.Tx.Now())
 		if _, err := c.Tx.Read(tools.AgentPath(id)); err == nil {
 			return nil, tools.Errorf(tools.AlreadyExists, "reviewer id %s is taken; try again", id)
 		}
@@ -169,7 +170,7 @@ var RequestReview = tools.Define("request_review", "review.request",
 			return nil, tools.Errorf(tools.AlreadyExists, "reviewer %s is being made by another call", id)
 		}
 		c.Tx.OnAbort(func(context.Context) error { release(); return nil })
-		machine, host, err := spawnedHere(c)
+		machine, host, err := instance.MachineHere(c)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +179,7 @@ var RequestReview = tools.Define("request_review", "review.request",
 		token := tools.NewSecret(tools.PrefixAgentToken) // the reviewer's credential (see spawn)
 		r := tools.Agent{
 			ID: id, Type: tools.TypeReview, State: tools.StateIdle, Status: tools.StatusStarting, Supervisor: coder.ID, ReviewOf: coder.ID,
-			Worktree: filepath.Join(worktreeDir(c), id), Branch: branchName(id), TmuxSession: sessionName(id), Launcher: l.Name,
+			Worktree: filepath.Join(instance.WorktreeDir(c), id), Branch: instance.BranchName(id), TmuxSession: instance.SessionName(id), Launcher: l.Name,
 			Machine: machine, Host: host, BaseCommit: reviewed, Prompt: in.ReviewerPrompt,
 			CreatedBy: coder.ID, CreatedAt: now, UpdatedAt: now, UpdatedBy: coder.ID, TokenHash: tools.HashSecret(token), Clock: clock,
 		}
@@ -205,7 +206,7 @@ var RequestReview = tools.Define("request_review", "review.request",
 		c.Target(id)
 		c.Summarize("%s asked for review %d of %.12s: %s", coder.ID, iteration, reviewed, id)
 		cw := *coder
-		timeout, err := startTimeout(c.Config, 0)
+		timeout, err := instance.StartTimeout(c.Config, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -216,8 +217,8 @@ var RequestReview = tools.Define("request_review", "review.request",
 			}
 			stat, _ := f.Repo.DiffStat(ctx, cw.BaseCommit, reviewed)
 			prompt := reviewPrompt(f.Store.WorkDir(), r, cw, iteration, in.CompletionMessage, stat)
-			spawned := &Spawned{}
-			return startInstance(ctx, f, r, token, l, prompt, tools.StatusReviewing, timeout, spawned, func(c *tools.Call) error {
+			spawned := &instance.Spawned{}
+			return instance.Start(ctx, f, r, token, l, prompt, tools.StatusReviewing, timeout, spawned, func(c *tools.Call) error {
 				// the reviewer never started: the coder is no longer waiting
 				return endReview(c, cw.ID, id, tools.StatusActive)
 			})
@@ -259,11 +260,11 @@ func endReview(c *tools.Call, coderID, reviewer, coderStatus string) error {
 		return err
 	}
 	coder, err := tools.GetAgent(c.Tx, coderID)
-	if err != nil || ended(coder.Status) {
+	if err != nil || instance.Final(coder.Status) {
 		return err
 	}
 	coder.Status, coder.UpdatedAt, coder.UpdatedBy, coder.Clock = coderStatus, now, c.Caller.ID, clock
-	if ended(coderStatus) {
+	if instance.Final(coderStatus) {
 		coder.EndedAt = &now
 	}
 	return c.Tx.Put(tools.AgentPath(coderID), coder)
@@ -280,7 +281,7 @@ func reviewPrompt(root string, r, coder tools.Agent, iteration int, completion, 
 		iteration, r.BaseCommit, strings.TrimSpace(diffstat))
 	vars := map[string]string{"uv-coder": coder.ID, "uv-base": shortHash(coder.BaseCommit), "codex_task_id": coder.ID,
 		"codex_task_title": completion, "codex_task_description": coder.Prompt, "input_text": input}
-	if p, ok := registryPrompt(root, "codex", "review", "changes", r, vars); ok {
+	if p, ok := instance.RegistryPrompt(root, "codex", "review", "changes", r, vars); ok {
 		return p
 	}
 	var b strings.Builder
@@ -374,7 +375,7 @@ var SendFeedback = tools.Define("send_feedback", "review.send_feedback",
 		c.Summarize("%s sent %s feedback to %s", r.ID, fb.Type, coder.ID)
 		reviewer := *r
 		abandonAfter := c.Config.IntValue("review.auto_abandon_after")
-		tm := tmuxFor(c.Config, c.Env)
+		tm := instance.Tmux(c.Config, c.Env)
 		c.After(func(ctx context.Context, f *tools.Followup) error {
 			return deliverFeedback(ctx, f, fb, reviewer, coder, abandonAfter, out, tm)
 		})
@@ -439,7 +440,7 @@ func deliverFeedback(ctx context.Context, f *tools.Followup, fb Feedback, review
 			return err
 		}
 		c.Summarize("feedback %s delivered to %s as %.12s; %s is %s", fb.ID, coder.ID, commit, coder.ID, status)
-		return setStatus(c, &r, tools.StatusTerminated, "its feedback was delivered")
+		return instance.SetStatus(c, &r, tools.StatusTerminated, "its feedback was delivered")
 	})
 	if err != nil {
 		return err
@@ -452,11 +453,11 @@ func deliverFeedback(ctx context.Context, f *tools.Followup, fb Feedback, review
 	// and its Enter (the coder then never read it)
 	defer endReviewer()
 	if out.CoderStatus == tools.StatusAbandoned {
-		killSession(ctx, tm, coder.TmuxSession)
+		instance.KillSession(ctx, tm, coder.TmuxSession)
 		return nil
 	}
-	how, err := nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit))
-	recordNudge(ctx, f, coder, "the news of feedback "+fb.ID, how, err)
+	how, err := instance.Nudge(ctx, tm, coder, fmt.Sprintf("Review feedback (%s) arrived in %s, commit %.12s: read it and carry on.", fb.Type, FeedbackFile, commit))
+	instance.RecordNudge(ctx, f, coder, "the news of feedback "+fb.ID, how, err)
 	out.Nudged = err == nil
 	return nil
 }
@@ -492,7 +493,7 @@ func needsWorkCount(tx *gitstate.Tx, coder string) (int, error) {
 // once nothing else is left to do in this process (a no-op otherwise).
 func removeReviewer(ctx context.Context, f *tools.Followup, tm tmux.Runner, r tools.Agent) (status string, end func()) {
 	inside := os.Getenv("CODEX_INSTANCE") == r.ID
-	it := cleanInstance(ctx, f, tm, r, CleanupIn{}, !inside)
+	it := instance.Clean(ctx, f, tm, r, instance.CleanupIn{}, !inside)
 	if it.Error == "" {
 		f.Record(ctx, func(c *tools.Call) error {
 			a, err := tools.GetAgent(c.Tx, r.ID)

@@ -8,6 +8,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // A reviewer's create_pull_request (seed 000: review agents "create PRs
@@ -74,8 +75,8 @@ func (a *reviewApproval) end(c *tools.Call, in CreatePullRequestIn) error {
 	if err := c.Tx.Put(feedbackPath(a.feedback.ID), a.feedback); err != nil {
 		return err
 	}
-	a.tm = tmuxFor(c.Config, c.Env)
-	return setStatus(c, c.Agent, tools.StatusTerminated, fmt.Sprintf("it approved %s's %.12s and opened its pull request", a.coder.ID, a.rel.ReviewedCommit))
+	a.tm = instance.Tmux(c.Config, c.Env)
+	return instance.SetStatus(c, c.Agent, tools.StatusTerminated, fmt.Sprintf("it approved %s's %.12s and opened its pull request", a.coder.ID, a.rel.ReviewedCommit))
 }
 
 // finish, after the GitHub call: the verdict as a note on the reviewed
@@ -92,5 +93,5 @@ func (a *reviewApproval) finish(ctx context.Context, f *tools.Followup, g GitHub
 	case err != nil:
 		msg += ": " + strings.SplitN(tools.AsError(err).Message, "\n", 2)[0]
 	}
-	_, _ = nudge(ctx, tm, a.coder, msg)
+	_, _ = instance.Nudge(ctx, tm, a.coder, msg)
 }

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitcodex/git-codex/tools/instance"
+	"github.com/gitcodex/git-codex/tools/internal/agentclitest"
 	"github.com/gitcodex/git-codex/tools/modelapi"
 )
 
@@ -42,15 +44,15 @@ func TestRecordStreams(t *testing.T) {
 	}
 	out := filepath.Join("testdata", "streams")
 	os.MkdirAll(out, 0o755)
-	srv := standinServer(t) // an MCP server named git-codex with agent_get_status
+	srv := agentclitest.StandinServer(t) // an MCP server named git-codex with agent_get_status
 	read := func(wd string) map[string]any { return map[string]any{"file_path": filepath.Join(wd, "notes.txt")} }
 	big := modelapi.Usage{Input: 1200, CacheRead: 30000, CacheWrite: 2800, Output: 66}
 
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		t.Run(cli, func(t *testing.T) {
-			bin := agentCLI(t, cli)
+			bin := agentclitest.AgentCLI(t, cli)
 			home, wd := t.TempDir(), t.TempDir()
-			gitInit(t, wd)
+			agentclitest.GitInit(t, wd)
 			os.WriteFile(filepath.Join(wd, "notes.txt"), []byte("remember the milk\n"), 0o644)
 			var cases []streamCase
 			switch cli {
@@ -84,10 +86,10 @@ func TestRecordStreams(t *testing.T) {
 						{Text: "Reading the notes.", ToolCalls: []modelapi.ToolCall{{Name: "exec_command", Args: map[string]any{"cmd": "cat notes.txt"}}}, Usage: modelapi.Usage{Input: 1000, Output: 30}},
 						{Text: "They say: remember the milk.", Usage: modelapi.Usage{Input: 1100, CacheRead: 1000, Output: 9}}}},
 					{name: "resume", resume: true, prompt: "and again", script: []modelapi.Reply{{Text: "Still: remember the milk.", Usage: modelapi.Usage{Input: 300, CacheRead: 2000, Output: 7}}}},
-					{name: "mcp", args: codexServerArgs("git-codex", filepath.Join(srv, "git-codex"), []string{"mcp"}, nil, nil, "approve"), script: []modelapi.Reply{
+					{name: "mcp", args: instance.CodexServerArgs("git-codex", filepath.Join(srv, "git-codex"), []string{"mcp"}, nil, nil, "approve"), script: []modelapi.Reply{
 						{Text: "Checking.", ToolCalls: []modelapi.ToolCall{{Name: "mcp__git_codex.agent_get_status"}}, Usage: modelapi.Usage{Input: 800, Output: 15}},
 						{Text: "The agent is ACTIVE.", Usage: modelapi.Usage{Input: 900, Output: 6}}}},
-					{name: "mcp-refused", args: codexServerArgs("git-codex", filepath.Join(srv, "git-codex"), []string{"mcp"}, nil, nil, ""), script: []modelapi.Reply{
+					{name: "mcp-refused", args: instance.CodexServerArgs("git-codex", filepath.Join(srv, "git-codex"), []string{"mcp"}, nil, nil, ""), script: []modelapi.Reply{
 						{ToolCalls: []modelapi.ToolCall{{Name: "mcp__git_codex.agent_get_status"}}},
 						{Text: "The call was refused."}}},
 					{name: "api-500", script: []modelapi.Reply{{Status: 500}}},
@@ -110,7 +112,7 @@ func TestRecordStreams(t *testing.T) {
 			session := ""
 			for _, c := range cases {
 				api := modelapi.Start(t, c.script...)
-				env := cliEnv(t, bin, "TERM=dumb")
+				env := agentclitest.Env(t, bin, "TERM=dumb")
 				env[0] = "HOME=" + home
 				var args []string
 				switch cli {

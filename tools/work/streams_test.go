@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // replay reads a recorded stream (testdata/streams, the real CLIs' output
@@ -22,7 +24,7 @@ func replay(t *testing.T, file string, d Delegation, exited error) (turnOutcome,
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := turnRun{d: d, l: Launcher{Name: cli}, h: headlessContracts()[cli]}
+	r := turnRun{d: d, l: instance.Launcher{Name: cli}, h: headlessContracts()[cli]}
 	var out turnOutcome
 	var events []agentEvent
 	stopped := -1
@@ -192,7 +194,7 @@ func TestRecordedStreamsProgress(t *testing.T) {
 // invalidStreamError ? 'error' : 'success'"). The reason is the error
 // event's.
 func TestGeminiErrorWithoutErrorObject(t *testing.T) {
-	r := turnRun{d: Delegation{BudgetTokens: defaultBudgetTokens}, l: Launcher{Name: "gemini"}, h: headlessContracts()["gemini"]}
+	r := turnRun{d: Delegation{BudgetTokens: defaultBudgetTokens}, l: instance.Launcher{Name: "gemini"}, h: headlessContracts()["gemini"]}
 	var out turnOutcome
 	for _, line := range []string{
 		`{"type":"init","timestamp":"2026-11-26T15:22:50.284Z","session_id":"g-1","model":"auto"}`,

@@ -1,8 +1,6 @@
 package work
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -29,7 +27,7 @@ type StatusSummary struct {
 // person or a registered agent.
 func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 	s := StatusSummary{Agents: map[string]int{}, Locks: []lock.Lock{}, Tasks: map[string]int{}, Active: []Task{}}
-	err := walkSnapshot(sn, tools.DirAgents, func(a tools.Agent) { s.Agents[string(a.Type)]++ })
+	err := tools.WalkSnapshot(sn, tools.DirAgents, func(a tools.Agent) { s.Agents[string(a.Type)]++ })
 	if err != nil {
 		return StatusSummary{}, err
 	}
@@ -40,7 +38,7 @@ func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 		}
 		c.Type = ""
 	}
-	err = walkSnapshot(sn, mail.RecipientDir(mail.InboxOf(c)), func(m mail.Mail) {
+	err = tools.WalkSnapshot(sn, mail.RecipientDir(mail.InboxOf(c)), func(m mail.Mail) {
 		if !m.IsRead {
 			s.Unread++
 		}
@@ -48,7 +46,7 @@ func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 	if err != nil {
 		return StatusSummary{}, err
 	}
-	err = walkSnapshot(sn, lock.Dir, func(l lock.Lock) {
+	err = tools.WalkSnapshot(sn, lock.Dir, func(l lock.Lock) {
 		if l.Claim != nil {
 			s.Locks = append(s.Locks, l)
 		}
@@ -57,7 +55,7 @@ func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 		return StatusSummary{}, err
 	}
 	sort.Slice(s.Locks, func(i, j int) bool { return s.Locks[i].Name < s.Locks[j].Name })
-	err = walkSnapshot(sn, dirTasks, func(t Task) {
+	err = tools.WalkSnapshot(sn, dirTasks, func(t Task) {
 		s.Tasks[t.State]++
 		if t.State == TaskInProgress || t.State == TaskReview {
 			s.Active = append(s.Active, t)
@@ -65,15 +63,4 @@ func Summary(sn *gitstate.Snapshot, caller string) (StatusSummary, error) {
 	})
 	sort.Slice(s.Active, func(i, j int) bool { return s.Active[i].CreatedAt.Before(s.Active[j].CreatedAt) })
 	return s, err
-}
-
-func walkSnapshot[T any](sn *gitstate.Snapshot, dir string, fn func(T)) error {
-	return sn.Walk(dir, func(path string, data []byte) error {
-		var v T
-		if err := json.Unmarshal(data, &v); err != nil {
-			return fmt.Errorf("decode %s: %w", path, err)
-		}
-		fn(v)
-		return nil
-	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // taskWorkerName is the id of the worker spawned for a task:
@@ -42,13 +43,13 @@ func taskWorkerName(t Task) string {
 // start, the task is given back (PENDING) in the same commit that records
 // the failure. It returns the worker's id.
 func spawnTaskWorker(ctx context.Context, c *tools.Call, t *Task, epic *Epic) (string, error) {
-	if !tools.Allows(c.Config, c.Caller.Type, Spawn.Permission) {
-		return "", tools.Errorf(tools.PermissionDenied, "task.spawn_worker is on, but a %s may not spawn instances (permission %s); create the task without it, or ask a supervisor", c.Caller.Type, Spawn.Permission).
-			With("permission", Spawn.Permission).With("agent_type", string(c.Caller.Type))
+	if !tools.Allows(c.Config, c.Caller.Type, instance.SpawnTool.Permission) {
+		return "", tools.Errorf(tools.PermissionDenied, "task.spawn_worker is on, but a %s may not spawn instances (permission %s); create the task without it, or ask a supervisor", c.Caller.Type, instance.SpawnTool.Permission).
+			With("permission", instance.SpawnTool.Permission).With("agent_type", string(c.Caller.Type))
 	}
 	name := taskWorkerName(*t)
 	prompt := t.Title + "\n" + t.Description + "\n\nThis is task " + t.ID + "; you hold it (see it and its comments with agent_get_task)."
-	in := SpawnIn{Type: string(tools.TypeWorker), Prompt: prompt, Name: name}
+	in := instance.SpawnIn{Type: string(tools.TypeWorker), Prompt: prompt, Name: name}
 	if epic != nil {
 		prompt += " It belongs to epic " + epic.ID + " (" + epic.Title + "): when your work is committed, open a pull request into " + epic.Branch + " with create_pull_request; the supervisor reviews it."
 		in.Prompt = prompt
@@ -68,7 +69,7 @@ func spawnTaskWorker(ctx context.Context, c *tools.Call, t *Task, epic *Epic) (s
 		// the task in its held_tasks; the task's own claim says it is not)
 		return rc.Tx.Put(taskPath(cur.ID), cur)
 	}
-	if _, err := spawnInstance(ctx, c, in, giveBack); err != nil {
+	if _, err := instance.Spawn(ctx, c, in, giveBack); err != nil {
 		return "", err
 	}
 	if _, err := grantTask(c, t, name); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -86,11 +87,11 @@ func (w *Waker) Pass(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		tm, perMinute, humanCmd = tmuxFor(cfg, w.Env), cfg.IntValue("wake.max_per_minute"), cfg.StringValue("wake.human_command")
+		tm, perMinute, humanCmd = instance.Tmux(cfg, w.Env), cfg.IntValue("wake.max_per_minute"), cfg.StringValue("wake.human_command")
 		var who []wakeDue
 		if perMinute > 0 {
 			err = walkRecords(sn, tools.DirAgents, func(a tools.Agent) {
-				if a.Status != "" && !ended(a.Status) && a.Status != tools.StatusStarting && a.CleanedAt == nil {
+				if a.Status != "" && !instance.Final(a.Status) && a.Status != tools.StatusStarting && a.CleanedAt == nil {
 					who = append(who, wakeDue{agent: a, to: a.ID})
 				}
 			})
@@ -157,7 +158,7 @@ func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCm
 		if n := len(d.wake.recent(now)); n >= perMinute {
 			return false, w.defer_(ctx, d, fmt.Sprintf("rate limit: %d nudge(s) in the last minute (wake.max_per_minute %d)", n, perMinute))
 		}
-		s, err := paneOf(ctx, tm, d.agent.TmuxSession)
+		s, err := instance.Pane(ctx, tm, d.agent.TmuxSession)
 		if err != nil || s.PaneDead {
 			return false, nil // no session here: reap's to record, or another machine's instance
 		}
@@ -205,7 +206,7 @@ func (w *Waker) wake(ctx context.Context, tm tmux.Runner, perMinute int, humanCm
 	if d.to == tools.HumanInbox {
 		derr = runHumanCommand(ctx, humanCmd, text, items)
 	} else {
-		_, derr = nudge(ctx, tm, d.agent, text)
+		_, derr = instance.Nudge(ctx, tm, d.agent, text)
 	}
 	outcome, why := WakeDelivered, ""
 	if derr != nil {
@@ -329,7 +330,7 @@ func (w *Waker) record(ctx context.Context, to string, fn func(c *tools.Call, wk
 }
 
 // wakeReady reports whether an instance's pane waits at the agent's input:
-// no dialog or menu (send's own check, blockedAt), no mark of a turn
+// no dialog or menu (send's own check, BlockedAt), no mark of a turn
 // under way near the bottom of the screen, and a screen that does not
 // change for a moment (an agent printing is not at its input). why says
 // what it is doing otherwise.
@@ -343,10 +344,10 @@ func wakeReady(ctx context.Context, tm tmux.Runner, a tools.Agent) (string, bool
 	// rather than defer on the first difference
 	deadline := time.Now().Add(quietWait)
 	for {
-		if b, ok := blockedAt(a.Launcher, screen); ok {
-			return "its pane shows " + b.what, false
+		if b, ok := instance.BlockedAt(a.Launcher, screen); ok {
+			return "its pane shows " + b.What, false
 		}
-		if m, ok := busyAt(screen); ok {
+		if m, ok := instance.BusyAt(screen); ok {
 			return fmt.Sprintf("it is working (its pane shows %q)", m), false
 		}
 		select {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,7 +34,7 @@ func (e *env) attachCommand() *cli.Command {
 			}
 			var argv []string
 			err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
-				r, session, err := work.AttachTarget(sn, e.reg.ConfigKeys(), c.Args().First(), machine)
+				r, session, err := instance.AttachTarget(sn, e.reg.ConfigKeys(), c.Args().First(), machine)
 				if err != nil {
 					return err
 				}

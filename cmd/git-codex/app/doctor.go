@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // git codex doctor checks, for each agent CLI, what an unattended spawn
@@ -52,7 +52,7 @@ func (e *env) doctorCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
-			root := work.MainWorkTree(st)
+			root := instance.MainWorkTree(st)
 			if r, err := filepath.EvalSymlinks(root); err == nil {
 				root = r
 			}

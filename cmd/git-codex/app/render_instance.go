@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 )
 
 // renderInstance prints the results of the instance commands (spawn, ps,
@@ -15,14 +15,14 @@ import (
 func (e *env) renderInstance(data any) (ok bool, err error) {
 	w := e.stdout
 	switch d := data.(type) {
-	case *work.Spawned:
+	case *instance.Spawned:
 		if d.Status == tools.StatusFailed {
 			fmt.Fprintf(w, "%s FAILED to start: %s\n", d.InstanceID, d.Error)
 			return true, nil
 		}
 		fmt.Fprintf(w, "spawned %s (%s, %s): %s\nbranch:   %s\nworktree: %s\nsession:  %s (git codex attach %s)\n",
 			d.InstanceID, d.Type, d.Agent, d.Status, d.Branch, d.WorktreePath, d.SessionName, d.InstanceID)
-	case *work.InstanceList:
+	case *instance.InstanceList:
 		if len(d.Instances) == 0 {
 			fmt.Fprintln(e.stderr, "no instances; start one with `git codex spawn <type> \"<task>\"`")
 			return true, nil
@@ -33,7 +33,7 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 			if v.PaneExitStatus != nil {
 				live = fmt.Sprintf("%s (exit %d)", live, *v.PaneExitStatus)
 			}
-			if v.Live == work.LiveElsewhere && v.Host != "" {
+			if v.Live == instance.LiveElsewhere && v.Host != "" {
 				live = fmt.Sprintf("%s (%s)", live, v.Host)
 			}
 			for _, f := range []string{v.ID, string(v.Type), v.Status, live, v.Launcher, v.Branch, e.when(v.UpdatedAt)} {
@@ -52,16 +52,16 @@ func (e *env) renderInstance(data any) (ok bool, err error) {
 			}
 		}
 		return true, nil
-	case *work.Peeked:
+	case *instance.Peeked:
 		if d.Saved {
 			fmt.Fprintf(e.stderr, "(%s has no tmux session now: this is its last screen, saved when git codex ended it or found it dead)\n", d.ID)
 		}
 		fmt.Fprintln(w, strings.TrimRight(d.Screen, "\n"))
-	case *work.Sent:
+	case *instance.Sent:
 		fmt.Fprintf(w, "submitted to %s (%s)\n", d.ID, strings.ReplaceAll(d.ConfirmedBy, "_", " "))
-	case *work.Ended:
+	case *instance.Ended:
 		fmt.Fprintf(w, "%s is %s (session %s); `git codex cleanup` removes its worktree and branch, saving any work\n", d.ID, d.Status, d.Session)
-	case *work.CleanedUp:
+	case *instance.CleanedUp:
 		for _, id := range d.Failed {
 			why := d.Why[id]
 			if why == "" {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/urfave/cli/v2"
 )
 
@@ -85,7 +85,7 @@ func (e *env) setup(c *cli.Context, name string, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	root := work.MainWorkTree(st)
+	root := instance.MainWorkTree(st)
 	env := map[string]string{}
 	if !tools.IsHuman(o.ID) {
 		if name != "claude" {
@@ -161,7 +161,7 @@ func (e *env) launcherArgv(ctx context.Context, st *gitstate.Store, name string)
 	var cmdline string
 	err := st.View(ctx, func(sn *gitstate.Snapshot) error {
 		var err error
-		cmdline, err = work.LauncherCommand(sn, e.reg.ConfigKeys(), name)
+		cmdline, err = instance.LauncherCommand(sn, e.reg.ConfigKeys(), name)
 		return err
 	})
 	if err != nil {

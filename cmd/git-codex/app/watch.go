@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/urfave/cli/v2"
 )
@@ -314,7 +315,7 @@ func (w *watcher) reap(ctx context.Context) {
 		w.sayOnce("reap", fmt.Sprintf("reap failed: %s: %s", res.Error.Code, res.Error.Message))
 		return
 	}
-	var out work.CleanedUp
+	var out instance.CleanedUp
 	b, _ := json.Marshal(res.Data)
 	json.Unmarshal(b, &out)
 	for _, id := range out.Failed {
