@@ -70,7 +70,7 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 			return err
 		}
 		seen[h] = true
-		heap.Push(q, start)
+		heap.Push(q, foldQueuedAtItsDay(start))
 	}
 	folded := map[plumbing.Hash]plumbing.Hash{}     // a folded read -> its fold
 	unfolded := map[plumbing.Hash]*gitrepo.Commit{} // a folded read, as it was
@@ -139,6 +139,29 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		}
 	}
 	return nil
+}
+
+// foldQueuedAtItsDay is c as the walk queues it. A fold of a day's reads
+// (FoldReads) is committed when retention ran, days after the reads it
+// holds, and its commit time would put it first in a walk from the tips:
+// the whole day unfolded (a day of a team's polling is ~20,000 reads, a
+// reads.jsonl of megabytes to inflate and parse) before the newest event
+// is shown, by every status and log of the days after it (issue 27). Its
+// reads were all made on its day (a read is committed on the reads ref of
+// the UTC day of its own time), so it is queued at the end of that day
+// instead: unfolded only when the walk reaches its day. Any other commit is
+// queued as it is.
+func foldQueuedAtItsDay(c *gitrepo.Commit) *gitrepo.Commit {
+	if len(c.ParentHashes) != 0 || trailerIn(c.Message, TrailerFolded) == "" {
+		return c
+	}
+	end, ok := foldedDayEnd(c.Message)
+	if !ok || !end.Before(c.Committer.When) {
+		return c
+	}
+	q := *c
+	q.Committer.When = end
+	return &q
 }
 
 // commitQueue is a heap of commits, newest committer time first. Commit

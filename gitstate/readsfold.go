@@ -170,7 +170,7 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	day := ref[strings.LastIndex(ref, "/")+1:]
-	meta := Meta{Summary: fmt.Sprintf("reads of %s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
+	meta := Meta{Summary: fmt.Sprintf(foldSummaryPrefix+"%s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
 		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt}}}
 	sig := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
 	h, err := objs.Encode(plumbing.CommitObject, &gitrepo.Commit{Author: sig, Committer: sig, Message: meta.message(clock), TreeHash: tree})
@@ -184,6 +184,25 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	return true, nil
+}
+
+// foldSummaryPrefix begins a fold's summary, the UTC day of its reads
+// after it (foldedDayEnd reads it back).
+const foldSummaryPrefix = "reads of "
+
+// foldedDayEnd is the end of the UTC day whose reads a fold holds, read
+// from its summary ("reads of 2006-01-02 on machine ..."); false when the
+// message says no day.
+func foldedDayEnd(msg string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(msg, foldSummaryPrefix)
+	if !ok || len(rest) < len(time.DateOnly) {
+		return time.Time{}, false
+	}
+	day, err := time.Parse(time.DateOnly, rest[:len(time.DateOnly)])
+	if err != nil {
+		return time.Time{}, false
+	}
+	return day.AddDate(0, 0, 1), true
 }
 
 // trailerIn returns the value of a trailer line "key: value" in a commit

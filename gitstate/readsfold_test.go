@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -268,5 +269,79 @@ func TestReadsToFold(t *testing.T) {
 	}
 	if got, err := s.ReadsToFold(ctx, now, now); err != nil || len(got) != 0 {
 		t.Fatalf("after the fold: %v, %v; want none", got, err)
+	}
+}
+
+// A fold is committed when retention runs, days after its reads, yet a
+// walk from the tips reads it only once it reaches the fold's day: the
+// newest events of the days since come first without the day's
+// reads.jsonl being inflated and parsed (issue 27: every status unfolded
+// a day of a team's polling). Shown with a fold whose reads.jsonl is not
+// in the repository: the walk of the newer events succeeds, and a walk
+// that reaches the day fails there.
+func TestEventsReadAFoldOnlyAtItsDay(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	for _, tool := range []string{"r1", "r2"} {
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta(tool))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.AddDate(0, 0, 2) // the 3rd
+	for _, tool := range []string{"c1", "c2", "c3"} {
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta(tool))
+			return tx.Put("x/"+tool+".json", rec{N: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.AddDate(0, 0, 1) // the 4th: retention folds the 1st
+	folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now)
+	if err != nil || len(folded) != 1 {
+		t.Fatalf("FoldReads = %v, %v", folded, err)
+	}
+	// the same fold, its reads.jsonl absent
+	msg := gitstatetest.Git(t, dir, "log", "-1", "--format=%B", folded[0])
+	when := gitstatetest.Git(t, dir, "log", "-1", "--format=%cI", folded[0])
+	mktree := exec.Command("git", "-C", dir, "mktree", "--missing")
+	mktree.Stdin = strings.NewReader("100644 blob " + strings.Repeat("5a", 20) + "\t" + gitstate.FoldedReadsFile + "\n")
+	tree, err := mktree.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := exec.Command("git", "-C", dir, "commit-tree", strings.TrimSpace(string(tree)), "-m", msg)
+	commit.Env = append(os.Environ(), "GIT_COMMITTER_DATE="+when, "GIT_AUTHOR_DATE="+when)
+	fold, err := commit.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitstatetest.Git(t, dir, "update-ref", folded[0], strings.TrimSpace(string(fold)))
+
+	refs, err := s.ReadsRefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := append([]string{gitstate.RefState}, refs...)
+	var tools []string
+	err = s.EventsOf(ctx, revs, func(ev gitstate.Event) bool {
+		tools = append(tools, ev.Get(gitstate.TrailerTool))
+		return len(tools) < 3
+	})
+	if err != nil || strings.Join(tools, " ") != "c3 c2 c1" {
+		t.Fatalf("the newest three events: %v, %v; want c3 c2 c1, the fold unread", tools, err)
+	}
+	tools = nil
+	err = s.EventsOf(ctx, revs, func(ev gitstate.Event) bool {
+		tools = append(tools, ev.Get(gitstate.TrailerTool))
+		return true
+	})
+	if err == nil || !strings.Contains(err.Error(), "read the fold") || strings.Join(tools, " ") != "c3 c2 c1" {
+		t.Fatalf("the whole walk: %v, %v; want c3 c2 c1, then the fold's reads.jsonl missing", tools, err)
 	}
 }
