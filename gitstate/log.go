@@ -70,7 +70,7 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 			return err
 		}
 		seen[h] = true
-		heap.Push(q, foldQueuedAtItsDay(start))
+		heap.Push(q, foldQueuedAtItsNewestRead(start))
 	}
 	folded := map[plumbing.Hash]plumbing.Hash{}     // a folded read -> its fold
 	unfolded := map[plumbing.Hash]*gitrepo.Commit{} // a folded read, as it was
@@ -141,26 +141,29 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 	return nil
 }
 
-// foldQueuedAtItsDay is c as the walk queues it. A fold of a day's reads
-// (FoldReads) is committed when retention ran, days after the reads it
-// holds, and its commit time would put it first in a walk from the tips:
-// the whole day unfolded (a day of a team's polling is ~20,000 reads, a
-// reads.jsonl of megabytes to inflate and parse) before the newest event
-// is shown, by every status and log of the days after it (issue 27). Its
-// reads were all made on its day (a read is committed on the reads ref of
-// the UTC day of its own time), so it is queued at the end of that day
-// instead: unfolded only when the walk reaches its day. Any other commit is
-// queued as it is.
-func foldQueuedAtItsDay(c *gitrepo.Commit) *gitrepo.Commit {
+// foldQueuedAtItsNewestRead is c as the walk queues it. A fold of a
+// day's reads (FoldReads) is committed when retention ran, days after the
+// reads it holds, and its commit time would put it first in a walk from
+// the tips: the whole day unfolded (a day of a team's polling is ~20,000
+// reads, a reads.jsonl of megabytes to inflate and parse) before the
+// newest event was shown, by every status and log --reads of the days
+// after (issue 27). A fold says when its newest read was made
+// (TrailerFoldedUntil), and is queued then: unfolded only once the walk
+// reaches its reads. A fold without it (written before it was added) is
+// queued at its commit time, as before; any other commit as it is.
+func foldQueuedAtItsNewestRead(c *gitrepo.Commit) *gitrepo.Commit {
 	if len(c.ParentHashes) != 0 || trailerIn(c.Message, TrailerFolded) == "" {
 		return c
 	}
-	end, ok := foldedDayEnd(c.Message)
-	if !ok || !end.Before(c.Committer.When) {
+	until, err := time.Parse(time.RFC3339Nano, trailerIn(c.Message, TrailerFoldedUntil))
+	if err != nil || !until.Before(c.Committer.When) {
 		return c
 	}
+	// a nanosecond past it: before every commit of that second (commit
+	// times are whole seconds), so that its newest read, once unfolded,
+	// is ordered among them by the queue's own rules
 	q := *c
-	q.Committer.When = end
+	q.Committer.When = until.Add(time.Nanosecond)
 	return &q
 }
 

@@ -20,6 +20,13 @@ import (
 // commits its reads.jsonl holds.
 const TrailerFolded = "Codex-Folded"
 
+// TrailerFoldedUntil is on a fold of a day's reads: the time of the
+// newest read its reads.jsonl holds (RFC 3339). A fold is committed when
+// retention runs, days after its reads; a walk of the events queues it at
+// this time instead of its own, so it is read only once the walk gets
+// there (EventsOf).
+const TrailerFoldedUntil = "Codex-Folded-Until"
+
 // FoldedReadsFile is the file of a folded day: one JSON line per read.
 const FoldedReadsFile = "reads.jsonl"
 
@@ -137,6 +144,7 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 	}
 	var lines []FoldedRead
 	var clock Clock
+	var newest time.Time
 	readAt := ""
 	for h := tip; !h.IsZero(); {
 		if err := ctx.Err(); err != nil {
@@ -150,6 +158,9 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 			clock, readAt = clockOf(c.Message), trailerIn(c.Message, TrailerReadAt)
 		}
 		lines = append(lines, FoldedRead{Commit: h.String(), Author: c.Author.Name + " <" + c.Author.Email + ">", Time: c.Author.When, Message: c.Message})
+		if c.Author.When.After(newest) {
+			newest = c.Author.When
+		}
 		h = plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			h = c.ParentHashes[0]
@@ -170,8 +181,9 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	day := ref[strings.LastIndex(ref, "/")+1:]
-	meta := Meta{Summary: fmt.Sprintf(foldSummaryPrefix+"%s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
-		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt}}}
+	meta := Meta{Summary: fmt.Sprintf("reads of %s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
+		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt},
+		{Key: TrailerFoldedUntil, Value: newest.UTC().Format(time.RFC3339Nano)}}}
 	sig := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
 	h, err := objs.Encode(plumbing.CommitObject, &gitrepo.Commit{Author: sig, Committer: sig, Message: meta.message(clock), TreeHash: tree})
 	if err != nil {
@@ -184,25 +196,6 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	return true, nil
-}
-
-// foldSummaryPrefix begins a fold's summary, the UTC day of its reads
-// after it (foldedDayEnd reads it back).
-const foldSummaryPrefix = "reads of "
-
-// foldedDayEnd is the end of the UTC day whose reads a fold holds, read
-// from its summary ("reads of 2006-01-02 on machine ..."); false when the
-// message says no day.
-func foldedDayEnd(msg string) (time.Time, bool) {
-	rest, ok := strings.CutPrefix(msg, foldSummaryPrefix)
-	if !ok || len(rest) < len(time.DateOnly) {
-		return time.Time{}, false
-	}
-	day, err := time.Parse(time.DateOnly, rest[:len(time.DateOnly)])
-	if err != nil {
-		return time.Time{}, false
-	}
-	return day.AddDate(0, 0, 1), true
 }
 
 // trailerIn returns the value of a trailer line "key: value" in a commit

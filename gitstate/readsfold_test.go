@@ -273,13 +273,14 @@ func TestReadsToFold(t *testing.T) {
 }
 
 // A fold is committed when retention runs, days after its reads, yet a
-// walk from the tips reads it only once it reaches the fold's day: the
+// walk from the tips reads it only once it reaches its newest read
+// (Codex-Folded-Until): the
 // newest events of the days since come first without the day's
 // reads.jsonl being inflated and parsed (issue 27: every status unfolded
 // a day of a team's polling). Shown with a fold whose reads.jsonl is not
 // in the repository: the walk of the newer events succeeds, and a walk
 // that reaches the day fails there.
-func TestEventsReadAFoldOnlyAtItsDay(t *testing.T) {
+func TestEventsReadAFoldOnlyAtItsReads(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
@@ -301,13 +302,19 @@ func TestEventsReadAFoldOnlyAtItsDay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	machine, _ := s.Machine()
+	r2 := gitstatetest.Git(t, dir, "log", "-1", "--format=%cI", gitstate.ReadsPrefix+machine+"/2026-03-01")
 	now = now.AddDate(0, 0, 1) // the 4th: retention folds the 1st
 	folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now)
 	if err != nil || len(folded) != 1 {
 		t.Fatalf("FoldReads = %v, %v", folded, err)
 	}
-	// the same fold, its reads.jsonl absent
+	// the fold says when its newest read, r2, was made
 	msg := gitstatetest.Git(t, dir, "log", "-1", "--format=%B", folded[0])
+	if !strings.Contains(msg, gitstate.TrailerFoldedUntil+": "+strings.Replace(r2, "+00:00", "Z", 1)+"\n") {
+		t.Fatalf("the fold's message\n%s\nsays not that its newest read is r2's (%s)", msg, r2)
+	}
+	// the same fold, its reads.jsonl absent
 	when := gitstatetest.Git(t, dir, "log", "-1", "--format=%cI", folded[0])
 	mktree := exec.Command("git", "-C", dir, "mktree", "--missing")
 	mktree.Stdin = strings.NewReader("100644 blob " + strings.Repeat("5a", 20) + "\t" + gitstate.FoldedReadsFile + "\n")
