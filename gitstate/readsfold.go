@@ -183,7 +183,7 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 	day := ref[strings.LastIndex(ref, "/")+1:]
 	meta := Meta{Summary: fmt.Sprintf("reads of %s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
 		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt},
-		{Key: TrailerFoldedUntil, Value: newest.UTC().Format(time.RFC3339Nano)}}}
+			{Key: TrailerFoldedUntil, Value: newest.UTC().Format(time.RFC3339Nano)}}}
 	sig := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
 	h, err := objs.Encode(plumbing.CommitObject, &gitrepo.Commit{Author: sig, Committer: sig, Message: meta.message(clock), TreeHash: tree})
 	if err != nil {

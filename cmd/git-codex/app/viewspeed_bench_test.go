@@ -165,3 +165,59 @@ func BenchmarkViewsOnAState(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "state=%s bin=%s load=%s\n\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\nwall\t%s\ncpu\t%s\n",
 		src, bin, loadAverage(), row(f), row(c))
 }
+
+// BenchmarkCallsOnAState is the team's calls in-process on a kept clone
+// (GIT_CODEX_VIEWS_STATE, copied): each op is a round of the twenty
+// agents' polls (mail_list_inbox) and one mail_send, on the simulation's
+// clock, 30 s a round from a minute past the tip. It shows whether a
+// call's cost grows with the history the clone holds.
+func BenchmarkCallsOnAState(b *testing.B) {
+	src := os.Getenv("GIT_CODEX_VIEWS_STATE")
+	if src == "" {
+		b.Skip("GIT_CODEX_VIEWS_STATE names no kept clone")
+	}
+	dir := filepath.Join(b.TempDir(), "clone")
+	if out, err := exec.Command("cp", "-a", src, dir).CombinedOutput(); err != nil {
+		b.Fatalf("copy %s: %v\n%s", src, err, out)
+	}
+	places, _ := filepath.Glob(filepath.Join(dir, ".git", "codex", "machine.at.*"))
+	for _, p := range places {
+		os.Remove(p)
+	}
+	ctx := context.Background()
+	probe, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tip time.Time
+	if err := probe.View(ctx, func(sn *gitstate.Snapshot) error { tip = sn.Time(); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	probe.Close()
+	now := tip.Add(time.Minute)
+	st, err := gitstate.Open(dir, gitstate.Options{Now: func() time.Time { now = now.Add(time.Millisecond); return now }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	reg := builtin.Registry()
+	var agents []string
+	for i := 0; i < 16; i++ {
+		agents = append(agents, fmt.Sprintf("w%02d", i))
+	}
+	for i := 0; i < 4; i++ {
+		agents = append(agents, fmt.Sprintf("s%02d", i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now = now.Add(30 * time.Second)
+		for _, a := range agents {
+			if r := reg.CallAs(ctx, st, tools.Origin{ID: a}, "mail_list_inbox", json.RawMessage(`{}`)); !r.OK {
+				b.Fatal(r.Error)
+			}
+		}
+		if r := reg.CallAs(ctx, st, tools.Origin{ID: agents[i%len(agents)]}, "mail_send", json.RawMessage(`{"to":"s00","subject":"measured","body":"a write"}`)); !r.OK {
+			b.Fatal(r.Error)
+		}
+	}
+}
