@@ -29,7 +29,9 @@ import (
 // run, is measured before and after a change (issue 27's "views on a long
 // history", docs/PERFORMANCE.md). GIT_CODEX_VIEWS_BIN is the binary the
 // processes run (default: built from this tree), GIT_CODEX_VIEWS_AGENT
-// the agent whose inbox is read (default w00). Skipped without a state.
+// the agent whose inbox is read (default w00), GIT_CODEX_VIEWS_RUNS a
+// multiple of the runs each figure takes (5, 21 in-process for the inbox,
+// as the simulation). Skipped without a state.
 func BenchmarkViewsOnAState(b *testing.B) {
 	src := os.Getenv("GIT_CODEX_VIEWS_STATE")
 	if src == "" {
@@ -80,8 +82,14 @@ func BenchmarkViewsOnAState(b *testing.B) {
 		}
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	// figure times n runs of fn: the median wall clock, and the mean CPU
+	// figure times n runs of fn (GIT_CODEX_VIEWS_RUNS times as many):
+	// the median wall clock, and the mean CPU
+	runs := 1
+	if v := os.Getenv("GIT_CODEX_VIEWS_RUNS"); v != "" {
+		fmt.Sscan(v, &runs)
+	}
 	figure := func(n int, inProcess bool, fn func()) (wall, meanCPU time.Duration) {
+		n *= runs
 		cpu = 0
 		before := selfCPU()
 		wall = median(n, fn)

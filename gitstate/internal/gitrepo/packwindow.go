@@ -23,6 +23,9 @@ type packWindow struct {
 // repacked history, and one page-cache read's worth of system call.
 const packWindowSize = 32 << 10
 
+// packReadSize is read where a read does not go on from the window.
+const packReadSize = 4 << 10
+
 // drop forgets p's bytes (p is being closed).
 func (w *packWindow) drop(p *packFile) {
 	if w.p == p {
@@ -47,10 +50,19 @@ func (r *packReader) fill() error {
 	if w.p == r.p && r.pos >= w.off && r.pos < w.off+int64(len(w.buf)) {
 		return nil
 	}
+	// a read that goes on where the window ends (the next commits of a
+	// walk) reads a whole window; one elsewhere (a record's blob, a tree)
+	// reads packReadSize, as a read did before the window: copying a
+	// window for every object of a scattered walk costs more than the
+	// system calls it saves
+	size := packReadSize
+	if end := w.off + int64(len(w.buf)); w.p == r.p && r.pos >= end && r.pos < end+packReadSize {
+		size = packWindowSize
+	}
 	if cap(w.buf) < packWindowSize {
 		w.buf = make([]byte, packWindowSize)
 	}
-	w.p, w.buf = nil, w.buf[:packWindowSize]
+	w.p, w.buf = nil, w.buf[:size]
 	n, err := r.p.f.ReadAt(w.buf, r.pos)
 	if n == 0 {
 		w.buf = w.buf[:0]
