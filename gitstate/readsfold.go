@@ -140,7 +140,7 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	if strings.Contains(head.Message, "\n"+TrailerFolded+": ") {
-		return false, nil
+		return false, s.markFoldedUntil(ctx, ref, head)
 	}
 	var lines []FoldedRead
 	var clock Clock
@@ -196,6 +196,40 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	return true, nil
+}
+
+// markFoldedUntil gives a fold written before folds said when their
+// newest read was made (TrailerFoldedUntil) that trailer: the same fold
+// (tree, author, committer, message) with it added, so that walks of the
+// events read the fold only once they reach its reads (EventsOf), as they
+// do a fold written now. Old days are never written again: the ref moves
+// only from the fold read.
+func (s *Store) markFoldedUntil(ctx context.Context, ref string, fold *gitrepo.Commit) error {
+	if trailerIn(fold.Message, TrailerFoldedUntil) != "" {
+		return nil
+	}
+	reads, ok, err := s.unfold(fold)
+	if err != nil || !ok || len(reads) == 0 {
+		return err // not a fold this version reads: left as it is
+	}
+	var newest time.Time
+	for _, r := range reads {
+		if r.Committer.When.After(newest) {
+			newest = r.Committer.When
+		}
+	}
+	marked := *fold
+	marked.Hash = plumbing.ZeroHash
+	marked.Message = withTrailers(fold.Message, []Trailer{{Key: TrailerFoldedUntil, Value: newest.UTC().Format(time.RFC3339Nano)}})
+	var objs gitrepo.Batch
+	h, err := objs.Encode(plumbing.CommitObject, &marked)
+	if err != nil {
+		return err
+	}
+	if err := s.writeObjects(&objs); err != nil {
+		return err
+	}
+	return s.git(ctx, nil, "update-ref", "-m", "git codex archive: say when the fold's newest read was", ref, h.String(), fold.Hash.String())
 }
 
 // trailerIn returns the value of a trailer line "key: value" in a commit
