@@ -70,7 +70,7 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 			return err
 		}
 		seen[h] = true
-		heap.Push(q, start)
+		heap.Push(q, foldQueuedAtItsNewestRead(start))
 	}
 	folded := map[plumbing.Hash]plumbing.Hash{}     // a folded read -> its fold
 	unfolded := map[plumbing.Hash]*gitrepo.Commit{} // a folded read, as it was
@@ -139,6 +139,32 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		}
 	}
 	return nil
+}
+
+// foldQueuedAtItsNewestRead is c as the walk queues it. A fold of a
+// day's reads (FoldReads) is committed when retention ran, days after the
+// reads it holds, and its commit time would put it first in a walk from
+// the tips: the whole day unfolded (a day of a team's polling is ~20,000
+// reads, a reads.jsonl of megabytes to inflate and parse) before the
+// newest event was shown, by every status and log --reads of the days
+// after (issue 27). A fold says when its newest read was made
+// (TrailerFoldedUntil), and is queued then: unfolded only once the walk
+// reaches its reads. A fold without it (written before it was added) is
+// queued at its commit time, as before; any other commit as it is.
+func foldQueuedAtItsNewestRead(c *gitrepo.Commit) *gitrepo.Commit {
+	if len(c.ParentHashes) != 0 || trailerIn(c.Message, TrailerFolded) == "" {
+		return c
+	}
+	until, err := time.Parse(time.RFC3339Nano, trailerIn(c.Message, TrailerFoldedUntil))
+	if err != nil || !until.Before(c.Committer.When) {
+		return c
+	}
+	// a nanosecond past it: before every commit of that second (commit
+	// times are whole seconds), so that its newest read, once unfolded,
+	// is ordered among them by the queue's own rules
+	q := *c
+	q.Committer.When = until.Add(time.Nanosecond)
+	return &q
 }
 
 // commitQueue is a heap of commits, newest committer time first. Commit

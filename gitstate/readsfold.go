@@ -20,6 +20,13 @@ import (
 // commits its reads.jsonl holds.
 const TrailerFolded = "Codex-Folded"
 
+// TrailerFoldedUntil is on a fold of a day's reads: the time of the
+// newest read its reads.jsonl holds (RFC 3339). A fold is committed when
+// retention runs, days after its reads; a walk of the events queues it at
+// this time instead of its own, so it is read only once the walk gets
+// there (EventsOf).
+const TrailerFoldedUntil = "Codex-Folded-Until"
+
 // FoldedReadsFile is the file of a folded day: one JSON line per read.
 const FoldedReadsFile = "reads.jsonl"
 
@@ -145,10 +152,11 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	if strings.Contains(head.Message, "\n"+TrailerFolded+": ") {
-		return false, nil
+		return false, s.markFoldedUntil(ctx, ref, head)
 	}
 	var lines []FoldedRead
 	var clock Clock
+	var newest time.Time
 	readAt := ""
 	for h := tip; !h.IsZero(); {
 		if err := ctx.Err(); err != nil {
@@ -162,6 +170,9 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 			clock, readAt = clockOf(c.Message), trailerIn(c.Message, TrailerReadAt)
 		}
 		lines = append(lines, FoldedRead{Commit: h.String(), Author: c.Author.Name + " <" + c.Author.Email + ">", Time: c.Author.When, Message: c.Message})
+		if c.Author.When.After(newest) {
+			newest = c.Author.When
+		}
 		h = plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			h = c.ParentHashes[0]
@@ -183,7 +194,8 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 	}
 	day := ref[strings.LastIndex(ref, "/")+1:]
 	meta := Meta{Summary: fmt.Sprintf("reads of %s on machine %s, folded: %d calls in %s", day, machine, len(lines), FoldedReadsFile),
-		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt}}}
+		Trailers: []Trailer{{Key: TrailerTool, Value: "archive"}, {Key: TrailerFolded, Value: strconv.Itoa(len(lines))}, {Key: TrailerReadAt, Value: readAt},
+			{Key: TrailerFoldedUntil, Value: newest.UTC().Format(time.RFC3339Nano)}}}
 	sig := gitrepo.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: now}
 	h, err := objs.Encode(plumbing.CommitObject, &gitrepo.Commit{Author: sig, Committer: sig, Message: meta.message(clock), TreeHash: tree})
 	if err != nil {
@@ -196,6 +208,40 @@ func (s *Store) foldDay(ctx context.Context, ref, machine string, now time.Time)
 		return false, err
 	}
 	return true, nil
+}
+
+// markFoldedUntil gives a fold written before folds said when their
+// newest read was made (TrailerFoldedUntil) that trailer: the same fold
+// (tree, author, committer, message) with it added, so that walks of the
+// events read the fold only once they reach its reads (EventsOf), as they
+// do a fold written now. Old days are never written again: the ref moves
+// only from the fold read.
+func (s *Store) markFoldedUntil(ctx context.Context, ref string, fold *gitrepo.Commit) error {
+	if trailerIn(fold.Message, TrailerFoldedUntil) != "" {
+		return nil
+	}
+	reads, ok, err := s.unfold(fold)
+	if err != nil || !ok || len(reads) == 0 {
+		return err // not a fold this version reads: left as it is
+	}
+	var newest time.Time
+	for _, r := range reads {
+		if r.Committer.When.After(newest) {
+			newest = r.Committer.When
+		}
+	}
+	marked := *fold
+	marked.Hash = plumbing.ZeroHash
+	marked.Message = withTrailers(fold.Message, []Trailer{{Key: TrailerFoldedUntil, Value: newest.UTC().Format(time.RFC3339Nano)}})
+	var objs gitrepo.Batch
+	h, err := objs.Encode(plumbing.CommitObject, &marked)
+	if err != nil {
+		return err
+	}
+	if err := s.writeObjects(&objs); err != nil {
+		return err
+	}
+	return s.git(ctx, nil, "update-ref", "-m", "git codex archive: say when the fold's newest read was", ref, h.String(), fold.Hash.String())
 }
 
 // trailerIn returns the value of a trailer line "key: value" in a commit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -342,4 +343,155 @@ func countLoose(t *testing.T, dir string) int {
 	}
 	t.Fatal("count-objects said no count")
 	return 0
+}
+
+// A fold is committed when retention runs, days after its reads, yet a
+// walk from the tips reads it only once it reaches its newest read
+// (Codex-Folded-Until): the
+// newest events of the days since come first without the day's
+// reads.jsonl being inflated and parsed (issue 27: every status unfolded
+// a day of a team's polling). Shown with a fold whose reads.jsonl is not
+// in the repository: the walk of the newer events succeeds, and a walk
+// that reaches the day fails there.
+func TestEventsReadAFoldOnlyAtItsReads(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	for _, tool := range []string{"r1", "r2"} {
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta(tool))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.AddDate(0, 0, 2) // the 3rd
+	for _, tool := range []string{"c1", "c2", "c3"} {
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta(tool))
+			return tx.Put("x/"+tool+".json", rec{N: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	machine, _ := s.Machine()
+	r2 := gitstatetest.Git(t, dir, "log", "-1", "--format=%cI", gitstate.ReadsPrefix+machine+"/2026-03-01")
+	now = now.AddDate(0, 0, 1) // the 4th: retention folds the 1st
+	folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now)
+	if err != nil || len(folded) != 1 {
+		t.Fatalf("FoldReads = %v, %v", folded, err)
+	}
+	// the fold says when its newest read, r2, was made
+	msg := gitstatetest.Git(t, dir, "log", "-1", "--format=%B", folded[0])
+	if !strings.Contains(msg, gitstate.TrailerFoldedUntil+": "+strings.Replace(r2, "+00:00", "Z", 1)+"\n") {
+		t.Fatalf("the fold's message\n%s\nsays not that its newest read is r2's (%s)", msg, r2)
+	}
+	// the same fold, its reads.jsonl absent
+	when := gitstatetest.Git(t, dir, "log", "-1", "--format=%cI", folded[0])
+	mktree := exec.Command("git", "-C", dir, "mktree", "--missing")
+	mktree.Stdin = strings.NewReader("100644 blob " + strings.Repeat("5a", 20) + "\t" + gitstate.FoldedReadsFile + "\n")
+	tree, err := mktree.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := exec.Command("git", "-C", dir, "commit-tree", strings.TrimSpace(string(tree)), "-m", msg)
+	commit.Env = append(os.Environ(), "GIT_COMMITTER_DATE="+when, "GIT_AUTHOR_DATE="+when)
+	fold, err := commit.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitstatetest.Git(t, dir, "update-ref", folded[0], strings.TrimSpace(string(fold)))
+
+	refs, err := s.ReadsRefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := append([]string{gitstate.RefState}, refs...)
+	var tools []string
+	err = s.EventsOf(ctx, revs, func(ev gitstate.Event) bool {
+		tools = append(tools, ev.Get(gitstate.TrailerTool))
+		return len(tools) < 3
+	})
+	if err != nil || strings.Join(tools, " ") != "c3 c2 c1" {
+		t.Fatalf("the newest three events: %v, %v; want c3 c2 c1, the fold unread", tools, err)
+	}
+	tools = nil
+	err = s.EventsOf(ctx, revs, func(ev gitstate.Event) bool {
+		tools = append(tools, ev.Get(gitstate.TrailerTool))
+		return true
+	})
+	if err == nil || !strings.Contains(err.Error(), "read the fold") || strings.Join(tools, " ") != "c3 c2 c1" {
+		t.Fatalf("the whole walk: %v, %v; want c3 c2 c1, then the fold's reads.jsonl missing", tools, err)
+	}
+}
+
+// A fold written before folds said when their newest read was made gets
+// that trailer at the next fold of this machine's reads (an archive): the
+// same tree and reads, so that walks read it only once they reach them.
+func TestFoldReadsMarksAnOldFold(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s, dir := openReadsLocal(t, func() time.Time { now = now.Add(time.Second); return now })
+	for _, tool := range []string{"r1", "r2"} {
+		if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			var r rec
+			tx.SetMeta(meta(tool))
+			return tx.Get("config/version.json", &r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	machine, _ := s.Machine()
+	ref := gitstate.ReadsPrefix + machine + "/2026-03-01"
+	r2 := gitstatetest.Git(t, dir, "log", "-1", "--format=%cI", ref)
+	now = now.AddDate(0, 0, 3)
+	if folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now); err != nil || len(folded) != 1 {
+		t.Fatalf("FoldReads = %v, %v", folded, err)
+	}
+	// the fold as an older version wrote it: no Codex-Folded-Until
+	var old []string
+	for _, line := range strings.Split(gitstatetest.Git(t, dir, "log", "-1", "--format=%B", ref), "\n") {
+		if !strings.HasPrefix(line, gitstate.TrailerFoldedUntil+": ") {
+			old = append(old, line)
+		}
+	}
+	tree := gitstatetest.Git(t, dir, "rev-parse", ref+"^{tree}")
+	commit := exec.Command("git", "-C", dir, "commit-tree", tree, "-m", strings.Join(old, "\n"))
+	commit.Env = append(os.Environ(), "GIT_COMMITTER_DATE=2026-03-04T10:00:00Z", "GIT_AUTHOR_DATE=2026-03-04T10:00:00Z")
+	out, err := commit.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldFold := strings.TrimSpace(string(out))
+	gitstatetest.Git(t, dir, "update-ref", ref, oldFold)
+
+	if folded, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now); err != nil || len(folded) != 0 {
+		t.Fatalf("FoldReads of a day folded already = %v, %v; want nothing folded", folded, err)
+	}
+	marked := gitstatetest.Git(t, dir, "rev-parse", ref)
+	if marked == oldFold {
+		t.Fatalf("the old fold was left without %s", gitstate.TrailerFoldedUntil)
+	}
+	msg := gitstatetest.Git(t, dir, "log", "-1", "--format=%B", ref)
+	if !strings.Contains(msg, gitstate.TrailerFoldedUntil+": "+strings.Replace(r2, "+00:00", "Z", 1)+"\n") || !strings.Contains(msg, gitstate.TrailerFolded+": 2\n") {
+		t.Fatalf("the marked fold's message:\n%s", msg)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", ref+"^{tree}"); got != tree {
+		t.Fatalf("the marked fold's tree is %s, was %s", got, tree)
+	}
+	var tools []string
+	if err := s.EventsOf(ctx, []string{ref}, func(ev gitstate.Event) bool {
+		tools = append(tools, ev.Get(gitstate.TrailerTool))
+		return true
+	}); err != nil || strings.Join(tools, " ") != "r2 r1" {
+		t.Fatalf("the marked fold's reads: %v, %v", tools, err)
+	}
+	// marked once: the next archive leaves it as it is
+	if _, err := s.FoldReads(ctx, now.AddDate(0, 0, -1), now); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-parse", ref); got != marked {
+		t.Fatalf("the marked fold moved again")
+	}
 }

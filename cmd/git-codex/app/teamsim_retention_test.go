@@ -73,12 +73,20 @@ func (s *teamSim) archive() {
 // (objectsize:disk, deltas as packed) of the commits, and of the trees and
 // blobs under each top-level directory of the state (mail, agents,
 // tasks...), after `git repack -adf` of a copy of origin as a server's
-// maintenance would do it. GIT_CODEX_SIM_KEEP copies origin there too.
+// maintenance would do it. GIT_CODEX_SIM_KEEP copies origin there too
+// (origin-<elapsed>.git, a mirror), and clone 0 (clone0-<elapsed>).
 func (s *teamSim) reportHistory(elapsed time.Duration) {
 	if keep := os.Getenv("GIT_CODEX_SIM_KEEP"); keep != "" {
 		dst := filepath.Join(keep, fmt.Sprintf("origin-%s.git", strings.ReplaceAll(elapsed.String(), "0m0s", "")))
 		os.RemoveAll(dst)
 		s.gitOut(s.root, "clone", "-q", "--mirror", s.origin, dst)
+		// clone 0 as it is, its reads refs and folds with it: what a
+		// machine's own views read, which origin never holds
+		c0 := filepath.Join(keep, fmt.Sprintf("clone0-%s", strings.ReplaceAll(elapsed.String(), "0m0s", "")))
+		os.RemoveAll(c0)
+		if out, err := exec.Command("cp", "-a", s.clones[0].dir, c0).CombinedOutput(); err != nil {
+			s.tb.Fatalf("keep clone 0: %v\n%s", err, out)
+		}
 	}
 	if os.Getenv("GIT_CODEX_SIM_BYTES") == "" {
 		return

@@ -66,8 +66,9 @@ func (o *Objects) Age() {
 	}
 }
 
-// dropCached forgets p's objects (p is being closed).
+// dropCached forgets p's objects and bytes (p is being closed).
 func (o *Objects) dropCached(p *packFile) {
+	o.win.drop(p)
 	for k, e := range o.cache {
 		if k.p == p {
 			delete(o.cache, k)

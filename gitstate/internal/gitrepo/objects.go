@@ -36,6 +36,7 @@ type Objects struct {
 	cached  int                       // bytes of data in cache
 	ops     uint64                    // operations begun (Age)
 	ixc     indexCache                // blocks of the big pack indexes, shared by the packs
+	win     packWindow                // the bytes of a pack read last (packwindow.go)
 	// keeps are the .keep files of the packs written since the writer
 	// lock was taken; they are removed (releaseKeeps) before it is
 	// released, once the ref naming the packs' objects has moved or the
@@ -281,6 +282,7 @@ func (o *Objects) Close() {
 		o.cat = nil
 	}
 	o.packs, o.last, o.cache, o.scanned = nil, nil, nil, false
+	o.win = packWindow{}
 }
 
 func (o *Objects) Blob(h plumbing.Hash) ([]byte, error) {

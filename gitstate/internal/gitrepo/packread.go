@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -301,7 +300,7 @@ func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
 	if err := o.openPack(p); err != nil {
 		return packed{}, err
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(p.f, off, 1<<62), 4096)
+	r := &packReader{w: &o.win, p: p, pos: off}
 	c, err := r.ReadByte()
 	if err != nil {
 		return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
