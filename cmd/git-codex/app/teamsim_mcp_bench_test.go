@@ -70,6 +70,9 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 				cs   *mcp.ClientSession
 				rss  []string
 				busy time.Duration // time in calls since the last checkpoint
+				// VmRSS sampled every rssEvery calls since the last
+				// checkpoint, in KiB: its sum, count and highest
+				sampled, samples, peak int
 			}
 			var servers []*server
 			for _, bin := range bins {
@@ -106,13 +109,22 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 					if err != nil || res.IsError {
 						b.Fatalf("%s (%s): %v %v", name, s.name, err, res)
 					}
+					pid := s.cmd.Process.Pid
+					if i%rssEvery == 0 {
+						kb := residentKB(b, pid)
+						s.sampled, s.samples, s.peak = s.sampled+kb, s.samples+1, max(s.peak, kb)
+					}
 					if i%(calls/10) != 0 {
 						continue
 					}
-					pid := s.cmd.Process.Pid
 					kb := residentKB(b, pid)
-					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; %s; %.2f ms a call)", i, kb/1024, residentSplit(b, pid), mappedFiles(pid), ms(s.busy)/float64(calls/10)))
-					s.busy = 0
+					mean := float64(kb)
+					if s.samples > 0 {
+						mean = float64(s.sampled) / float64(s.samples)
+					}
+					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; tenth's mean %.2f MB, peak %.2f MB; %s; %.2f ms a call)", i, kb/1024, residentSplit(b, pid),
+						mean/1024, float64(max(s.peak, kb))/1024, mappedFiles(pid), ms(s.busy)/float64(calls/10)))
+					s.busy, s.sampled, s.samples, s.peak = 0, 0, 0, 0
 					if s.name != "this" {
 						continue
 					}
@@ -121,9 +133,11 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 					}
 					if i == calls/10 {
 						b.ReportMetric(float64(kb)/1024, "rss-first-tenth-MB")
+						b.ReportMetric(mean/1024, "rss-first-tenth-mean-MB")
 					}
 					if i == calls {
 						b.ReportMetric(float64(kb)/1024, "rss-end-MB")
+						b.ReportMetric(mean/1024, "rss-last-tenth-mean-MB")
 					}
 				}
 			}
@@ -174,6 +188,12 @@ func memDump(b *testing.B, cmd *exec.Cmd, dir string, n int) string {
 		mb("metadata/mcache/free", "metadata/mcache/inuse", "metadata/mspan/free", "metadata/mspan/inuse", "metadata/other"),
 		mb("other"), mb("profiling/buckets"), mb("total")-mb("heap/released"), v["/gc/heap/goal:bytes"]/(1<<20), v["/sched/goroutines:goroutines"])
 }
+
+// rssEvery is how often, in calls, BenchmarkMCPServerMemory samples a
+// server's VmRSS between checkpoints: a single reading moves by the Go
+// heap's swing between collections (the live heap to twice it), so each
+// tenth also reports the mean and the peak of its samples.
+const rssEvery = 100
 
 // mappedFiles sums up what a process holds of files, from /proc/<pid>/fd
 // and /proc/<pid>/smaps: its open descriptors, its mappings of deleted
