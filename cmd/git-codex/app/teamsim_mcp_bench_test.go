@@ -30,8 +30,11 @@ import (
 // the moment. Each checkpoint reports, besides VmRSS split by kind, the
 // open descriptors, the mappings of deleted files (a pack git's repack
 // removed that the server still holds), the resident size of the mapped
-// pack indexes and packs, and the mean time of a call since the last
-// checkpoint.
+// pack indexes and packs, the mean time of a call since the last
+// checkpoint, and the mean and peak of VmRSS sampled every rssEvery calls
+// over the tenth (one reading moves with the Go heap's swing between
+// collections; rss-first-tenth-mean-MB and rss-last-tenth-mean-MB compare
+// the tenths, not two instants).
 //
 // GIT_CODEX_MCP_HEAP_DIR=<dir> builds this build's server with the
 // codex_memdump tag (cmd/git-codex/memdump.go) and, at every checkpoint,
