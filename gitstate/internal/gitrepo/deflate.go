@@ -19,8 +19,8 @@ import (
 // process (an agent's MCP server) made it once the repository held a tree
 // over 1 KiB, and from then on its live heap was 1.2 MB larger and its
 // heap goal twice that: the late step in its resident memory (issue 27,
-// docs/PERFORMANCE.md). Making one per pack instead costs ~0.2-0.8 ms a
-// write, in the writer's critical section. This one holds deflateTable
+// docs/PERFORMANCE.md). Making one per pack instead cost ~0.7-0.9 ms a
+// write under load, in the writer's critical section. This one holds deflateTable
 // (16 KiB) and, for the objects a transaction writes (records, trees of
 // names and hashes, mail text), compresses a little less than BestSpeed's
 // dynamic codes and as fast.
