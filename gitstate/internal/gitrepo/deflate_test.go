@@ -29,9 +29,11 @@ func deflateInputs() map[string][]byte {
 		}
 		return b
 	}
+	// 300 random bytes, zeros (which leave the head's hashes in the
+	// table), and the 300 bytes again, gap bytes after the first
 	edge := func(gap int) []byte {
 		head := random(300)
-		return append(append(append([]byte{}, head...), random(gap-len(head))...), head...)
+		return append(append(append([]byte{}, head...), make([]byte, gap-len(head))...), head...)
 	}
 	in := map[string][]byte{
 		"empty":        {},
@@ -90,9 +92,11 @@ func inflate(t testing.TB, z []byte) []byte {
 // checksum included) to what went in, reusing one table throughout.
 func TestWriteDeflated(t *testing.T) {
 	var tab deflateTable
+	size := map[string]int{}
 	for name, data := range deflateInputs() {
 		var b bytes.Buffer
 		writeDeflated(&b, &tab, data)
+		size[name] = b.Len()
 		if got := inflate(t, b.Bytes()); !bytes.Equal(got, data) {
 			t.Errorf("%s (%d bytes): inflated to %d different bytes", name, len(data), len(got))
 		}
@@ -102,6 +106,10 @@ func TestWriteDeflated(t *testing.T) {
 				t.Errorf("%s: %d bytes compressed to %d", name, len(data), b.Len())
 			}
 		}
+	}
+	// the repeat at the window's edge is a match, the one past it is not
+	if size["window edge"]+200 > size["past window"] {
+		t.Errorf("a repeat 32 KiB back compressed to %d bytes, 32 KiB + 1 back to %d: one of them was (not) matched", size["window edge"], size["past window"])
 	}
 }
 
