@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +30,21 @@ import (
 // the moment. Each checkpoint reports, besides VmRSS split by kind, the
 // open descriptors, the mappings of deleted files (a pack git's repack
 // removed that the server still holds), the resident size of the mapped
-// pack indexes and packs, and the mean time of a call since the last
-// checkpoint.
+// pack indexes and packs, the mean time of a call since the last
+// checkpoint, and the mean and peak of VmRSS sampled every rssEvery calls
+// over the tenth (one reading moves with the Go heap's swing between
+// collections; rss-second-tenth-mean-MB and rss-last-tenth-mean-MB compare
+// tenths, not two instants: the first tenth's mean holds the server's
+// start, its binary's pages still being read).
+//
+// GIT_CODEX_MCP_HEAP_DIR=<dir> builds this build's server with the
+// codex_memdump tag (cmd/git-codex/memdump.go) and, at every checkpoint,
+// after /proc is read, has it write a heap profile and the runtime's
+// memory classes into <dir>/<design>/ (heap-<n>.pprof, mem-<n>.txt, n the
+// tenth): the checkpoint's line then also splits the anonymous memory
+// into the Go heap's live objects, its free pages still held, goroutine
+// stacks and the runtime's own structures. Compare two profiles with `go
+// tool pprof -base heap-1.pprof heap-10.pprof`.
 func BenchmarkMCPServerMemory(b *testing.B) {
 	calls := 20_000
 	if v := os.Getenv("GIT_CODEX_MCP_CALLS"); v != "" {
@@ -38,6 +53,10 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 			b.Fatalf("GIT_CODEX_MCP_CALLS=%q", v)
 		}
 		calls = n
+	}
+	heapDir := os.Getenv("GIT_CODEX_MCP_HEAP_DIR")
+	if heapDir != "" {
+		b.Setenv("GIT_CODEX_BUILD_TAGS", strings.Trim(os.Getenv("GIT_CODEX_BUILD_TAGS")+",codex_memdump", ","))
 	}
 	bins := []struct{ name, path string }{{"this", buildBinary(b)}}
 	if base := os.Getenv("GIT_CODEX_MCP_BASE_BIN"); base != "" {
@@ -55,6 +74,9 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 				cs   *mcp.ClientSession
 				rss  []string
 				busy time.Duration // time in calls since the last checkpoint
+				// VmRSS sampled every rssEvery calls since the last
+				// checkpoint, in KiB: its sum, count and highest
+				sampled, samples, peak int
 			}
 			var servers []*server
 			for _, bin := range bins {
@@ -64,6 +86,13 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 				}
 				cmd := exec.Command(bin.path, "mcp", "--as", "alice")
 				cmd.Dir, cmd.Env, cmd.Stderr = dir, benchEnv(), os.Stderr
+				if heapDir != "" && bin.name == "this" {
+					dump := filepath.Join(heapDir, d.name)
+					if err := os.MkdirAll(dump, 0o777); err != nil {
+						b.Fatal(err)
+					}
+					cmd.Env = append(cmd.Env, "GIT_CODEX_MEMDUMP_DIR="+dump)
+				}
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -84,21 +113,38 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 					if err != nil || res.IsError {
 						b.Fatalf("%s (%s): %v %v", name, s.name, err, res)
 					}
+					pid := s.cmd.Process.Pid
+					if i%rssEvery == 0 {
+						kb := residentKB(b, pid)
+						s.sampled, s.samples, s.peak = s.sampled+kb, s.samples+1, max(s.peak, kb)
+					}
 					if i%(calls/10) != 0 {
 						continue
 					}
-					pid := s.cmd.Process.Pid
 					kb := residentKB(b, pid)
-					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; %s; %.2f ms a call)", i, kb/1024, residentSplit(b, pid), mappedFiles(pid), ms(s.busy)/float64(calls/10)))
-					s.busy = 0
+					mean := float64(kb)
+					if s.samples > 0 {
+						mean = float64(s.sampled) / float64(s.samples)
+					}
+					s.rss = append(s.rss, fmt.Sprintf("%d:%dMB(%s; tenth's mean %.2f MB, peak %.2f MB; %s; %.2f ms a call)", i, kb/1024, residentSplit(b, pid),
+						mean/1024, float64(max(s.peak, kb))/1024, mappedFiles(pid), ms(s.busy)/float64(calls/10)))
+					s.busy, s.sampled, s.samples, s.peak = 0, 0, 0, 0
 					if s.name != "this" {
 						continue
+					}
+					if heapDir != "" {
+						s.rss[len(s.rss)-1] += "\n    " + memDump(b, s.cmd, filepath.Join(heapDir, d.name), i/(calls/10))
 					}
 					if i == calls/10 {
 						b.ReportMetric(float64(kb)/1024, "rss-first-tenth-MB")
 					}
+					if i == 2*calls/10 {
+						// the second tenth: the first's mean holds the start
+						b.ReportMetric(mean/1024, "rss-second-tenth-mean-MB")
+					}
 					if i == calls {
 						b.ReportMetric(float64(kb)/1024, "rss-end-MB")
+						b.ReportMetric(mean/1024, "rss-last-tenth-mean-MB")
 					}
 				}
 			}
@@ -108,6 +154,53 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 		})
 	}
 }
+
+// memDump has a server built with the codex_memdump tag write its heap
+// profile and memory classes for checkpoint n into dir (SIGUSR1, see
+// cmd/git-codex/memdump.go), waits for them, and sums up the classes in
+// MB: the heap's live objects, its free pages still held (and, not
+// counted in RSS, those returned), stacks, the runtime's metadata and
+// other structures, the profiler's buckets; and the goroutines.
+func memDump(b *testing.B, cmd *exec.Cmd, dir string, n int) string {
+	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(dir, fmt.Sprintf("mem-%d.txt", n))
+	var raw []byte
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if raw, err = os.ReadFile(file); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no %s: %v", file, err)
+		}
+	}
+	v := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if name, num, ok := strings.Cut(line, " "); ok {
+			n, _ := strconv.ParseUint(num, 10, 64)
+			v[name] = float64(n)
+		}
+	}
+	mb := func(names ...string) float64 {
+		var sum float64
+		for _, n := range names {
+			sum += v["/memory/classes/"+n+":bytes"]
+		}
+		return sum / (1 << 20)
+	}
+	return fmt.Sprintf("go: heap live %.2f, heap free held %.2f (returned %.2f), stacks %.2f, metadata %.2f, other %.2f, profiling %.2f, total held %.2f; goal %.2f MB; goroutines %.0f",
+		mb("heap/objects"), mb("heap/free", "heap/unused"), mb("heap/released"), mb("heap/stacks", "os-stacks"),
+		mb("metadata/mcache/free", "metadata/mcache/inuse", "metadata/mspan/free", "metadata/mspan/inuse", "metadata/other"),
+		mb("other"), mb("profiling/buckets"), mb("total")-mb("heap/released"), v["/gc/heap/goal:bytes"]/(1<<20), v["/sched/goroutines:goroutines"])
+}
+
+// rssEvery is how often, in calls, BenchmarkMCPServerMemory samples a
+// server's VmRSS between checkpoints: a single reading moves by the Go
+// heap's swing between collections (the live heap to twice it), so each
+// tenth also reports the mean and the peak of its samples.
+const rssEvery = 100
 
 // mappedFiles sums up what a process holds of files, from /proc/<pid>/fd
 // and /proc/<pid>/smaps: its open descriptors, its mappings of deleted

@@ -10,13 +10,14 @@ import (
 // few seconds; what it holds between calls is a couple of MB of live heap
 // (GODEBUG=gctrace=1: 2-3 MB after each collection, flat to 40k calls).
 // The Go runtime keeps the pages a collection freed and returns them to
-// the system slowly, in the background, and under CPU load it falls behind:
-// in issue 27's 100k-call run on a loaded machine the server's anonymous
-// memory drifted from 8.6 to 11.8 MB while the live heap stayed flat. So
-// after a call, at most once every memoryReturnEvery, the server gives
+// the system slowly, in the background, and under CPU load it falls behind.
+// So after a call, at most once every memoryReturnEvery, the server gives
 // back what it does not use (a collection of a 2 MB heap: a millisecond).
 // Time-based, not counted in calls, so it does not follow a benchmark's
-// checkpoints.
+// checkpoints. (It was first written for the late step in issue 27's
+// 100k-call runs, 8.6 to 11.8 MB of anonymous memory, and did not remove
+// it: that was live heap, the store's compressor, gone since; see
+// gitstate/internal/gitrepo/deflate.go.)
 
 // memoryReturnEvery is how often, at most, the server returns freed memory.
 const memoryReturnEvery = 30 * time.Second

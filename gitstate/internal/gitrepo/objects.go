@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -49,10 +48,11 @@ type Objects struct {
 	tmpDir string
 	shared sharedPerm   // core.sharedRepository
 	phase  func(string) // Store.phase: the stages of writing a pack, and rescans
-	// zw and zr are reused: a new (de)compressor allocates tens of KB to
-	// 1 MB, more than the objects it handles here.
-	zw *zlib.Writer
-	zr io.ReadCloser
+	// zr is reused: a new decompressor allocates tens of KB, more than
+	// the objects it inflates here; deflate is the compressor's table
+	// (deflate.go), 16 KiB, made at the first write.
+	deflate *deflateTable
+	zr      io.ReadCloser
 }
 
 func (o *Objects) read(t plumbing.ObjectType, h plumbing.Hash) (packed, error) {
@@ -336,10 +336,10 @@ func (o *Objects) Write(b *objectBatch) error {
 	if len(b.objs) == 0 {
 		return nil
 	}
-	if o.zw == nil {
-		o.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	if o.deflate == nil {
+		o.deflate = new(deflateTable)
 	}
-	name, keep, err := writePack(o.zw, o.dir, o.tmpDir, b.objs, o.sync, o.shared, o.phase)
+	name, keep, err := writePack(o.deflate, o.dir, o.tmpDir, b.objs, o.sync, o.shared, o.phase)
 	if err != nil {
 		return err
 	}

@@ -60,8 +60,7 @@ func TestPackOfStoredAndCompressedObjects(t *testing.T) {
 		data := bytes.Repeat([]byte("record "), n/7+1)[:n]
 		want[b.add(plumbing.BlobObject, data)] = data
 	}
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	name, _, err := writePack(zw, filepath.Join(dir, ".git", "objects"), "", b.objs, fsyncPolicy{pack: true, packMetadata: true}, 0, func(string) {})
+	name, _, err := writePack(new(deflateTable), filepath.Join(dir, ".git", "objects"), "", b.objs, fsyncPolicy{pack: true, packMetadata: true}, 0, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
@@ -52,7 +51,7 @@ func (b *objectBatch) add(typ plumbing.ObjectType, data []byte) plumbing.Hash {
 // encodePack serialises objs as a version 2 pack of whole (undeltified)
 // objects and its version 2 index, as git writes them. The pack's name is
 // its trailing checksum.
-func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err error) {
+func encodePack(t *deflateTable, objs []rawObject) (pack, idx []byte, sum plumbing.Hash, err error) {
 	var p bytes.Buffer
 	p.WriteString("PACK")
 	binary.Write(&p, binary.BigEndian, uint32(2))
@@ -77,13 +76,7 @@ func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbi
 		if len(o.data) <= storeMax {
 			writeStored(&p, o.data)
 		} else {
-			zw.Reset(&p)
-			if _, err := zw.Write(o.data); err != nil {
-				return nil, nil, plumbing.ZeroHash, err
-			}
-			if err := zw.Close(); err != nil {
-				return nil, nil, plumbing.ZeroHash, err
-			}
+			writeDeflated(&p, t, o.data)
 		}
 		entries[i] = entry{o.hash, uint64(start), crc32.ChecksumIEEE(p.Bytes()[start:])}
 	}
@@ -129,7 +122,7 @@ func encodePack(zw *zlib.Writer, objs []rawObject) (pack, idx []byte, sum plumbi
 // reads like any other). Most of a transaction's objects are small records,
 // trees and the commit, where deflate saves a few hundred bytes at most and
 // building its Huffman codes was most of the cost of encoding the pack;
-// larger objects are compressed.
+// larger objects are compressed (writeDeflated).
 const storeMax = 1024
 
 // writeStored appends data to b as a zlib stream of stored deflate blocks.
@@ -163,8 +156,8 @@ func writeStored(b *bytes.Buffer, data []byte) {
 // packs without a .keep and deletes them once it has packed what is
 // reachable). The caller removes the .keep (see Store.releaseKeeps) once
 // the ref has moved, or the transaction failed. It returns the pack's name
-// ("pack-<checksum>") and the .keep's path. zw is reused for every object:
-// a new compressor allocates ~1 MB.
+// ("pack-<checksum>") and the .keep's path. t is the compressor's table,
+// reused for every object over storeMax (deflate.go).
 //
 // The caller holds the writer lock, which every other writer is waiting
 // for, so the two fsyncs run at once (the index's in a goroutine, the
@@ -178,8 +171,8 @@ func writeStored(b *bytes.Buffer, data []byte) {
 // row) measured no better. Durability is git's all the same: nothing is
 // renamed into objects/pack before both fsyncs have returned, and the ref
 // moves after that.
-func writePack(zw *zlib.Writer, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy, shared sharedPerm, phase func(string)) (name, keep string, err error) {
-	pack, idx, sum, err := encodePack(zw, objs)
+func writePack(t *deflateTable, objectsDir, tmpDir string, objs []rawObject, sync fsyncPolicy, shared sharedPerm, phase func(string)) (name, keep string, err error) {
+	pack, idx, sum, err := encodePack(t, objs)
 	if err != nil {
 		return "", "", fmt.Errorf("gitstate: encode pack: %w", err)
 	}
