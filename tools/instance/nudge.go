@@ -31,6 +31,15 @@ const (
 	// follows typed text too closely); enters bounds the presses.
 	enterAgain = 1500 * time.Millisecond
 	enters     = 3
+	// enterAfterText is how long after the typed text shows on the input
+	// line the first Enter waits. Gemini CLI takes an Enter it handles
+	// within 30 ms of the last typed key for a newline in the input, not
+	// a submission (bufferFastReturn, FAST_RETURN_TIMEOUT in its
+	// KeypressContext, when the kitty keyboard protocol is off, as under
+	// tmux 3.3); the text on the screen means the CLI has handled its
+	// keys, so an Enter sent this long after the text showed is handled
+	// at least this long after them.
+	enterAfterText = 100 * time.Millisecond
 	// typings bounds how often the line is typed: once more when it left
 	// the input and no turn followed (Gemini CLI's redraw after a turn
 	// drops what is typed meanwhile).
@@ -123,6 +132,10 @@ func typeLine(ctx context.Context, tm tmux.Runner, a tools.Agent, before tmux.Sc
 	probe := lastWords(text)
 	if !waitLine(ctx, tm, a.TmuxSession, func(line string) bool { return strings.Contains(line, probe) }) {
 		return "", seenNotShown, nil
+	}
+	select { // (a cancelled ctx: the loop below says what was seen)
+	case <-ctx.Done():
+	case <-time.After(enterAfterText):
 	}
 	known, _ := atInput(a.Launcher, "", "")
 	pressed, last, typed := 0, time.Time{}, time.Now()

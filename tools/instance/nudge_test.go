@@ -106,3 +106,28 @@ func TestNudgeUnansweredLineIsNotSubmitted(t *testing.T) {
 		t.Fatalf("nudge = %v; want NUDGE_NOT_DELIVERED seen %s", err, seenDropped)
 	}
 }
+
+// An input that takes an Enter following typed keys too closely for a
+// newline (Gemini CLI's fast return, 30 ms): the first Enter waits
+// enterAfterText after the text shows, so the line is submitted once and
+// no newline is inserted. Without the wait the Enter came within the
+// window in most runs.
+func TestNudgeEnterIsNoFastReturn(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		tm, a := nudgePane(t, "mine", "CODEX_TEST_FAST_RETURN=1 exec "+exe)
+		waitScreen(t, tm, "ready")
+		if _, err := Nudge(t.Context(), tm, a, "please look again"); err != nil {
+			t.Fatalf("round %d: nudge: %v", i, err)
+		}
+		waitScreen(t, tm, "SUBMIT please look again")
+		if s, _ := tm.Capture(t.Context(), "codex-a1"); strings.Contains(s, "NEWLINE") {
+			t.Fatalf("round %d: the Enter was taken for a newline:\n%s", i, s)
+		}
+		tm.KillServer(t.Context())
+	}
+}
