@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/delegate"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
@@ -29,7 +30,7 @@ import (
 const (
 	retainMail        = mail.Retain
 	retainInstances   = tools.RetainInstances
-	retainDelegations = "delegations"
+	retainDelegations = delegate.Retention
 	retainGitHub      = "github"
 	retainConflicts   = tools.RetainConflicts
 	// reads are no records: this machine's reads refs, folded
@@ -290,10 +291,10 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 			}
 		}
 	}
-	err = walk(retainDelegations, dirDelegations, func(_ string, data []byte) (bool, error) {
-		var d Delegation
+	err = walk(retainDelegations, delegate.Dir, func(_ string, data []byte) (bool, error) {
+		var d delegate.Delegation
 		err := json.Unmarshal(data, &d)
-		return err == nil && d.Status != DelegationRunning && d.Status != "" && before(retainDelegations, &d.UpdatedAt), err
+		return err == nil && d.Status != delegate.DelegationRunning && d.Status != "" && before(retainDelegations, &d.UpdatedAt), err
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/delegate"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
@@ -13,7 +14,7 @@ import (
 // own tests cannot import): the catalogs of this package and of the nouns
 // below it, and the framework's config tools.
 func BuiltinCatalog() tools.Catalog {
-	cat := tools.Join(mail.Catalog(), decision.Catalog(), instance.Catalog(), Catalog())
+	cat := tools.Join(mail.Catalog(), decision.Catalog(), instance.Catalog(), delegate.Catalog(), Catalog())
 	cat.Tools = slices.Concat(tools.ConfigTools(), cat.Tools)
 	return cat
 }

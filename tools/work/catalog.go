@@ -33,20 +33,17 @@ func nounTools() []*tools.Tool {
 		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		Archive, ArchiveRestore,
-		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
 	}
 }
 
 // hooks are the nouns' steps in the call pipeline: a failure its caller cannot
-// fix is mailed to whoever must hear of it (escalate), a reviewer that
-// ends lets its coder's active review go (endActiveReview), and reap
-// sweeps the delegated sessions whose runner died (reapDelegations).
+// fix is mailed to whoever must hear of it (escalate), and a reviewer
+// that ends lets its coder's active review go (endActiveReview).
 func hooks() tools.Hooks {
 	return tools.Hooks{
 		OnFailure:    []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
 		SettleClaims: restoreInvariants,
 		AgentEnded:   []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
-		Reapers:      []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
 	}
 }
 
@@ -55,7 +52,7 @@ func hooks() tools.Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []tools.ConfigKey {
 	return slices.Concat(
-		githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+		githubKeys(), taskKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
 	)
 }
 
@@ -67,7 +64,7 @@ func nounKinds() []tools.Kind {
 	return []tools.Kind{
 		taskKind(),
 		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(),
-		githubCallKind(), escalationKind(), delegationKind(),
+		githubCallKind(), escalationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}
 }

@@ -1,4 +1,4 @@
-package work
+package delegate
 
 import (
 	"bufio"
@@ -719,7 +719,7 @@ var AgentListSessions = tools.Define("agent_list_sessions", "delegate.list",
 			return DelegationList{}, tools.Errorf(tools.InvalidInput, "status %q: use RUNNING, DONE, INTERRUPTED, ABORTED or FAILED", in.Status).With("field", "status")
 		}
 		out := DelegationList{Sessions: []DelegationSummary{}}
-		err := tools.WalkJSON(c.Tx, dirDelegations, func(d Delegation) {
+		err := tools.WalkJSON(c.Tx, Dir, func(d Delegation) {
 			if (in.Status != "" && d.Status != in.Status) || !mayControl(c, d) {
 				return
 			}
