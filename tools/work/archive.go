@@ -16,6 +16,7 @@ import (
 	"github.com/gitcodex/git-codex/tools/delegate"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // Retention (issue 27, docs/STATE.md "Retention"): what agents make and
@@ -257,7 +258,7 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 	}
 	if _, ok := cutoffs[retainInstances]; ok {
 		reviewing := map[string]bool{}
-		if err := tools.WalkJSON(tx, dirActiveReviews, func(r ActiveReview) {
+		if err := tools.WalkJSON(tx, review.DirActiveReviews, func(r review.ActiveReview) {
 			if r.Claim != nil {
 				reviewing[r.Coder], reviewing[r.Claim.Holder] = true, true
 			}

@@ -30,20 +30,17 @@ func nounTools() []*tools.Tool {
 		EpicCreate, EpicListTasks, AgentGetTask, AgentGetEpic,
 		EpicGetReviewQueue, EpicApprovePR, EpicRequestChanges, EpicReadFile, EpicCreateEpicPR,
 		ConflictListTool,
-		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		Archive, ArchiveRestore,
 	}
 }
 
 // hooks are the nouns' steps in the call pipeline: a failure its caller cannot
-// fix is mailed to whoever must hear of it (escalate), and a reviewer
-// that ends lets its coder's active review go (endActiveReview).
+// fix is mailed to whoever must hear of it (escalate).
 func hooks() tools.Hooks {
 	return tools.Hooks{
 		OnFailure:    []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
 		SettleClaims: restoreInvariants,
-		AgentEnded:   []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
 	}
 }
 
@@ -63,7 +60,7 @@ func nounConfigKeys() []tools.ConfigKey {
 func nounKinds() []tools.Kind {
 	return []tools.Kind{
 		taskKind(),
-		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(),
+		tools.ConflictKind(),
 		githubCallKind(), escalationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}
