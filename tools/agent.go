@@ -85,7 +85,7 @@ type Agent struct {
 	Clock     gitstate.Clock `json:"clock"`
 }
 
-// getAgent reads an agent's record, or fails with AGENT_NOT_FOUND.
+// GetAgent reads an agent's record, or fails with AGENT_NOT_FOUND.
 func GetAgent(tx *gitstate.Tx, id string) (Agent, error) {
 	if err := ValidateAgentID(id); err != nil {
 		return Agent{}, Errorf(AgentNotFound, "no agent %q; list agents with `git codex agent list`", id).With("agent_id", id)

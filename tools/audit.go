@@ -62,7 +62,7 @@ func auditRecord(c *Call, e *Error, extra ...gitstate.Trailer) gitstate.Meta {
 // maxAuditMessage is how much of an error's message the audit keeps.
 const maxAuditMessage = 300
 
-// redactMessage is an error message fit for a trailer: one line, every
+// RedactMessage is an error message fit for a trailer: one line, every
 // word shaped like a credential replaced, cut to maxAuditMessage.
 func RedactMessage(s string) string {
 	words := strings.Fields(s)
@@ -82,7 +82,7 @@ func redactName(s string) string {
 	return s
 }
 
-// authorOf attributes a commit to its caller: a person by their e-mail, an
+// AuthorOf attributes a commit to its caller: a person by their e-mail, an
 // agent by its id.
 func AuthorOf(id string) gitstate.Signature {
 	id = strings.Map(func(r rune) rune { // never let an id break the author line

@@ -59,7 +59,7 @@ const HumanPrefix = "human:"
 // reads it.
 const HumanInbox = "human"
 
-// inboxFor is where mail to a caller goes: an agent's own inbox, or for
+// InboxFor is where mail to a caller goes: an agent's own inbox, or for
 // a person the humans' shared one.
 func InboxFor(id string) string {
 	if IsHuman(id) {
@@ -74,7 +74,7 @@ func HumanID(email string) string { return HumanPrefix + email }
 // IsHuman reports whether id names a person rather than an agent.
 func IsHuman(id string) bool { return strings.HasPrefix(id, HumanPrefix) }
 
-// validAgentID reports 1–128 letters, digits and ._@+-, starting with a
+// ValidAgentID reports 1–128 letters, digits and ._@+-, starting with a
 // letter or digit. (A loop, not a regexp: `{0,127}` compiles into 127 copies
 // and cost every CLI start a few milliseconds.)
 func ValidAgentID(id string) bool {
@@ -144,7 +144,7 @@ func ValidateCallerID(id string) error {
 	return nil
 }
 
-// mayForce says who may take a resource from its holder (a lock, a task,
+// MayForce says who may take a resource from its holder (a lock, a task,
 // an agent's credential): people and supervisors, the ones who also
 // register agents of any type. Every noun with a holder asks it.
 func MayForce(t AgentType) bool { return t == TypeHuman || t == TypeSupervisor }

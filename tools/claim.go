@@ -33,7 +33,7 @@ func (c Claim) before(d Claim) bool {
 	return c.Holder < d.Holder
 }
 
-// same reports whether two claims (nil: none) are one grant: the same
+// Same reports whether two claims (nil: none) are one grant: the same
 // holder, clock and instant.
 func (c *Claim) Same(d *Claim) bool {
 	if c == nil || d == nil {
@@ -56,7 +56,7 @@ func (k Kind) ended(record []byte) bool {
 	return slices.Contains(k.Claim.EndValues, v)
 }
 
-// claimOf reads a record's claim; nil when it is free or not a record
+// ClaimOf reads a record's claim; nil when it is free or not a record
 // with a claim. Its time is in UTC, so that one instant has one encoding
 // (claims from elsewhere may carry a zone).
 func ClaimOf(record []byte) *Claim {
@@ -70,7 +70,7 @@ func ClaimOf(record []byte) *Claim {
 	return v.Claim
 }
 
-// endedSide decides between two versions of an exclusive record when
+// EndedSide decides between two versions of an exclusive record when
 // exactly one side ended the resource since the base (a task completed or
 // cancelled): that side's version is taken whole, because the work is done
 // or called off, whatever the other side did meanwhile. A claim the other
@@ -88,7 +88,7 @@ func EndedSide(kind Kind, base, ours, theirs []byte) (winner, loser []byte, ok b
 	return nil, nil, false
 }
 
-// claimConflict decides between two versions of an exclusive record that
+// ClaimConflict decides between two versions of an exclusive record that
 // both sides changed. It is a conflict when each side made a new claim
 // (different from the base's) for a different holder: the resource was
 // granted twice. The earlier claim wins (Claim.before) and its version of

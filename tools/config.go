@@ -125,7 +125,7 @@ func (t *ConfigKeys) pattern(name string) (ConfigKey, bool) {
 	return ConfigKey{}, false
 }
 
-// configAt reads the config at the tip, outside any transaction (for work
+// ConfigAt reads the config at the tip, outside any transaction (for work
 // done after a call's commit).
 func ConfigAt(ctx context.Context, st *gitstate.Store, keys *ConfigKeys) (*Config, error) {
 	var cfg *Config
@@ -166,7 +166,7 @@ func NewConfig(keys *ConfigKeys, entries map[string]ConfigEntry, local func() ([
 // Keys is the table of settings the config is read against.
 func (c *Config) Keys() *ConfigKeys { return c.keys }
 
-// loadConfig reads the config record (a state without one has defaults),
+// LoadConfig reads the config record (a state without one has defaults),
 // and this machine's settings from git config when the first local key is
 // read.
 func LoadConfig(src configSource, keys *ConfigKeys) (*Config, error) {
@@ -181,7 +181,7 @@ func LoadConfig(src configSource, keys *ConfigKeys) (*Config, error) {
 	return &c, nil
 }
 
-// value returns a key's effective value as compact JSON (the record on
+// Value returns a key's effective value as compact JSON (the record on
 // disk is indented, and the value is shown on one line). A local key's
 // is git config's, whatever the shared record says.
 func (c *Config) Value(k ConfigKey) json.RawMessage {
@@ -200,7 +200,7 @@ func (c *Config) Value(k ConfigKey) json.RawMessage {
 	return b
 }
 
-// set returns the entry of a key someone set (and did not unset since).
+// Entry returns the entry of a key someone set (and did not unset since).
 func (c *Config) Entry(name string) (ConfigEntry, bool) {
 	e, ok := c.Entries[name]
 	if !ok || len(e.Value) == 0 || string(bytes.TrimSpace(e.Value)) == "null" {

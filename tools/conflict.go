@@ -17,7 +17,7 @@ func ConflictPath(id string) string {
 	return DirConflicts + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
-// ConflictKind: conflicts/<x>/<y>/<id>.json. A conflict is never deleted.
+// ConflictKind is the conflicts/<x>/<y>/<id>.json records. A conflict is never deleted.
 // The framework defines it with the claims whose invariant it records;
 // settling them (which mails the loser) is the nouns' (Hooks.SettleClaims).
 func ConflictKind() Kind {

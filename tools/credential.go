@@ -42,7 +42,7 @@ const (
 	PrefixLockToken    = "lock_"
 )
 
-// newSecret returns a fresh credential with the given prefix. It is shown
+// NewSecret returns a fresh credential with the given prefix. It is shown
 // to its owner once; the state keeps only hashSecret of it.
 func NewSecret(prefix string) string {
 	b := make([]byte, 32)
@@ -50,7 +50,7 @@ func NewSecret(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// hashSecret is what the state stores of a credential: its SHA-256, hex.
+// HashSecret is what the state stores of a credential: its SHA-256, hex.
 // Credentials are 256 random bits, so the hash gives nothing away to anyone
 // who reads the refs.
 func HashSecret(s string) string {
@@ -58,7 +58,7 @@ func HashSecret(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// matchesHash reports whether secret hashes to want, in constant time.
+// MatchesHash reports whether secret hashes to want, in constant time.
 func MatchesHash(secret, want string) bool {
 	if secret == "" || want == "" {
 		return false
@@ -66,7 +66,7 @@ func MatchesHash(secret, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(want)) == 1
 }
 
-// redactSecrets replaces every credential inside s (secretShapes: those
+// RedactSecrets replaces every credential inside s (secretShapes: those
 // git codex issued and every other shape it knows).
 func RedactSecrets(s string) string {
 	out, _ := redactText(s)

@@ -8,8 +8,8 @@
 // The framework knows no noun. The tools themselves, their record kinds
 // and their config keys live in the packages above it (tools/mail,
 // tools/decision, tools/prompt, tools/lock, tools/cycle, tools/instance,
-// tools/work), which import it; tools/builtin assembles them into the
-// Catalog NewRegistry takes.
+// tools/delegate, tools/review, tools/work), which import it;
+// tools/builtin assembles them into the Catalog NewRegistry takes.
 //
 // A call is one gitstate transaction: a refused or failed call still
 // commits, with its error code in the trailers and no other change; a

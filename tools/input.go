@@ -15,7 +15,7 @@ import (
 // before they are parsed.
 const MaxArgsBytes = 1 << 20
 
-// decode parses raw arguments into a new value of the tool's input type.
+// Decode parses raw arguments into a new value of the tool's input type.
 // It accepts exactly what the published schema accepts: a JSON object with
 // every required field, of the right types, and no unknown fields; and
 // every string in it must pass checkValues (valid UTF-8, no control

@@ -92,7 +92,7 @@ type ClaimRule struct {
 	EveryClaimGrants func(record []byte) bool
 }
 
-// recordKind defines a kind whose records decode strictly as T, then pass
+// RecordKind defines a kind whose records decode strictly as T, then pass
 // check (nil: any T at the right depth).
 func RecordKind[T any](k Kind, check func(rel []string, name string, v *T) error) Kind {
 	if check == nil {
@@ -129,7 +129,7 @@ func (t KindTable) KindOf(path string) (Kind, []string, bool) {
 	return Kind{}, nil, false
 }
 
-// claimKindOf finds the kind of the record at path if the kind has a
+// ClaimKindOf finds the kind of the record at path if the kind has a
 // holder and the path has its layout (the same that ValidateRecord checks).
 func (t KindTable) ClaimKindOf(path string) (Kind, bool) {
 	k, rel, ok := t.KindOf(path)
@@ -177,14 +177,14 @@ func strictDecode(data []byte, v any) error {
 	return nil
 }
 
-// fannedOut reports whether the two directories above an id's file are
+// FannedOut reports whether the two directories above an id's file are
 // its fan-out (gitstate.Fanout).
 func FannedOut(rel []string, id string) bool {
 	n := len(rel)
 	return n >= 3 && rel[n-3]+"/"+rel[n-2] == gitstate.Fanout(id)
 }
 
-// validClaim checks that a claim names a possible holder: an agent id or a
+// ValidClaim checks that a claim names a possible holder: an agent id or a
 // person's, since a conflict mails the holder at a path made from it.
 func ValidClaim(c *Claim) error {
 	if c == nil {

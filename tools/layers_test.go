@@ -29,6 +29,7 @@ var layers = [][]string{
 	{"tools/lock"},
 	{"tools/cycle"},
 	{"tools/instance"},
+	{"tools/delegate", "tools/review"},
 	{"tools/work"},
 	{"tools/builtin"},
 }

@@ -14,7 +14,7 @@ type lazyRE struct {
 	re func() *regexp.Regexp
 }
 
-// lazyRegexp returns pattern compiled on first use; it panics then, as
+// LazyRegexp returns pattern compiled on first use; it panics then, as
 // regexp.MustCompile would at start, if the pattern is invalid.
 func LazyRegexp(pattern string) *lazyRE {
 	return &lazyRE{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}

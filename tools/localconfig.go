@@ -53,7 +53,7 @@ func (l *localSettings) load() ([]gitstate.ConfigEntry, error) {
 	return l.entries, l.err
 }
 
-// gitConfigName is where a local key lives in git config: codex.<key>,
+// GitConfigName is where a local key lives in git config: codex.<key>,
 // its last word in camelCase, since git's variable names take letters,
 // digits and '-' only: agent.claude.command is codex.agent.claude.command,
 // github.api_url is codex.github.apiUrl.
@@ -68,7 +68,7 @@ func GitConfigName(key string) string {
 	return "codex." + key[:i+1] + strings.Join(words, "")
 }
 
-// localRaw is a local key's value as git config holds it (the last one
+// LocalRaw is a local key's value as git config holds it (the last one
 // set, git's precedence), ok false when it is not set. An error reading
 // git config reads as not set; launcher and the GitHub settings report it
 // (localErr).
@@ -84,20 +84,20 @@ func (c *Config) LocalRaw(k ConfigKey) (string, bool) {
 	return strings.TrimSpace(v), ok
 }
 
-// hasLocal reports whether git config sets a local key.
+// HasLocal reports whether git config sets a local key.
 func (c *Config) HasLocal(k ConfigKey) bool {
 	_, ok := c.LocalRaw(k)
 	return ok
 }
 
-// localErr is why this machine's git config could not be read, if it
+// LocalErr is why this machine's git config could not be read, if it
 // could not.
 func (c *Config) LocalErr() error {
 	_, err := c.local.load()
 	return err
 }
 
-// localValue is a local key's value as JSON, ok false when git config
+// LocalValue is a local key's value as JSON, ok false when git config
 // does not set it or sets it to something the key does not take.
 func (c *Config) LocalValue(k ConfigKey) (json.RawMessage, bool) {
 	raw, ok := c.LocalRaw(k)
@@ -123,7 +123,7 @@ type IgnoredSetting struct {
 	Clock  uint64    `json:"-"`
 }
 
-// ignored lists the local settings the shared config holds a value of,
+// Ignored lists the local settings the shared config holds a value of,
 // sorted by key.
 func (c *Config) Ignored() []IgnoredSetting {
 	var out []IgnoredSetting

@@ -50,6 +50,6 @@ func (t *Tool) ChangesPolicy() bool {
 	return strings.HasPrefix(t.Permission, "config.") || t.Permission == PermRegisterAgent
 }
 
-// permRegisterAgent is agent_register's permission: registering an agent
+// PermRegisterAgent is agent_register's permission: registering an agent
 // gives it a type, which the policy is per.
 const PermRegisterAgent = "agent.register"

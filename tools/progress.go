@@ -15,7 +15,7 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 	return context.WithValue(ctx, progressKey{}, p)
 }
 
-// progressOf is the Progress ctx carries, or nil.
+// ProgressOf is the Progress ctx carries, or nil.
 func ProgressOf(ctx context.Context) Progress {
 	p, _ := ctx.Value(progressKey{}).(Progress)
 	return p

@@ -60,7 +60,7 @@ var secretShapes = sync.OnceValue(func() []secretShape {
 	}
 })
 
-// secretIn names the kind of the first credential found in s (in the order
+// SecretIn names the kind of the first credential found in s (in the order
 // of secretShapes), or "".
 func SecretIn(s string) string { return findSecret(s, false) }
 

@@ -10,10 +10,12 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/cycle"
 	"github.com/gitcodex/git-codex/tools/decision"
+	"github.com/gitcodex/git-codex/tools/delegate"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/lock"
 	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/prompt"
+	"github.com/gitcodex/git-codex/tools/review"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -24,7 +26,7 @@ func Registry() *tools.Registry { return tools.NewRegistry(Catalog()) }
 // the nouns'), the pipeline's hooks, and the record kinds and config keys
 // the nouns define. A fresh value on every call.
 func Catalog() tools.Catalog {
-	cat := tools.Join(mail.Catalog(), decision.Catalog(), prompt.Catalog(work.PromptTask), lock.Catalog(cycle.AcquireLock), cycle.Catalog(), instance.Catalog(), work.Catalog())
+	cat := tools.Join(mail.Catalog(), decision.Catalog(), prompt.Catalog(work.PromptTask), lock.Catalog(cycle.AcquireLock), cycle.Catalog(), instance.Catalog(), delegate.Catalog(), review.Catalog(), work.Catalog())
 	cat.Tools = slices.Concat(tools.ConfigTools(), cat.Tools)
 	return cat
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/gitcodex/git-codex/tools/lock"
+	"github.com/gitcodex/git-codex/tools/review"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -227,18 +228,18 @@ func TestSyncKeepsOneActiveReviewPerCoder(t *testing.T) {
 	a.sync("origin")
 	b.sync("origin")
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	review := func(reviewer string, clock gitstate.Clock, sec int) work.ActiveReview {
+	activeReview := func(reviewer string, clock gitstate.Clock, sec int) review.ActiveReview {
 		when := at.Add(time.Duration(sec) * time.Second)
-		return work.ActiveReview{Coder: "c1", Review: "rev-" + reviewer, Claim: &tools.Claim{Holder: reviewer, Clock: clock, At: when},
+		return review.ActiveReview{Coder: "c1", Review: "rev-" + reviewer, Claim: &tools.Claim{Holder: reviewer, Clock: clock, At: when},
 			UpdatedAt: when, UpdatedBy: "c1", Clock: clock}
 	}
-	a.putRecord("reviews/active/c1.json", review("r2", 40, 5))
-	b.putRecord("reviews/active/c1.json", review("r1", 40, 3)) // same clock, earlier: wins
+	a.putRecord("reviews/active/c1.json", activeReview("r2", 40, 5))
+	b.putRecord("reviews/active/c1.json", activeReview("r1", 40, 3)) // same clock, earlier: wins
 	a.sync("origin")
 	b.sync("origin")
 	a.sync("origin")
 	sameTrees(t, a, b)
-	var got work.ActiveReview
+	var got review.ActiveReview
 	if err := json.Unmarshal([]byte(a.git("show", gitstate.RefState+":reviews/active/c1.json")), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
 	"github.com/gitcodex/git-codex/tools/lock"
+	"github.com/gitcodex/git-codex/tools/review"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -306,7 +307,7 @@ func checkClaims(t *testing.T, c *clone, events []claimEvent) int {
 		case "lock":
 			return c.lockHolder(e.resource)
 		case "review":
-			var r work.ActiveReview
+			var r review.ActiveReview
 			json.Unmarshal([]byte(c.git("show", gitstate.RefState+":reviews/active/"+e.resource+".json")), &r)
 			if r.Claim == nil {
 				return ""
@@ -367,7 +368,7 @@ func claimActiveReview(t *testing.T, c *clone, coder, reviewer string) bool {
 	claimed := false
 	_, err := c.st.Update(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(gitstate.Meta{Summary: "test: " + reviewer + " reviews " + coder, Trailers: []gitstate.Trailer{{Key: gitstate.TrailerTool, Value: "request_review"}}})
-		var r work.ActiveReview
+		var r review.ActiveReview
 		if err := tx.Get(path, &r); err != nil && !errors.Is(err, gitstate.ErrNotFound) {
 			return err
 		}
@@ -375,7 +376,7 @@ func claimActiveReview(t *testing.T, c *clone, coder, reviewer string) bool {
 			return nil // held (by anyone): no new claim
 		}
 		now := tx.Now()
-		r = work.ActiveReview{Coder: coder, Review: "rev-" + reviewer, Claim: &tools.Claim{Holder: reviewer, Clock: tx.Clock(), At: now},
+		r = review.ActiveReview{Coder: coder, Review: "rev-" + reviewer, Claim: &tools.Claim{Holder: reviewer, Clock: tx.Clock(), At: now},
 			UpdatedAt: now, UpdatedBy: reviewer, Clock: tx.Clock()}
 		claimed = true
 		return tx.Put(path, r)

@@ -107,7 +107,7 @@ func firstLine(t *testing.T, bin, dir string, env []string, args ...string) []by
 
 // Codex CLI takes the -c overrides of the spawn line as its config (a
 // delegated turn's mcp_servers: TestRealCodexTakesTurnServers in
-// tools/work): `codex mcp list --json` shows git
+// tools/delegate): `codex mcp list --json` shows git
 // codex's server with the names of the variables it passes on and its
 // tool-call timeout (codexToolTimeout), and a
 // value Codex does not know (an approval mode) is refused, which is what

@@ -6,8 +6,8 @@
 // (screens), nudging an instance, its liveness on this machine, and
 // cleanup and reap; and the instance.* and agent.* settings.
 //
-// The nouns above it (delegation, review, the task worker, wake and
-// watch in tools/work) use what it exports: Spawn and Start, SetStatus,
+// The nouns above it (review, the task worker, wake and
+// watch in tools/work; delegation in tools/delegate) use what it exports: Spawn and Start, SetStatus,
 // Nudge, Tmux, SessionName, LauncherFor, Transcript, Final, ... What it
 // must ask of them goes through the pipeline's hooks: AgentEnded (a
 // reviewer's active review is let go when it ends) and Reapers (reap

@@ -9,7 +9,7 @@ import (
 // docs/DELEGATION.md's table of launch lines says what the code runs: each
 // built-in launcher's spawn line (its command and wiring, with the doc's
 // placeholders) appears in it as the code builds it (the headless
-// contracts' lines: TestDelegationDocLaunchLines in tools/work).
+// contracts' lines: TestDelegationDocLaunchLines in tools/delegate).
 func TestDelegationDocSpawnLines(t *testing.T) {
 	b, err := os.ReadFile("../../docs/DELEGATION.md")
 	if err != nil {

@@ -218,7 +218,7 @@ func launcherKey(key string) (tools.ConfigKey, bool) {
 	return tools.ConfigKey{}, false
 }
 
-// launcher finds a launcher by name ("" for agent.default): a command set
+// LauncherFor finds a launcher by name ("" for agent.default): a command set
 // in git config wins over a built-in one of the same name. Launchers are
 // this machine's settings: a command line in the shared state is never
 // run (localconfig.go), and an unset command is the built-in default.

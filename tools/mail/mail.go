@@ -74,7 +74,7 @@ func deliver(c *tools.Call, to, subject, body, inReplyTo string) (Mail, error) {
 	return m, TouchAgent(c)
 }
 
-// post stores a message from the caller in to's inbox, unchecked: deliver
+// Post stores a message from the caller in to's inbox, unchecked: deliver
 // checks what agents write; tools use it to tell an agent what they did
 // (a task assigned, a lock released by someone else).
 func Post(c *tools.Call, to, subject, body, inReplyTo string) (Mail, error) {
@@ -87,7 +87,7 @@ func Post(c *tools.Call, to, subject, body, inReplyTo string) (Mail, error) {
 	return m, tx.Put(Path(to, m.ID), m)
 }
 
-// checkText enforces the configured size limits on a title-like and a
+// CheckText enforces the configured size limits on a title-like and a
 // body-like field; both must be non-empty.
 func CheckText(cfg *tools.Config, titleName, title, bodyName, body string) error {
 	maxTitle, maxBody := cfg.IntValue("mail.max_subject_bytes"), cfg.IntValue("mail.max_body_bytes")
@@ -106,7 +106,7 @@ func CheckText(cfg *tools.Config, titleName, title, bodyName, body string) error
 	return nil
 }
 
-// touchAgent records that the calling agent was active now.
+// TouchAgent records that the calling agent was active now.
 func TouchAgent(c *tools.Call) error {
 	if c.Agent == nil {
 		return nil
@@ -116,7 +116,7 @@ func TouchAgent(c *tools.Call) error {
 	return c.Tx.Put(tools.AgentPath(c.Agent.ID), c.Agent)
 }
 
-// inboxOf is the recipient directory a caller reads: an agent its own, a
+// InboxOf is the recipient directory a caller reads: an agent its own, a
 // person the humans' shared inbox.
 func InboxOf(c tools.Caller) string {
 	if c.Type == tools.TypeHuman {

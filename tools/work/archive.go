@@ -13,8 +13,10 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/delegate"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // Retention (issue 27, docs/STATE.md "Retention"): what agents make and
@@ -29,7 +31,7 @@ import (
 const (
 	retainMail        = mail.Retain
 	retainInstances   = tools.RetainInstances
-	retainDelegations = "delegations"
+	retainDelegations = delegate.Retention
 	retainGitHub      = "github"
 	retainConflicts   = tools.RetainConflicts
 	// reads are no records: this machine's reads refs, folded
@@ -256,7 +258,7 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 	}
 	if _, ok := cutoffs[retainInstances]; ok {
 		reviewing := map[string]bool{}
-		if err := tools.WalkJSON(tx, dirActiveReviews, func(r ActiveReview) {
+		if err := tools.WalkJSON(tx, review.DirActiveReviews, func(r review.ActiveReview) {
 			if r.Claim != nil {
 				reviewing[r.Coder], reviewing[r.Claim.Holder] = true, true
 			}
@@ -290,10 +292,10 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 			}
 		}
 	}
-	err = walk(retainDelegations, dirDelegations, func(_ string, data []byte) (bool, error) {
-		var d Delegation
+	err = walk(retainDelegations, delegate.Dir, func(_ string, data []byte) (bool, error) {
+		var d delegate.Delegation
 		err := json.Unmarshal(data, &d)
-		return err == nil && d.Status != DelegationRunning && d.Status != "" && before(retainDelegations, &d.UpdatedAt), err
+		return err == nil && d.Status != delegate.DelegationRunning && d.Status != "" && before(retainDelegations, &d.UpdatedAt), err
 	})
 	if err != nil {
 		return nil, err

@@ -30,23 +30,17 @@ func nounTools() []*tools.Tool {
 		EpicCreate, EpicListTasks, AgentGetTask, AgentGetEpic,
 		EpicGetReviewQueue, EpicApprovePR, EpicRequestChanges, EpicReadFile, EpicCreateEpicPR,
 		ConflictListTool,
-		RequestReview, SendFeedback,
 		CreatePullRequest, CreateIssues, GitHubRetry, GitHubReviewsTool,
 		Archive, ArchiveRestore,
-		AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
 	}
 }
 
 // hooks are the nouns' steps in the call pipeline: a failure its caller cannot
-// fix is mailed to whoever must hear of it (escalate), a reviewer that
-// ends lets its coder's active review go (endActiveReview), and reap
-// sweeps the delegated sessions whose runner died (reapDelegations).
+// fix is mailed to whoever must hear of it (escalate).
 func hooks() tools.Hooks {
 	return tools.Hooks{
 		OnFailure:    []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
 		SettleClaims: restoreInvariants,
-		AgentEnded:   []func(c *tools.Call, a *tools.Agent) error{endActiveReview},
-		Reapers:      []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
 	}
 }
 
@@ -55,7 +49,7 @@ func hooks() tools.Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []tools.ConfigKey {
 	return slices.Concat(
-		githubKeys(), taskKeys(), delegateKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+		githubKeys(), taskKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
 	)
 }
 
@@ -66,8 +60,8 @@ func nounConfigKeys() []tools.ConfigKey {
 func nounKinds() []tools.Kind {
 	return []tools.Kind{
 		taskKind(),
-		activeReviewKind(), tools.ConflictKind(), relationshipKind(), feedbackKind(),
-		githubCallKind(), escalationKind(), delegationKind(),
+		tools.ConflictKind(),
+		githubCallKind(), escalationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}
 }

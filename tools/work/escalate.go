@@ -13,6 +13,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // Escalation (seed 003): a call that fails for a reason its caller did not
@@ -182,7 +183,7 @@ func escalateTo(c *tools.Call, to, tool string, code tools.Code, msg string, cri
 		who += " (" + string(c.Caller.Type) + ")"
 	}
 	body := fmt.Sprintf("%s called %s and it failed with %s:\n\n%s\n\nThe call is audit commit %s (`git codex show %s`; `git codex log --errors` lists failures).",
-		who, tool, code, msg, commit, shortHash(commit))
+		who, tool, code, msg, commit, review.ShortHash(commit))
 	if esc.Folded > 0 {
 		body += fmt.Sprintf("\n\n%d more failure(s) of this kind since %s were folded into this mail (one mail per hour).", esc.Folded, esc.LastMailAt.UTC().Format(time.RFC3339))
 	}

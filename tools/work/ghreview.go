@@ -92,10 +92,6 @@ func (r PRReview) feedbackType() string {
 
 const dirGitHubReviews = "ghreviews"
 
-// githubReviewer prefixes the reviewer of a GitHub review's feedback: the
-// person's login on GitHub, never an agent id.
-const githubReviewer = "github:"
-
 var githubReviewIDPattern = tools.LazyRegexp(`^gr-[0-9]{1,19}$`)
 
 // githubReviewID is the record id of GitHub review id.

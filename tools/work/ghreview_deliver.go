@@ -15,6 +15,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/instance"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // ReviewFetcher delivers GitHub reviews for one watcher (or one
@@ -267,7 +268,7 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 		}
 	}
 	var rec GitHubReview
-	var fb Feedback
+	var fb review.Feedback
 	err = r.record(ctx, func(c *tools.Call) error {
 		cur, found, err := getGitHubReview(c.Tx, id)
 		if err != nil {
@@ -290,14 +291,14 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 		cur.Attempts++
 		cur.Claim = &ReviewClaim{Holder: r.Holder, Mark: mark, At: now}
 		cur.UpdatedAt, cur.UpdatedBy, cur.Clock = now, c.Caller.ID, c.Tx.Clock()
-		if err := c.Tx.Get(feedbackPath(cur.FeedbackID), &fb); err != nil {
+		if err := c.Tx.Get(review.FeedbackPath(cur.FeedbackID), &fb); err != nil {
 			if !errors.Is(err, gitstate.ErrNotFound) {
 				return err
 			}
 			text, items := githubFeedback(rv, t.pr.Number, comments)
-			fb = Feedback{ID: cur.FeedbackID, Reviewer: githubReviewer + rv.User, Coder: coder.ID, Type: rv.feedbackType(), Items: items, Text: text,
+			fb = review.Feedback{ID: cur.FeedbackID, Reviewer: review.GitHubReviewer + rv.User, Coder: coder.ID, Type: rv.feedbackType(), Items: items, Text: text,
 				ReviewedCommit: reviewed, Delivery: "pending", CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock()}
-			if err := c.Tx.Put(feedbackPath(fb.ID), fb); err != nil {
+			if err := c.Tx.Put(review.FeedbackPath(fb.ID), fb); err != nil {
 				return err
 			}
 		}
@@ -337,12 +338,12 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 			return c.Tx.Put(githubReviewPath(id), cur)
 		}
 		cur.Delivery, cur.Why, cur.Commit = "delivered", "", commit
-		var f Feedback
-		if err := c.Tx.Get(feedbackPath(cur.FeedbackID), &f); err != nil {
+		var f review.Feedback
+		if err := c.Tx.Get(review.FeedbackPath(cur.FeedbackID), &f); err != nil {
 			return err
 		}
 		f.Delivery, f.Commit, f.DeliveryError, f.UpdatedAt, f.UpdatedBy, f.Clock = "delivered", commit, "", now, c.Caller.ID, c.Tx.Clock()
-		if err := c.Tx.Put(feedbackPath(f.ID), f); err != nil {
+		if err := c.Tx.Put(review.FeedbackPath(f.ID), f); err != nil {
 			return err
 		}
 		if cur.State == ReviewApproved && c.Config.StringValue("github.approval_completes") == "on" {
@@ -398,20 +399,20 @@ func completeByApproval(c *tools.Call, rec *GitHubReview) error {
 // commitFeedback commits REVIEW_FEEDBACK.md on the coder's branch, unless
 // a commit for this review is on it already (a watcher killed after
 // making it, before recording it).
-func (r *ReviewFetcher) commitFeedback(ctx context.Context, t reviewTarget, rec GitHubReview, fb Feedback) (string, error) {
+func (r *ReviewFetcher) commitFeedback(ctx context.Context, t reviewTarget, rec GitHubReview, fb review.Feedback) (string, error) {
 	trailer := reviewTrailer(rec.Repo, rec.PR, rec.ReviewID)
 	cmd := exec.CommandContext(ctx, "git", "--git-dir", r.Store.GitDir(), "log", "-1", "--format=%H", "--fixed-strings", "--grep="+trailer, "refs/heads/"+t.coder.Branch, "--")
 	if out, err := cmd.Output(); err == nil && len(strings.TrimSpace(string(out))) >= 40 {
 		return strings.TrimSpace(string(out)), nil
 	}
 	msg := fmt.Sprintf("Review feedback (%s) from @%s on GitHub, pull request #%d\n\n%s", fb.Type, rec.User, rec.PR, trailer)
-	return tools.CodeRepoOf(r.Store).CommitFile(ctx, t.coder.Worktree, t.coder.Branch, FeedbackFile, []byte(githubFeedbackMarkdown(fb, rec)), msg,
+	return tools.CodeRepoOf(r.Store).CommitFile(ctx, t.coder.Worktree, t.coder.Branch, review.FeedbackFile, []byte(githubFeedbackMarkdown(fb, rec)), msg,
 		gitstate.Signature{Name: rec.User + " (GitHub)", Email: rec.User + "@users.noreply.github.com"})
 }
 
 // noteOnce notes the feedback on the reviewed commit, unless its note
 // already holds it.
-func (r *ReviewFetcher) noteOnce(ctx context.Context, fb Feedback, rec GitHubReview) error {
+func (r *ReviewFetcher) noteOnce(ctx context.Context, fb review.Feedback, rec GitHubReview) error {
 	cmd := exec.CommandContext(ctx, "git", "--git-dir", r.Store.GitDir(), "notes", "--ref", repo.RefReviewNotes, "show", fb.ReviewedCommit)
 	if out, err := cmd.Output(); err == nil && strings.Contains(string(out), "- feedback id: "+fb.ID+"\n") {
 		return nil
@@ -421,7 +422,7 @@ func (r *ReviewFetcher) noteOnce(ctx context.Context, fb Feedback, rec GitHubRev
 
 // githubFeedbackMarkdown is REVIEW_FEEDBACK.md for a GitHub review:
 // send_feedback's layout, with the pull request instead of an iteration.
-func githubFeedbackMarkdown(fb Feedback, rec GitHubReview) string {
+func githubFeedbackMarkdown(fb review.Feedback, rec GitHubReview) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Review feedback: %s\n\n", fb.Type)
 	fmt.Fprintf(&b, "- reviewer: @%s on GitHub (%s)\n- pull request: #%d\n- reviewed commit: %s\n", rec.User, rec.State, rec.PR, fb.ReviewedCommit)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // TestGitHubReviewVerdicts: only submitted reviews are feedback, and each
@@ -41,7 +43,7 @@ func TestGitHubFeedbackText(t *testing.T) {
 	if len(items) != 2 || items[0] != "a.go:3: why this?" || items[1] != "b.go: whole file" {
 		t.Errorf("items %q", items)
 	}
-	md := githubFeedbackMarkdown(Feedback{ID: "f-0123456789abcdef", Type: "needs_work", Text: text, Items: items, ReviewedCommit: "c0ffee"},
+	md := githubFeedbackMarkdown(review.Feedback{ID: "f-0123456789abcdef", Type: "needs_work", Text: text, Items: items, ReviewedCommit: "c0ffee"},
 		GitHubReview{User: "alice", State: ReviewChangesRequested, PR: 1})
 	if !strings.HasPrefix(md, "# Review feedback: needs_work\n\n- reviewer: @alice on GitHub (CHANGES_REQUESTED)\n- pull request: #1\n- reviewed commit: c0ffee\n- feedback id: f-0123456789abcdef\n\n") ||
 		!strings.HasSuffix(md, "## Actionable items\n\n- [ ] a.go:3: why this?\n- [ ] b.go: whole file\n") {

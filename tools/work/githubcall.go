@@ -12,6 +12,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // A GitHub call (create_pull_request, create_issues) is a record first:
@@ -323,7 +324,7 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 			return tools.Errorf(tools.InvalidAgentState, "%s", why).With("branch", g.Head).With("base_branch", base)
 		}
 		if _, err := dropScaffolding(ctx, r.f.Store.GitDir(), g.Head, base, g.Caller); err != nil {
-			return tools.Errorf(tools.TransientError, "could not remove %s from %s before the pull request: %v; `git codex github retry %s` tries again", FeedbackFile, g.Head, err, g.ID)
+			return tools.Errorf(tools.TransientError, "could not remove %s from %s before the pull request: %v; `git codex github retry %s` tries again", review.FeedbackFile, g.Head, err, g.ID)
 		}
 		push := []string{g.Head}
 		if epicBase(base) {

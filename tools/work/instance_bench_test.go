@@ -17,6 +17,7 @@ import (
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/instance"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // Benchmarks of the instance tools (targets from the issue, not asserted):
@@ -87,7 +88,7 @@ func BenchmarkRequestReview(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		rr := mustCall(b, reg, st, "coder", "request_review", `{}`)
 		b.StopTimer()
-		mustCall(b, reg, st, benchHuman, "instance_kill", `{"id":"`+rr.Data.(*ReviewRequested).ReviewInstanceID+`"}`)
+		mustCall(b, reg, st, benchHuman, "instance_kill", `{"id":"`+rr.Data.(*review.ReviewRequested).ReviewInstanceID+`"}`)
 		b.StartTimer()
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // publishRemote is the remote a pull request's branches are pushed to: the
@@ -115,13 +116,13 @@ func dropScaffolding(ctx context.Context, gitDir, head, base, author string) (st
 	if err != nil {
 		return "", nil // not here: nothing of ours to change
 	}
-	blob, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", old+":"+FeedbackFile)
+	blob, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", old+":"+review.FeedbackFile)
 	if err != nil {
 		return "", nil
 	}
 	for _, b := range []string{"refs/heads/" + base, "refs/remotes/" + publishRemote + "/" + base} {
 		if base != "" {
-			if _, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", b+":"+FeedbackFile); err == nil {
+			if _, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", b+":"+review.FeedbackFile); err == nil {
 				return "", nil // the project's own file
 			}
 		}
@@ -136,7 +137,7 @@ func dropScaffolding(ctx context.Context, gitDir, head, base, author string) (st
 	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "read-tree", old); err != nil {
 		return "", err
 	}
-	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "update-index", "--force-remove", "--", FeedbackFile); err != nil {
+	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "update-index", "--force-remove", "--", review.FeedbackFile); err != nil {
 		return "", err
 	}
 	tree, err := gitEnvOutput(ctx, gitDir, withIndex, "write-tree")
@@ -146,22 +147,22 @@ func dropScaffolding(ctx context.Context, gitDir, head, base, author string) (st
 	sig := tools.AuthorOf(author)
 	who := []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
 		"GIT_COMMITTER_NAME=git codex", "GIT_COMMITTER_EMAIL=git-codex@localhost"}
-	msg := "Remove " + FeedbackFile + " before the pull request\n\n" +
+	msg := "Remove " + review.FeedbackFile + " before the pull request\n\n" +
 		"The pull request shows the work. The reviews stay in this branch's history\n" +
 		"and as notes on the commits they reviewed (git log --notes=codex-reviews).\n"
 	commit, err := gitEnvOutput(ctx, gitDir, who, "commit-tree", tree, "-p", old, "-m", msg)
 	if err != nil {
 		return "", err
 	}
-	if _, err := gitOutput(ctx, gitDir, "update-ref", "-m", "git codex: remove "+FeedbackFile+" before the pull request", ref, commit, old); err != nil {
+	if _, err := gitOutput(ctx, gitDir, "update-ref", "-m", "git codex: remove "+review.FeedbackFile+" before the pull request", ref, commit, old); err != nil {
 		return "", fmt.Errorf("%s moved meanwhile: %w", head, err)
 	}
 	if wt := worktreeOf(ctx, gitDir, ref); wt != "" {
 		content, _ := gitOutput(ctx, gitDir, "cat-file", "blob", blob)
-		if entry, err := gitOutput(ctx, "", "-C", wt, "ls-files", "--stage", "--", FeedbackFile); err == nil && strings.Contains(entry, " "+blob+" ") {
-			gitOutput(ctx, "", "-C", wt, "update-index", "--force-remove", "--", FeedbackFile)
+		if entry, err := gitOutput(ctx, "", "-C", wt, "ls-files", "--stage", "--", review.FeedbackFile); err == nil && strings.Contains(entry, " "+blob+" ") {
+			gitOutput(ctx, "", "-C", wt, "update-index", "--force-remove", "--", review.FeedbackFile)
 		}
-		path := filepath.Join(wt, FeedbackFile)
+		path := filepath.Join(wt, review.FeedbackFile)
 		if cur, err := os.ReadFile(path); err == nil && string(bytes.TrimSpace(cur)) == content {
 			os.Remove(path)
 		}

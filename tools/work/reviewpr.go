@@ -9,6 +9,7 @@ import (
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/instance"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // A reviewer's create_pull_request (seed 000: review agents "create PRs
@@ -26,8 +27,8 @@ import (
 type reviewApproval struct {
 	reviewer tools.Agent
 	coder    tools.Agent
-	rel      Relationship
-	feedback Feedback
+	rel      review.Relationship
+	feedback review.Feedback
 	tm       tmux.Runner // the agents' tmux server, as the call's config says
 }
 
@@ -39,16 +40,16 @@ func approveForPR(ctx context.Context, c *tools.Call) (reviewApproval, error) {
 		return reviewApproval{}, tools.Errorf(tools.InvalidAgentState, "%s is %s, not REVIEWING: a reviewer opens a pull request only for the work it is reviewing", r.ID, r.Status).
 			With("agent_id", r.ID).With("status", r.Status)
 	}
-	var active ActiveReview
-	if err := c.Tx.Get(activeReviewPath(r.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != r.ID {
+	var active review.ActiveReview
+	if err := c.Tx.Get(review.ActiveReviewPath(r.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != r.ID {
 		return reviewApproval{}, tools.Errorf(tools.PermissionDenied, "%s is not the active reviewer of %s", r.ID, r.ReviewOf).With("agent_id", r.ID).With("coder", r.ReviewOf)
 	}
 	coder, err := tools.GetAgent(c.Tx, r.ReviewOf)
 	if err != nil {
 		return reviewApproval{}, err
 	}
-	var rel Relationship
-	if err := c.Tx.Get(relationshipPath(coder.ID, r.ID), &rel); err != nil {
+	var rel review.Relationship
+	if err := c.Tx.Get(review.RelationshipPath(coder.ID, r.ID), &rel); err != nil {
 		return reviewApproval{}, fmt.Errorf("the review's relationship: %w", err)
 	}
 	tip, err := c.Repo.RevParse(ctx, "refs/heads/"+coder.Branch)
@@ -66,13 +67,13 @@ func approveForPR(ctx context.Context, c *tools.Call) (reviewApproval, error) {
 // record, the reviewer TERMINATED, which frees the coder (ACTIVE).
 func (a *reviewApproval) end(c *tools.Call, in CreatePullRequestIn) error {
 	now := c.Tx.Now()
-	a.feedback = Feedback{
+	a.feedback = review.Feedback{
 		ID: c.Tx.NewID("f"), Reviewer: a.reviewer.ID, Coder: a.coder.ID, Iteration: a.rel.Iteration, Type: "approved",
 		Text:           "Approved; a pull request was asked for from " + a.coder.Branch + ": " + in.Title + "\n\n" + in.Description,
 		ReviewedCommit: a.rel.ReviewedCommit, Delivery: "delivered",
 		CreatedAt: now, UpdatedAt: now, UpdatedBy: a.reviewer.ID, Clock: c.Tx.Clock(),
 	}
-	if err := c.Tx.Put(feedbackPath(a.feedback.ID), a.feedback); err != nil {
+	if err := c.Tx.Put(review.FeedbackPath(a.feedback.ID), a.feedback); err != nil {
 		return err
 	}
 	a.tm = instance.Tmux(c.Config, c.Env)
@@ -82,9 +83,9 @@ func (a *reviewApproval) end(c *tools.Call, in CreatePullRequestIn) error {
 // finish, after the GitHub call: the verdict as a note on the reviewed
 // commit, the reviewer removed, and the coder told.
 func (a *reviewApproval) finish(ctx context.Context, f *tools.Followup, g GitHubCall, err error) {
-	_ = f.Repo.AddNote(ctx, repo.RefReviewNotes, a.rel.ReviewedCommit, feedbackMarkdown(a.feedback))
+	_ = f.Repo.AddNote(ctx, repo.RefReviewNotes, a.rel.ReviewedCommit, review.FeedbackMarkdown(a.feedback))
 	tm := a.tm
-	_, end := removeReviewer(ctx, f, tm, a.reviewer)
+	_, end := review.RemoveReviewer(ctx, f, tm, a.reviewer)
 	end()
 	msg := fmt.Sprintf("%s approved your work (%.12s) and asked GitHub for its pull request", a.reviewer.ID, a.rel.ReviewedCommit)
 	switch {

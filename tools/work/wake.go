@@ -12,6 +12,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/mail"
+	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // Wake-ups (issue 28, docs/WATCH.md): an agent learns of mail and review
@@ -121,7 +122,7 @@ func arrivals(src recordSource, recipient string) ([]Arrival, error) {
 	if err != nil || recipient == tools.HumanInbox {
 		return out, err
 	}
-	err = walkRecords(src, dirFeedback, func(f Feedback) {
+	err = walkRecords(src, review.DirFeedback, func(f review.Feedback) {
 		if f.Coder == recipient && f.Delivery == "delivered" {
 			out = append(out, Arrival{ID: f.ID, Kind: "feedback", From: f.Reviewer, Subject: f.Type})
 		}
@@ -186,9 +187,9 @@ func WakeText(items []Arrival) string {
 	switch len(fb) {
 	case 0:
 	case 1:
-		parts = append(parts, fmt.Sprintf("review feedback %s (%s) from %s is committed on your branch as %s: read that file", fb[0].ID, fb[0].Subject, fb[0].From, FeedbackFile))
+		parts = append(parts, fmt.Sprintf("review feedback %s (%s) from %s is committed on your branch as %s: read that file", fb[0].ID, fb[0].Subject, fb[0].From, review.FeedbackFile))
 	default:
-		parts = append(parts, fmt.Sprintf("%d review feedbacks are committed on your branch, the latest as %s: read that file", len(fb), FeedbackFile))
+		parts = append(parts, fmt.Sprintf("%d review feedbacks are committed on your branch, the latest as %s: read that file", len(fb), review.FeedbackFile))
 	}
 	return "[git codex] " + strings.Join(parts, "; ")
 }

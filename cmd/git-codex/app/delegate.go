@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/delegate"
 )
 
 // delegateExportOptions are `git codex delegate export`'s parsed flags.
@@ -45,7 +45,7 @@ func (e *env) delegateExportCommand() *cli.Command {
 			if opts.Output == "" {
 				opts.Output = defaultExportPath(st.GitDir(), opts.Session)
 			}
-			x, err := work.ExportTrajectory(c.Context, st, caller, opts.Session)
+			x, err := delegate.ExportTrajectory(c.Context, st, caller, opts.Session)
 			if err != nil {
 				return tools.AsError(err)
 			}
@@ -106,7 +106,7 @@ func (e *env) path(name string) string {
 func (e *env) renderDelegation(data any) (bool, error) {
 	w := e.stdout
 	switch d := data.(type) {
-	case *work.DelegateResult:
+	case *delegate.DelegateResult:
 		fmt.Fprintf(w, "session: %s (%s, %s)\n", d.SessionID, d.Agent, d.Status)
 		fmt.Fprintf(w, "cost:    $%.4f, %d turn(s), %d token(s)\n", d.CostUSD, d.NumTurns, d.TokensUsed)
 		if d.Partial {
@@ -118,11 +118,11 @@ func (e *env) renderDelegation(data any) (bool, error) {
 			fmt.Fprintf(w, "cut:     %s\n", d.OutputCut.Summary())
 		}
 		fmt.Fprintf(w, "\n%s\n", d.Result)
-	case *work.SessionStopped:
+	case *delegate.SessionStopped:
 		fmt.Fprintf(w, "%s (%s)\n", d.Message, d.Status)
-	case *work.SessionChanged:
+	case *delegate.SessionChanged:
 		fmt.Fprintln(w, d.Message)
-	case work.DelegationList:
+	case delegate.DelegationList:
 		if len(d.Sessions) == 0 {
 			fmt.Fprintln(e.stderr, "no delegated sessions; start one with `git codex delegate query <prompt>`")
 			return true, nil

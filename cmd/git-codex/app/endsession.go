@@ -5,17 +5,17 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/tmux"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/review"
 	"github.com/urfave/cli/v2"
 )
 
 // endSessionCommand kills a tmux session and its panes' process trees
 // after a moment (hidden: a reviewer's own git codex mcp starts it,
 // detached, to end the reviewer's session once its answer is out; see
-// work.EndSessionCommand).
+// review.EndSessionCommand).
 func (e *env) endSessionCommand() *cli.Command {
 	return &cli.Command{
-		Name:      work.EndSessionCommand,
+		Name:      review.EndSessionCommand,
 		Hidden:    true,
 		Usage:     "kill a tmux session and every process of its panes after a moment (started by git codex itself)",
 		ArgsUsage: "SESSION",
@@ -25,7 +25,7 @@ func (e *env) endSessionCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError{err: errors.New("end-session takes one session name"), help: "git codex " + work.EndSessionCommand}
+				return usageError{err: errors.New("end-session takes one session name"), help: "git codex " + review.EndSessionCommand}
 			}
 			select {
 			case <-time.After(c.Duration("after")):

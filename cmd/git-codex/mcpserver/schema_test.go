@@ -15,7 +15,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
-	"github.com/gitcodex/git-codex/tools/work"
+	"github.com/gitcodex/git-codex/tools/delegate"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -271,7 +271,7 @@ func TestMCPResultsMatchOutputSchemas(t *testing.T) {
 				t.Fatal(err)
 			}
 			var env struct {
-				Data work.DelegationList `json:"data"`
+				Data delegate.DelegationList `json:"data"`
 			}
 			remarshal(t, r.StructuredContent, &env)
 			if len(env.Data.Sessions) == 1 {

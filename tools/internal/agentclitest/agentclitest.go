@@ -2,7 +2,7 @@
 // Gemini CLI) in tests: where they are installed, a private environment
 // for them, and a stand-in MCP server named git-codex. It is shared by
 // the tests of the launchers (tools/instance) and of the headless turns
-// (tools/work), which run the same CLIs.
+// (tools/delegate), which run the same CLIs.
 package agentclitest
 
 import (

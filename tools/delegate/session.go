@@ -1,4 +1,4 @@
-package work
+package delegate
 
 import (
 	"bufio"
@@ -43,117 +43,6 @@ var serverNamePattern = tools.LazyRegexp(`^[a-z][a-z0-9_-]{0,31}$`)
 // modelPattern is what a model name may look like (an alias such as
 // sonnet, or a full id such as claude-sonnet-4-5 or gpt-5-codex).
 var modelPattern = tools.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$`)
-
-// DelegateQueryIn is agent_query's (and agent_query_stream's) input.
-type DelegateQueryIn struct {
-	Prompt         string          `json:"prompt" jsonschema:"the job" text:"multiline"`
-	Agent          string          `json:"agent,omitempty" jsonschema:"claude (default), codex or gemini"`
-	Model          string          `json:"model,omitempty" jsonschema:"e.g. sonnet, opus; default: the CLI's"`
-	MaxTurns       int             `json:"max_turns,omitempty" jsonschema:"most agent turns (default 30)"`
-	BudgetTokens   int             `json:"budget_tokens,omitempty" jsonschema:"tokens per turn; codex and gemini: checked between turns (default 100000)"`
-	TimeoutSeconds int             `json:"timeout_seconds,omitempty" jsonschema:"per turn (default 1800)"`
-	WorkingDir     string          `json:"working_dir,omitempty" jsonschema:"default: your worktree"`
-	PermissionMode string          `json:"permission_mode,omitempty" jsonschema:"auto (default), allow or deny"`
-	MCPServers     []MCPServerSpec `json:"mcp_servers,omitempty" jsonschema:"MCP servers for the agent"`
-}
-
-// DelegateResult is what a delegated turn returns (seed 002's output).
-// A turn stopped early (budget_tokens, max_turns, an interrupt) still
-// succeeds, with partial set and reason and error saying why: the seed's
-// third error level.
-type DelegateResult struct {
-	SessionID      string     `json:"session_id"`
-	Result         string     `json:"result"`
-	CostUSD        float64    `json:"cost_usd"`
-	NumTurns       int        `json:"num_turns"`
-	TokensUsed     int        `json:"tokens_used"`
-	Status         string     `json:"status"`
-	Agent          string     `json:"agent"`
-	AgentSessionID string     `json:"agent_session_id,omitempty" jsonschema:"the agent CLI's own session id (what --resume gets)"`
-	Partial        bool       `json:"partial,omitempty"`
-	Reason         string     `json:"reason,omitempty" jsonschema:"why the turn stopped early (budget_tokens, max_turns, timeout, interrupted or disconnected), or went over budget_tokens without being stopped (budget_tokens, partial false)"`
-	Error          string     `json:"error,omitempty"`
-	BudgetEnforced string     `json:"budget_enforced" jsonschema:"how budget_tokens is enforced for this agent: during_turn (claude reports usage as it goes) or between_turns (codex and gemini report it at a turn's end only)"`
-	OutputCut      *OutputCut `json:"output_cut,omitempty" jsonschema:"present when git codex did not keep all of the agent CLI's output: lines over delegate.max_line_bytes had their long strings cut (each ends [... N bytes cut by git codex]) or were skipped, or lines past delegate.max_transcript_bytes were not written to the transcript"`
-}
-
-// AgentQuery runs a prompt on an agent CLI and waits for its result.
-var AgentQuery = tools.Define("agent_query", "delegate.query",
-	"Delegate a prompt to an agent CLI (claude, codex, gemini) headless; returns its result, cost and turns. The session is recorded, to continue, interrupt or abort.",
-	tools.CLI{Path: "delegate query", Args: []string{"prompt"}, Envelope: true},
-	func(ctx context.Context, c *tools.Call, in DelegateQueryIn) (*DelegateResult, error) {
-		return startQuery(c, in, false)
-	})
-
-// AgentQueryStream is agent_query that reports each message as it comes.
-var AgentQueryStream = tools.Define("agent_query_stream", "delegate.query",
-	"Same as agent_query, and each message (assistant text, tool use, tool result) is reported as it comes: as MCP progress notifications "+
-		"(when the client sends a progress token), or printed on stderr from the CLI. Returns the final result.",
-	tools.CLI{Path: "delegate stream", Args: []string{"prompt"}, Envelope: true},
-	func(ctx context.Context, c *tools.Call, in DelegateQueryIn) (*DelegateResult, error) {
-		return startQuery(c, in, true)
-	})
-
-// startQuery checks a query, records its session RUNNING and runs its
-// first turn after the commit.
-func startQuery(c *tools.Call, in DelegateQueryIn, stream bool) (*DelegateResult, error) {
-	if in.Agent == "" {
-		in.Agent = defaultDelegateAgent
-	}
-	if in.PermissionMode == "" {
-		in.PermissionMode = defaultPermissionMode
-	}
-	maxTurnsSet := in.MaxTurns != 0
-	if in.MaxTurns == 0 {
-		in.MaxTurns = defaultMaxTurns
-	}
-	if in.BudgetTokens == 0 {
-		in.BudgetTokens = defaultBudgetTokens
-	}
-	if in.MaxTurns < 0 || in.MaxTurns > 1000 {
-		return nil, tools.Errorf(tools.InvalidInput, "max_turns must be between 1 and 1000, got %d", in.MaxTurns).With("field", "max_turns")
-	}
-	if in.BudgetTokens < 0 {
-		return nil, tools.Errorf(tools.InvalidInput, "budget_tokens must be positive, got %d", in.BudgetTokens).With("field", "budget_tokens")
-	}
-	if in.TimeoutSeconds < 0 || in.TimeoutSeconds > instance.MaxTimeoutSeconds {
-		return nil, tools.Errorf(tools.InvalidInput, "timeout_seconds must be between 1 and %d, got %d", instance.MaxTimeoutSeconds, in.TimeoutSeconds).With("field", "timeout_seconds")
-	}
-	if err := checkPrompt(in.Prompt); err != nil {
-		return nil, err
-	}
-	if err := checkDelegateOptions(in.Model, in.PermissionMode); err != nil {
-		return nil, err
-	}
-	for _, s := range in.MCPServers {
-		if !serverNamePattern.MatchString(s.Name) || s.Command == "" {
-			return nil, tools.Errorf(tools.InvalidInput, "each of mcp_servers needs a name (letters, digits, - and _) and a command; got name %q, command %q", s.Name, s.Command).With("field", "mcp_servers")
-		}
-	}
-	dir, err := delegateWorkDir(c, in.WorkingDir)
-	if err != nil {
-		return nil, err
-	}
-	l, h, err := delegateLauncher(c, in.Agent)
-	if err != nil {
-		return nil, err
-	}
-	spec := turnSpec{Model: in.Model, PermissionMode: in.PermissionMode, MaxTurns: in.MaxTurns, MaxTurnsSet: maxTurnsSet, MCPServers: in.MCPServers}
-	if _, err := h.args(spec); err != nil {
-		return nil, err
-	}
-	now := c.Tx.Now()
-	host, _ := os.Hostname()
-	d := Delegation{
-		ID: c.Tx.NewID("dlg"), Agent: l.Name, Model: in.Model, PermissionMode: in.PermissionMode, WorkingDir: dir,
-		MaxTurns: in.MaxTurns, BudgetTokens: in.BudgetTokens, TimeoutSeconds: in.TimeoutSeconds, Owner: c.Caller.ID, Host: host, CreatedAt: now,
-	}
-	for _, s := range in.MCPServers {
-		d.MCPServers = append(d.MCPServers, s.Name)
-	}
-	c.Summarize("%s delegated to %s: %s", c.Caller.ID, l.Name, mail.OneLineCut(in.Prompt))
-	return beginTurn(c, d, l, h, spec, in.Prompt, stream)
-}
 
 // beginTurn records a turn RUNNING (holding the session's work mark from
 // before the commit, so a runner that dies leaves a RUNNING session whose
@@ -361,123 +250,6 @@ func delegateWorkDir(c *tools.Call, dir string) (string, error) {
 	return filepath.Clean(dir), nil
 }
 
-// DelegateContinueIn is agent_continue's input.
-type DelegateContinueIn struct {
-	SessionID string `json:"session_id"`
-	Prompt    string `json:"prompt" text:"multiline"`
-}
-
-// AgentContinue runs one more turn of a delegated session.
-var AgentContinue = tools.Define("agent_continue", "delegate.continue",
-	"Continue a delegated session with a new prompt: the agent CLI resumes its own session (claude --resume <session_id>) with the session's current model and permission mode.",
-	tools.CLI{Path: "delegate continue", Args: []string{"session_id", "prompt"}, Envelope: true},
-	func(ctx context.Context, c *tools.Call, in DelegateContinueIn) (*DelegateResult, error) {
-		if err := checkPrompt(in.Prompt); err != nil {
-			return nil, err
-		}
-		d, err := nextTurn(c, in.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		l, h, spec, err := resumeSpec(c, d)
-		if err != nil {
-			return nil, err
-		}
-		c.Summarize("%s continued %s: %s", c.Caller.ID, d.ID, mail.OneLineCut(in.Prompt))
-		return beginTurn(c, d, l, h, spec, in.Prompt, false)
-	})
-
-// nextTurn reads a session the caller may control and that can take a
-// turn: not running one (a RUNNING session whose runner died is recorded
-// FAILED first), and whose agent reported its session id.
-func nextTurn(c *tools.Call, id string) (Delegation, error) {
-	d, err := controlled(c, id)
-	if err != nil {
-		return d, err
-	}
-	if d.Status == DelegationRunning {
-		if c.Repo.WorkHeld(d.workMark()) {
-			return d, tools.Errorf(tools.SessionBusy, "delegated session %s is running a turn; wait for its result or stop it with `git codex delegate interrupt %s`", id, id).With("session_id", id)
-		}
-		d.Status, d.StatusReason = DelegationFailed, "its runner died before recording the turn's end"
-	}
-	if d.AgentSessionID == "" {
-		return d, tools.Errorf(tools.InvalidAgentState, "delegated session %s has no %s session to resume (its first turn never reported one); start a new query", id, d.Agent).With("session_id", id)
-	}
-	return d, nil
-}
-
-// resumeSpec is the next turn of d: its agent, and its options now.
-func resumeSpec(c *tools.Call, d Delegation) (instance.Launcher, headless, turnSpec, error) {
-	l, h, err := delegateLauncher(c, d.Agent)
-	if err != nil {
-		return l, h, turnSpec{}, err
-	}
-	spec := turnSpec{Model: d.Model, PermissionMode: d.PermissionMode, MaxTurns: d.MaxTurns, Resume: d.AgentSessionID}
-	_, err = h.args(spec)
-	return l, h, spec, err
-}
-
-// DelegateResumeIn is agent_resume's input.
-type DelegateResumeIn struct {
-	TrajectoryPath string `json:"trajectory_path,omitempty" jsonschema:"a trajectory file written by git codex delegate export"`
-	SessionID      string `json:"session_id,omitempty" jsonschema:"or a delegated session's id"`
-	Prompt         string `json:"prompt,omitempty" jsonschema:"default: Continue from where we left off." text:"multiline"`
-}
-
-const defaultResumePrompt = "Continue from where we left off."
-
-// AgentResume resumes a session from a trajectory file or by id.
-var AgentResume = tools.Define("agent_resume", "delegate.resume",
-	"Resume a delegated session from a trajectory file (git codex delegate export) or by session id, with an optional prompt. "+
-		"A trajectory starts a new session owned by the caller that resumes the agent CLI's own session.",
-	tools.CLI{Path: "delegate resume", Envelope: true},
-	func(ctx context.Context, c *tools.Call, in DelegateResumeIn) (*DelegateResult, error) {
-		if (in.TrajectoryPath == "") == (in.SessionID == "") {
-			return nil, tools.Errorf(tools.InvalidInput, "give exactly one of trajectory_path and session_id").With("field", "trajectory_path")
-		}
-		if in.Prompt == "" {
-			in.Prompt = defaultResumePrompt
-		}
-		if err := checkPrompt(in.Prompt); err != nil {
-			return nil, err
-		}
-		var d Delegation
-		if in.SessionID != "" {
-			var err error
-			if d, err = nextTurn(c, in.SessionID); err != nil {
-				return nil, err
-			}
-		} else {
-			t, err := readTrajectory(c, in.TrajectoryPath)
-			if err != nil {
-				return nil, err
-			}
-			dir, err := delegateWorkDir(c, t.WorkingDir)
-			if err != nil {
-				dir, _ = delegateWorkDir(c, "")
-			}
-			host, _ := os.Hostname()
-			d = Delegation{
-				ID: c.Tx.NewID("dlg"), Agent: t.Agent, AgentSessionID: t.AgentSessionID, Model: t.Model, PermissionMode: t.PermissionMode,
-				WorkingDir: dir, MaxTurns: t.MaxTurns, BudgetTokens: t.BudgetTokens, TimeoutSeconds: t.TimeoutSeconds, AgentTokens: t.AgentTokens,
-				Owner: c.Caller.ID, Host: host, CreatedAt: c.Tx.Now(),
-			}
-			if d.MaxTurns <= 0 {
-				d.MaxTurns = defaultMaxTurns
-			}
-			if d.BudgetTokens <= 0 {
-				d.BudgetTokens = defaultBudgetTokens
-			}
-		}
-		l, h, spec, err := resumeSpec(c, d)
-		if err != nil {
-			return nil, err
-		}
-		c.Summarize("%s resumed %s (%s)", c.Caller.ID, d.ID, d.Agent)
-		return beginTurn(c, d, l, h, spec, in.Prompt, false)
-	})
-
 // Trajectory is a delegated session as `git codex delegate export` writes
 // it: the session's record and its transcript (the agent CLI's JSON lines,
 // as received).
@@ -524,23 +296,6 @@ type SessionStopped struct {
 	Status    string `json:"status" jsonschema:"the session's status once its process ended"`
 	Message   string `json:"message"`
 }
-
-// AgentInterrupt stops a running turn gracefully.
-var AgentInterrupt = tools.Define("agent_interrupt", "delegate.interrupt",
-	"Gracefully stop a delegated session's running turn: SIGINT to its process group, then wait for it to end (killed after 5 s). "+
-		"The turn's caller gets its partial result; the session is INTERRUPTED and may be continued.",
-	tools.CLI{Path: "delegate interrupt", Args: []string{"session_id"}},
-	func(ctx context.Context, c *tools.Call, in SessionIDIn) (*SessionStopped, error) {
-		return stopTurn(c, in.SessionID, "interrupt")
-	})
-
-// AgentAbort kills a running turn.
-var AgentAbort = tools.Define("agent_abort", "delegate.abort",
-	"Forcefully stop a delegated session's running turn: SIGKILL to its whole process group. The session is ABORTED.",
-	tools.CLI{Path: "delegate abort", Args: []string{"session_id"}},
-	func(ctx context.Context, c *tools.Call, in SessionIDIn) (*SessionStopped, error) {
-		return stopTurn(c, in.SessionID, "abort")
-	})
 
 // stopTurn records the request to stop (the runner reads it when the
 // process ends), then signals the process group after the commit and
@@ -606,12 +361,6 @@ func stopTurn(c *tools.Call, id, how string) (*SessionStopped, error) {
 	return out, nil
 }
 
-// SetModelIn is agent_set_model's input.
-type SetModelIn struct {
-	SessionID string `json:"session_id"`
-	Model     string `json:"model" jsonschema:"e.g. sonnet, opus, haiku"`
-}
-
 // SessionChanged is what set_model and set_permission_mode return.
 type SessionChanged struct {
 	SessionID      string `json:"session_id"`
@@ -619,46 +368,6 @@ type SessionChanged struct {
 	PermissionMode string `json:"permission_mode"`
 	Message        string `json:"message"`
 }
-
-// AgentSetModel changes a session's model for its next turn.
-var AgentSetModel = tools.Define("agent_set_model", "delegate.set_model",
-	"Change a delegated session's model; its next turn (agent_continue) runs with it.",
-	tools.CLI{Path: "delegate set-model", Args: []string{"session_id", "model"}},
-	func(ctx context.Context, c *tools.Call, in SetModelIn) (*SessionChanged, error) {
-		if in.Model == "" {
-			return nil, tools.Errorf(tools.InvalidInput, "model is required (e.g. sonnet, opus, haiku)").With("field", "model")
-		}
-		return changeSession(c, in.SessionID, func(d *Delegation) error {
-			if err := checkDelegateOptions(in.Model, ""); err != nil {
-				return err
-			}
-			d.Model = in.Model
-			return nil
-		}, "Model changed to "+in.Model)
-	})
-
-// SetPermissionModeIn is agent_set_permission_mode's input.
-type SetPermissionModeIn struct {
-	SessionID string `json:"session_id"`
-	Mode      string `json:"mode" jsonschema:"auto, allow or deny"`
-}
-
-// AgentSetPermissionMode changes a session's permission mode.
-var AgentSetPermissionMode = tools.Define("agent_set_permission_mode", "delegate.set_permission_mode",
-	"Change a delegated session's permission mode (auto, allow, deny); its next turn runs with it.",
-	tools.CLI{Path: "delegate set-permission-mode", Args: []string{"session_id", "mode"}},
-	func(ctx context.Context, c *tools.Call, in SetPermissionModeIn) (*SessionChanged, error) {
-		return changeSession(c, in.SessionID, func(d *Delegation) error {
-			if in.Mode == "" {
-				return tools.Errorf(tools.InvalidInput, "mode is required: auto, allow or deny").With("field", "mode")
-			}
-			if err := checkDelegateOptions("", in.Mode); err != nil {
-				return err
-			}
-			d.PermissionMode = in.Mode
-			return nil
-		}, "Permission mode changed to "+in.Mode)
-	})
 
 // changeSession applies change to a session the caller controls, checks
 // that its agent can still honour it, and records it.
@@ -680,64 +389,6 @@ func changeSession(c *tools.Call, id string, change func(*Delegation) error, wha
 	c.Summarize("%s: %s", c.Caller.ID, msg)
 	return &SessionChanged{SessionID: id, Model: d.Model, PermissionMode: d.PermissionMode, Message: msg}, putDelegation(c, &d)
 }
-
-// DelegateListIn is agent_list_sessions' input.
-type DelegateListIn struct {
-	Status string `json:"status,omitempty" jsonschema:"only sessions with this status: RUNNING, DONE, INTERRUPTED, ABORTED or FAILED"`
-}
-
-// DelegationSummary is one session in a listing.
-type DelegationSummary struct {
-	SessionID      string    `json:"session_id"`
-	Status         string    `json:"status"`
-	StatusReason   string    `json:"status_reason,omitempty"`
-	Agent          string    `json:"agent"`
-	AgentSessionID string    `json:"agent_session_id,omitempty"`
-	Model          string    `json:"model,omitempty"`
-	PermissionMode string    `json:"permission_mode"`
-	Owner          string    `json:"owner"`
-	WorkingDir     string    `json:"working_dir"`
-	CostUSD        float64   `json:"cost_usd"`
-	NumTurns       int       `json:"num_turns"`
-	TokensUsed     int       `json:"tokens_used"`
-	Prompts        int       `json:"prompts" jsonschema:"the calls that ran a turn (query, continue, resume)"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-}
-
-// DelegationList is agent_list_sessions' output.
-type DelegationList struct {
-	Sessions []DelegationSummary `json:"sessions"`
-}
-
-// AgentListSessions lists the delegated sessions the caller may see.
-var AgentListSessions = tools.Define("agent_list_sessions", "delegate.list",
-	"List the delegated sessions the caller may see (its own; an agent's supervisor sees its agents'; supervisors and people see all), oldest first, with status, cost and turns.",
-	tools.CLI{Path: "delegate list"},
-	func(ctx context.Context, c *tools.Call, in DelegateListIn) (DelegationList, error) {
-		if in.Status != "" && !slices.Contains([]string{DelegationRunning, DelegationDone, DelegationInterrupted, DelegationAborted, DelegationFailed}, in.Status) {
-			return DelegationList{}, tools.Errorf(tools.InvalidInput, "status %q: use RUNNING, DONE, INTERRUPTED, ABORTED or FAILED", in.Status).With("field", "status")
-		}
-		out := DelegationList{Sessions: []DelegationSummary{}}
-		err := tools.WalkJSON(c.Tx, dirDelegations, func(d Delegation) {
-			if (in.Status != "" && d.Status != in.Status) || !mayControl(c, d) {
-				return
-			}
-			out.Sessions = append(out.Sessions, DelegationSummary{
-				SessionID: d.ID, Status: d.Status, StatusReason: d.StatusReason, Agent: d.Agent, AgentSessionID: d.AgentSessionID, Model: d.Model,
-				PermissionMode: d.PermissionMode, Owner: d.Owner, WorkingDir: d.WorkingDir, CostUSD: d.CostUSD, NumTurns: d.NumTurns,
-				TokensUsed: d.TokensUsed, Prompts: len(d.Turns), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-			})
-		})
-		slices.SortFunc(out.Sessions, func(a, b DelegationSummary) int {
-			if a.SessionID < b.SessionID {
-				return -1
-			}
-			return 1
-		})
-		c.Summarize("%s listed %d delegated session(s)", c.Caller.ID, len(out.Sessions))
-		return out, err
-	}).Hint(tools.Hints{ReadOnly: true, Idempotent: true})
 
 // ExportTrajectory finds a session the caller may see, for `git codex
 // delegate export`, which then writes it with WriteTo: its transcript

@@ -1,4 +1,4 @@
-package work
+package delegate
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 )
 
-// dirDelegations holds delegated sessions (seed 002):
+// Dir holds delegated sessions (seed 002):
 // delegations/<x>/<y>/<id>.json. ("sessions" are seed 001's cycle
 // sessions.)
-const dirDelegations = "delegations"
+const Dir = "delegations"
 
 // Delegated session statuses.
 const (
@@ -109,7 +109,7 @@ type DelegationTurn struct {
 var delegationIDPattern = tools.LazyRegexp(`^dlg-[0-9a-z]{16}$`)
 
 func delegationPath(id string) string {
-	return dirDelegations + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+	return Dir + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
 // workMark is the name of the work mark a turn's runner holds while its
@@ -165,7 +165,7 @@ func controlled(c *tools.Call, id string) (Delegation, error) {
 // delegationKind: delegations/<x>/<y>/<id>.json, its id its name and
 // fan-out, its owner a caller id, its status one of the five.
 func delegationKind() tools.Kind {
-	k := tools.Kind{Name: "delegation", Dir: dirDelegations, Depth: 3, Fanout: 2}
+	k := tools.Kind{Name: "delegation", Dir: Dir, Depth: 3, Fanout: 2}
 	k = tools.RecordKind(k, func(rel []string, name string, d *Delegation) error {
 		if d.ID != name || !delegationIDPattern.MatchString(d.ID) || !tools.FannedOut(rel, d.ID) {
 			return fmt.Errorf("delegation record %q does not belong at this path", d.ID)
@@ -178,7 +178,7 @@ func delegationKind() tools.Kind {
 		}
 		return nil
 	})
-	k.Retention = retainDelegations
+	k.Retention = Retention
 	k.Archived = func(data []byte) bool {
 		var d Delegation
 		return json.Unmarshal(data, &d) == nil && d.Status != "" && d.Status != DelegationRunning
@@ -192,7 +192,7 @@ func delegationKind() tools.Kind {
 // process), and returns their ids.
 func reapDelegations(c *tools.Call, dryRun bool) ([]string, error) {
 	var dead []Delegation
-	err := tools.WalkJSON(c.Tx, dirDelegations, func(d Delegation) {
+	err := tools.WalkJSON(c.Tx, Dir, func(d Delegation) {
 		if d.Status == DelegationRunning && !c.Repo.WorkHeld(d.workMark()) {
 			dead = append(dead, d)
 		}
@@ -227,3 +227,7 @@ func reapDelegations(c *tools.Call, dryRun bool) ([]string, error) {
 // delegationKillGrace is how long reap waits, after SIGTERM, for what a
 // dead runner's turn started to exit before it sends SIGKILL.
 const delegationKillGrace = 2 * time.Second
+
+// Retention is the retention class of delegation records: the archive
+// tool's retention.delegations, whose sessions it archives once ended.
+const Retention = "delegations"

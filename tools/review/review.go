@@ -1,4 +1,4 @@
-package work
+package review
 
 import (
 	"fmt"
@@ -8,16 +8,17 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 )
 
-// dirActiveReviews holds one record per coder under review: its active
+// DirActiveReviews holds one record per coder under review: its active
 // review's claim.
-const dirActiveReviews = "reviews/active"
+const DirActiveReviews = "reviews/active"
 
-func activeReviewPath(coder string) string { return dirActiveReviews + "/" + coder + ".json" }
+// ActiveReviewPath is where coder's active review record lives.
+func ActiveReviewPath(coder string) string { return DirActiveReviews + "/" + coder + ".json" }
 
 // activeReviewKind: reviews/active/<coder>.json. One active review per
 // coder, also across machines.
 func activeReviewKind() tools.Kind {
-	k := tools.Kind{Name: "review", Dir: dirActiveReviews, Depth: 1, Claim: &tools.ClaimRule{Resource: "coder", Coupled: []string{"review"}}}
+	k := tools.Kind{Name: "review", Dir: DirActiveReviews, Depth: 1, Claim: &tools.ClaimRule{Resource: "coder", Coupled: []string{"review"}}}
 	return tools.RecordKind(k, func(_ []string, name string, r *ActiveReview) error {
 		if r.Coder != name || tools.ValidateAgentID(r.Coder) != nil {
 			return fmt.Errorf("active review record names coder %q", r.Coder)
@@ -46,7 +47,7 @@ func endActiveReview(c *tools.Call, a *tools.Agent) error {
 		return nil
 	}
 	var active ActiveReview
-	if err := c.Tx.Get(activeReviewPath(a.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != a.ID {
+	if err := c.Tx.Get(ActiveReviewPath(a.ReviewOf), &active); err != nil || active.Claim == nil || active.Claim.Holder != a.ID {
 		return nil
 	}
 	coder, err := tools.GetAgent(c.Tx, a.ReviewOf)

@@ -1,4 +1,4 @@
-package work
+package delegate
 
 // The recorder of testdata/streams: each agent CLI's output lines for
 // normal turns, tool calls and errors, taken from the real binaries run
