@@ -80,10 +80,10 @@ type Hooks struct {
 	// order; each returns the latest commit of the call (the one it
 	// wrote, or commit unchanged). It never changes the call's answer.
 	OnFailure []func(ctx context.Context, st *gitstate.Store, c *Call, res Result, commit string) string
-	// UnknownTool explains a name that is no tool (seed tool names git
-	// codex spells differently); nil, or a nil answer, gives
-	// TOOL_NOT_FOUND.
-	UnknownTool func(name string) *Error
+	// UnknownTool explains a name that is no tool, in order, the first
+	// answer wins: each package answers for other seeds' names of its own
+	// tools (Renamed); none, or no answer, gives TOOL_NOT_FOUND.
+	UnknownTool []func(name string) *Error
 	// SettleClaims runs inside a sync's merge commit, after MergeRecord
 	// settled every record both sides changed: it restores the
 	// one-holder invariant of the kinds that have one (kinds), recording
@@ -158,10 +158,27 @@ func (r *Registry) onFailure(ctx context.Context, st *gitstate.Store, c *Call, r
 
 // unknown is the refusal of a name that is no tool.
 func (r *Registry) unknown(name string) *Error {
-	if r.hooks.UnknownTool != nil {
-		if e := r.hooks.UnknownTool(name); e != nil {
+	for _, fn := range r.hooks.UnknownTool {
+		if e := fn(name); e != nil {
 			return e
 		}
 	}
 	return Errorf(ToolNotFound, "no tool named %q; list them with `git codex tools`", name).With("tool", name)
+}
+
+// Renamed is an UnknownTool step for a package whose tools other seeds
+// name differently (names: theirs to ours): TOOL_NOT_FOUND naming the
+// tool that does the job (details.use). They are named in the refusal,
+// not served as aliases: an alias would list every such tool twice to
+// every agent (tools/list is paid for in tokens each turn) and put two
+// names for one call in the audit trail.
+func Renamed(names map[string]string) func(name string) *Error {
+	return func(name string) *Error {
+		ours, ok := names[name]
+		if !ok {
+			return nil
+		}
+		return Errorf(ToolNotFound, "no tool named %q: git codex calls it %s (the same arguments; see `git codex tools %s`)", name, ours, ours).
+			With("tool", name).With("use", ours)
+	}
 }

@@ -47,11 +47,9 @@ func TestHooksRunWhereTheRegistrySaysSo(t *testing.T) {
 				failed = append(failed, string(res.Error.Code)+" after "+commit)
 				return "latest"
 			}},
-		UnknownTool: func(name string) *Error {
-			if name == "claude_query" {
-				return Errorf(ToolNotFound, "use agent_query").With("use", "agent_query")
-			}
-			return nil
+		UnknownTool: []func(name string) *Error{
+			func(name string) *Error { return nil },
+			Renamed(map[string]string{"claude_query": "agent_query"}),
 		},
 	}})
 	if r := hooked.CallAs(ctx, st, human, "claude_query", json.RawMessage(`{}`)); r.Error == nil || r.Error.Details["use"] != "agent_query" {

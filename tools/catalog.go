@@ -46,8 +46,8 @@ func (r *Registry) ConfigKeys() *ConfigKeys { return r.keys() }
 // Join is the catalogs of several packages as one, for the assembly: their
 // tools, kinds, config keys and key patterns in order, and their hooks
 // (the pipeline runs each package's BeforeHandler, OnFailure, AgentEnded
-// and Reapers steps in order; UnknownTool and SettleClaims belong to one package, and Join
-// panics if two set one).
+// and Reapers steps in order, and asks each UnknownTool step in order; SettleClaims belongs
+// to one package, and Join panics if two set it).
 func Join(cats ...Catalog) Catalog {
 	var out Catalog
 	for _, c := range cats {
@@ -59,12 +59,7 @@ func Join(cats ...Catalog) Catalog {
 		out.Hooks.OnFailure = append(out.Hooks.OnFailure, c.Hooks.OnFailure...)
 		out.Hooks.AgentEnded = append(out.Hooks.AgentEnded, c.Hooks.AgentEnded...)
 		out.Hooks.Reapers = append(out.Hooks.Reapers, c.Hooks.Reapers...)
-		if c.Hooks.UnknownTool != nil {
-			if out.Hooks.UnknownTool != nil {
-				panic("tools: two catalogs set Hooks.UnknownTool")
-			}
-			out.Hooks.UnknownTool = c.Hooks.UnknownTool
-		}
+		out.Hooks.UnknownTool = append(out.Hooks.UnknownTool, c.Hooks.UnknownTool...)
 		if c.Hooks.SettleClaims != nil {
 			if out.Hooks.SettleClaims != nil {
 				panic("tools: two catalogs set Hooks.SettleClaims")

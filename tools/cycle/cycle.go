@@ -5,7 +5,7 @@
 // lives in its lock's record (tools/lock's Lock and Cycle), so lock sits
 // below it; lock_acquire {session_token} reaches this package through
 // the AcquireLock the assembly hands lock.Catalog. The seeds' other names
-// for tools are answered here too (unknownTool, the UnknownTool hook).
+// for its tools (seed 001's dotted names) are answered here too (unknownTool, its UnknownTool step).
 package cycle
 
 import (
@@ -142,33 +142,13 @@ var seedToolNames = map[string]string{
 	"handoff.read": "handoff_read", "handoff.write": "handoff_write",
 }
 
-// renamedTools maps the other seeds' tool names to the git codex tools
-// that do their job: seed 002's claude_* tools delegate to any agent CLI
-// here, so they are agent_*; seed 000 calls create_pull_request create_pr
-// in places. They are named in the refusal, not served as aliases: an
-// alias would list every such tool twice to every agent (tools/list is
-// paid for in tokens each turn) and put two names for one call in the
-// audit trail.
-var renamedTools = map[string]string{
-	"claude_query": "agent_query", "claude_query_stream": "agent_query_stream", "claude_continue": "agent_continue",
-	"claude_resume": "agent_resume", "claude_interrupt": "agent_interrupt", "claude_abort": "agent_abort",
-	"claude_set_model": "agent_set_model", "claude_set_permission_mode": "agent_set_permission_mode",
-	"create_pr": "create_pull_request",
-}
-
-// unknownTool is the UnknownTool hook (Hooks): the error for a call to a
-// tool that does not exist, when the name is another seed's: seed 001's
-// INVALID_TOOL, naming our spelling, for the seed's dotted names;
-// TOOL_NOT_FOUND naming the tool that does the job (details.use) for the
-// other seeds' names. nil for any other name (the registry's plain
-// TOOL_NOT_FOUND).
+// unknownTool is cycle's UnknownTool step (Hooks): seed 001's
+// INVALID_TOOL, naming our spelling, for the seed's dotted names; nil for
+// any other name (other seeds' names are answered by the packages whose
+// tools they mean, tools.Renamed).
 func unknownTool(name string) *tools.Error {
 	if ours, ok := seedToolNames[name]; ok {
 		return tools.Errorf(tools.InvalidTool, "no tool named %q: git codex spells it %s", name, ours).With("tool", name).With("use", ours)
-	}
-	if ours, ok := renamedTools[name]; ok {
-		return tools.Errorf(tools.ToolNotFound, "no tool named %q: git codex calls it %s (the same arguments; see `git codex tools %s`)", name, ours, ours).
-			With("tool", name).With("use", ours)
 	}
 	return nil
 }
@@ -233,7 +213,7 @@ type CycleStepDone struct {
 func Catalog() tools.Catalog {
 	return tools.Catalog{
 		Tools:      []*tools.Tool{SessionOpen, CycleStart, CycleStatusTool, CycleComplete, CycleArchive, HandoffWrite, HandoffRead},
-		Hooks:      tools.Hooks{UnknownTool: unknownTool},
+		Hooks:      tools.Hooks{UnknownTool: []func(string) *tools.Error{unknownTool}},
 		Kinds:      []tools.Kind{sessionKind()},
 		ConfigKeys: cycleKeys(),
 	}

@@ -19,8 +19,19 @@ func Catalog() tools.Catalog {
 		Tools: []*tools.Tool{
 			AgentListSessions, AgentQuery, AgentQueryStream, AgentContinue, AgentResume, AgentInterrupt, AgentAbort, AgentSetModel, AgentSetPermissionMode,
 		},
-		Hooks:      tools.Hooks{Reapers: []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations}},
+		Hooks: tools.Hooks{
+			Reapers:     []func(c *tools.Call, dryRun bool) ([]string, error){reapDelegations},
+			UnknownTool: []func(string) *tools.Error{tools.Renamed(seedToolNames)},
+		},
 		Kinds:      []tools.Kind{delegationKind()},
 		ConfigKeys: delegateKeys(),
 	}
+}
+
+// seedToolNames are seed 002's names of this package's tools: its
+// claude_* tools delegate to any agent CLI here, so they are agent_*.
+var seedToolNames = map[string]string{
+	"claude_query": "agent_query", "claude_query_stream": "agent_query_stream", "claude_continue": "agent_continue",
+	"claude_resume": "agent_resume", "claude_interrupt": "agent_interrupt", "claude_abort": "agent_abort",
+	"claude_set_model": "agent_set_model", "claude_set_permission_mode": "agent_set_permission_mode",
 }

@@ -41,6 +41,8 @@ func hooks() tools.Hooks {
 	return tools.Hooks{
 		OnFailure:    []func(ctx context.Context, st *gitstate.Store, c *tools.Call, res tools.Result, commit string) string{escalate},
 		SettleClaims: restoreInvariants,
+		// seed 000 calls create_pull_request create_pr in places
+		UnknownTool: []func(string) *tools.Error{tools.Renamed(map[string]string{"create_pr": "create_pull_request"})},
 	}
 }
 
