@@ -32,5 +32,8 @@ func customCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for name, fn := range historyCommands() {
 		cmds[name] = fn
 	}
+	for name, fn := range maintenanceCommands() {
+		cmds[name] = fn
+	}
 	return cmds
 }
