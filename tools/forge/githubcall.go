@@ -278,8 +278,9 @@ func (r *Run) Make(ctx context.Context, id string) (GitHubCall, error) {
 	return g, r.outcome(ctx, &g, e.With("attempts", try).With("status", ge.Status), try)
 }
 
-// Verdict: GitHub's transient failures (no answer, 5xx, rate
-// limits) are tried again, no sooner than a rate limit's reset.
+// Verdict is the retry policy's verdict on a GitHub call's error:
+// GitHub's transient failures (no answer, 5xx, rate limits) are tried
+// again, no sooner than a rate limit's reset.
 func Verdict(err error) tools.RetryVerdict {
 	var ge *tools.GitHubError
 	if !errors.As(err, &ge) || !ge.Transient() {
