@@ -8,7 +8,7 @@
 // The framework knows no noun. The tools themselves, their record kinds
 // and their config keys live in the packages above it (tools/mail,
 // tools/decision, tools/prompt, tools/lock, tools/cycle, tools/instance,
-// tools/delegate, tools/review, tools/work), which import it;
+// tools/delegate, tools/review, tools/forge, tools/work), which import it;
 // tools/builtin assembles them into the Catalog NewRegistry takes.
 //
 // A call is one gitstate transaction: a refused or failed call still

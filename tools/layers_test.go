@@ -19,8 +19,10 @@ const module = "github.com/gitcodex/git-codex/"
 // (which uses mail's text limits), prompt (which reads tasks through a
 // reader the assembly hands it) < lock (whose records carry the cycles)
 // < cycle (which serves lock_acquire {session_token} through a function
-// the assembly hands lock) < instance < delegate, review < the GitHub
-// calls < work; nouns of one layer do not import each other).
+// the assembly hands lock) < instance < delegate, review < forge (the
+// GitHub calls, which record a pull request on its task through a
+// function work hands them) < work; nouns of one layer do not import each
+// other).
 var layers = [][]string{
 	{"tools/prompts", "tools/modelapi", "tools/internal/agentclitest"},
 	{"tools"},
@@ -30,6 +32,7 @@ var layers = [][]string{
 	{"tools/cycle"},
 	{"tools/instance"},
 	{"tools/delegate", "tools/review"},
+	{"tools/forge"},
 	{"tools/work"},
 	{"tools/builtin"},
 }

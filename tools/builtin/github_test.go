@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/builtin"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/work"
 )
 
@@ -47,9 +48,9 @@ func withGitHub(t *testing.T) (*env, *githubtest.Server, string) {
 	return e, srv, task
 }
 
-func (e *env) githubCall(id string) work.GitHubCall {
+func (e *env) githubCall(id string) forge.GitHubCall {
 	e.t.Helper()
-	var g work.GitHubCall
+	var g forge.GitHubCall
 	err := e.st.View(e.t.Context(), func(s *gitstate.Snapshot) error {
 		return s.Get("github/"+gitstate.Fanout(id)+"/"+id+".json", &g)
 	})
@@ -113,7 +114,7 @@ func TestCreatePullRequestRecordsItOnTaskAndInstance(t *testing.T) {
 		t.Fatalf("instance %+v", a)
 	}
 	g := e.githubCall(out["call_id"].(string))
-	if g.State != work.GitHubDone || g.Attempts != 1 || g.PR.Number != 1 || g.Repo != "o/r" {
+	if g.State != forge.GitHubDone || g.Attempts != 1 || g.PR.Number != 1 || g.Repo != "o/r" {
 		t.Fatalf("call record %+v", g)
 	}
 	// asked again: the open pull request is found, not opened twice
@@ -154,25 +155,25 @@ func TestGitHubFailures(t *testing.T) {
 	}{
 		{"401", func(_ *env, s *githubtest.Server) {
 			s.Fail(githubtest.Failure{Times: -1, Status: 401, Message: "Bad credentials"})
-		}, tools.GitHubRefused, work.GitHubFailed, "Bad credentials"},
+		}, tools.GitHubRefused, forge.GitHubFailed, "Bad credentials"},
 		{"403", func(_ *env, s *githubtest.Server) {
 			s.Fail(githubtest.Failure{Times: -1, Status: 403, Message: "Resource not accessible by integration"})
-		}, tools.GitHubRefused, work.GitHubFailed, "not accessible"},
-		{"404", func(_ *env, s *githubtest.Server) { s.Fail(githubtest.Failure{Times: -1, Status: 404}) }, tools.GitHubRefused, work.GitHubFailed, "Not Found"},
+		}, tools.GitHubRefused, forge.GitHubFailed, "not accessible"},
+		{"404", func(_ *env, s *githubtest.Server) { s.Fail(githubtest.Failure{Times: -1, Status: 404}) }, tools.GitHubRefused, forge.GitHubFailed, "Not Found"},
 		{"422", func(_ *env, s *githubtest.Server) {
 			s.Fail(githubtest.Failure{Method: "POST", Times: -1, Status: 422, Message: "Validation Failed"})
-		}, tools.GitHubRefused, work.GitHubFailed, "Validation Failed"},
-		{"5xx", func(_ *env, s *githubtest.Server) { s.Fail(githubtest.Failure{Times: -1, Status: 502}) }, tools.TransientError, work.GitHubPending, "Bad Gateway"},
+		}, tools.GitHubRefused, forge.GitHubFailed, "Validation Failed"},
+		{"5xx", func(_ *env, s *githubtest.Server) { s.Fail(githubtest.Failure{Times: -1, Status: 502}) }, tools.TransientError, forge.GitHubPending, "Bad Gateway"},
 		{"rate limit", func(_ *env, s *githubtest.Server) {
 			s.Fail(githubtest.Failure{Times: -1, Status: 403, RateLimited: true, Reset: time.Now()})
-		}, tools.TransientError, work.GitHubPending, "rate limit"},
+		}, tools.TransientError, forge.GitHubPending, "rate limit"},
 		{"rate limit far off", func(_ *env, s *githubtest.Server) {
 			s.Fail(githubtest.Failure{Times: -1, Status: 429, RateLimited: true, Reset: time.Now().Add(time.Hour)})
-		}, tools.TransientError, work.GitHubPending, "rate limit"},
-		{"no answer", func(_ *env, s *githubtest.Server) { s.Fail(githubtest.Failure{Times: -1, Status: 0}) }, tools.GitHubUnavailable, work.GitHubPending, "did not answer"},
-		{"no token", func(*env, *githubtest.Server) { t.Setenv("GH_TOKEN", "") }, tools.GitHubUnavailable, work.GitHubPending, "GH_TOKEN"},
-		{"no repository", func(*env, *githubtest.Server) { t.Setenv("GH_REPO", "") }, tools.GitHubUnavailable, work.GitHubPending, "GH_REPO"},
-		{"no client", func(e *env, _ *githubtest.Server) { e.reg = builtin.Registry() }, tools.GitHubUnavailable, work.GitHubPending, "no GitHub client"},
+		}, tools.TransientError, forge.GitHubPending, "rate limit"},
+		{"no answer", func(_ *env, s *githubtest.Server) { s.Fail(githubtest.Failure{Times: -1, Status: 0}) }, tools.GitHubUnavailable, forge.GitHubPending, "did not answer"},
+		{"no token", func(*env, *githubtest.Server) { t.Setenv("GH_TOKEN", "") }, tools.GitHubUnavailable, forge.GitHubPending, "GH_TOKEN"},
+		{"no repository", func(*env, *githubtest.Server) { t.Setenv("GH_REPO", "") }, tools.GitHubUnavailable, forge.GitHubPending, "GH_REPO"},
+		{"no client", func(e *env, _ *githubtest.Server) { e.reg = builtin.Registry() }, tools.GitHubUnavailable, forge.GitHubPending, "no GitHub client"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +202,7 @@ func TestGitHubFailures(t *testing.T) {
 			if !strings.Contains(trail, string(tt.code)+"|") || !strings.Contains(trail, tt.message) {
 				t.Fatalf("the failure is not in the audit trail with its message:\n%s", trail)
 			}
-			if tt.state != work.GitHubPending {
+			if tt.state != forge.GitHubPending {
 				if rr := e.call(human, "github_retry", fmt.Sprintf(`{"id":%q}`, id)); rr.OK || rr.Error.Code != tools.InvalidInput {
 					t.Fatalf("retry of a FAILED call: %+v", rr)
 				}
@@ -216,7 +217,7 @@ func TestGitHubFailures(t *testing.T) {
 			if out["count"].(float64) != 1 {
 				t.Fatalf("retry: %v", out)
 			}
-			if g := e.githubCall(id); g.State != work.GitHubDone || g.PR == nil || g.PR.Number != 1 {
+			if g := e.githubCall(id); g.State != forge.GitHubDone || g.PR == nil || g.PR.Number != 1 {
 				t.Fatalf("after retry: %+v", g)
 			}
 			if tk := e.taskAt(task); tk.State != work.TaskReview || tk.PR == nil {
@@ -238,7 +239,7 @@ func TestRetryTwiceThenSucceed(t *testing.T) {
 	if out["pr_number"].(float64) != 1 || count(srv.Requests(), "POST", "/pulls") != 3 || len(srv.PullRequests("o/r")) != 1 {
 		t.Fatalf("out %v", out)
 	}
-	if g := e.githubCall(out["call_id"].(string)); g.Attempts != 3 || g.State != work.GitHubDone {
+	if g := e.githubCall(out["call_id"].(string)); g.Attempts != 3 || g.State != forge.GitHubDone {
 		t.Fatalf("record %+v", g)
 	}
 	trail := e.trail("%(trailers:key=Codex-Error,valueonly,separator=)|%(trailers:key=Codex-Message,valueonly,separator=)")
@@ -332,7 +333,7 @@ func TestCreateIssues(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 	id := r.Error.Details["call_id"].(string)
-	if g := e.githubCall(id); g.State != work.GitHubPending || g.Issues[0].Number != 1 || g.Issues[1].Number != 0 {
+	if g := e.githubCall(id); g.State != forge.GitHubPending || g.Issues[0].Number != 1 || g.Issues[1].Number != 0 {
 		t.Fatalf("record %+v", g)
 	}
 	srv.ClearFailures()
@@ -345,7 +346,7 @@ func TestCreateIssues(t *testing.T) {
 		t.Fatalf("GitHub holds %+v", issues)
 	}
 	g := e.githubCall(id)
-	if g.State != work.GitHubDone || g.Issues[0].Number != 1 || g.Issues[1].Number != 2 || g.Issues[2].Number != 3 || !strings.HasSuffix(g.Issues[2].URL, "/o/r/issues/3") {
+	if g.State != forge.GitHubDone || g.Issues[0].Number != 1 || g.Issues[1].Number != 2 || g.Issues[2].Number != 3 || !strings.HasSuffix(g.Issues[2].URL, "/o/r/issues/3") {
 		t.Fatalf("record %+v", g)
 	}
 	// a fresh call answers with numbers and URLs
@@ -406,7 +407,7 @@ func TestNextCallReplaysPending(t *testing.T) {
 	waiting := r.Error.Details["call_id"].(string)
 	t.Setenv("GH_TOKEN", ghToken)
 	e.ok("c1", "create_pull_request", prArgs)
-	if g := e.githubCall(waiting); g.State != work.GitHubDone || g.Issues[0].Number == 0 {
+	if g := e.githubCall(waiting); g.State != forge.GitHubDone || g.Issues[0].Number == 0 {
 		t.Fatalf("the waiting call: %+v", g)
 	}
 	if is := srv.Issues("o/r"); len(is) != 1 || is[0].Title != "waited" {

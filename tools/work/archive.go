@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/delegate"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/review"
@@ -32,7 +33,7 @@ const (
 	retainMail        = mail.Retain
 	retainInstances   = tools.RetainInstances
 	retainDelegations = delegate.Retention
-	retainGitHub      = "github"
+	retainGitHub      = forge.Retention
 	retainConflicts   = tools.RetainConflicts
 	// reads are no records: this machine's reads refs, folded
 	retainReads = "reads"
@@ -300,10 +301,10 @@ func archivable(tx *gitstate.Tx, cutoffs map[string]time.Time) (*archiveSet, err
 	if err != nil {
 		return nil, err
 	}
-	err = walk(retainGitHub, dirGitHub, func(_ string, data []byte) (bool, error) {
-		var g GitHubCall
+	err = walk(retainGitHub, forge.Dir, func(_ string, data []byte) (bool, error) {
+		var g forge.GitHubCall
 		err := json.Unmarshal(data, &g)
-		return err == nil && (g.State == GitHubDone || g.State == GitHubFailed) && before(retainGitHub, &g.UpdatedAt), err
+		return err == nil && (g.State == forge.GitHubDone || g.State == forge.GitHubFailed) && before(retainGitHub, &g.UpdatedAt), err
 	})
 	if err != nil {
 		return nil, err

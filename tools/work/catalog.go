@@ -6,6 +6,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 )
 
 // Catalog is what this package adds to git codex: its tools, its steps in
@@ -51,7 +52,7 @@ func hooks() tools.Hooks {
 // (The framework's own, auth.* policy.* timeout.* retry.*, are config.go's.)
 func nounConfigKeys() []tools.ConfigKey {
 	return slices.Concat(
-		githubKeys(), taskKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
+		forge.Keys(), escalationKeys(), taskKeys(), mcpKeys(), wakeKeys(), retentionKeys(), githubReviewKeys(),
 	)
 }
 
@@ -63,7 +64,7 @@ func nounKinds() []tools.Kind {
 	return []tools.Kind{
 		taskKind(),
 		tools.ConflictKind(),
-		githubCallKind(), escalationKind(),
+		forge.CallKind(), escalationKind(),
 		epicKind(), commentKind(), wakeKind(), githubReviewKind(),
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/review"
 )
@@ -33,6 +34,13 @@ const foldWindow = time.Hour
 // seedCritical are seed 003's critical tools, by git codex's names.
 func seedCritical() []string {
 	return []string{"mail_send", "agent_get_task", "agent_get_epic", "task_update_status", "epic_update_status"}
+}
+
+// escalationKeys are the settings of escalation.
+func escalationKeys() []tools.ConfigKey {
+	return []tools.ConfigKey{
+		{Name: "escalation.critical", Kind: "list", Default: []string{}, Doc: "tools whose failures mail the people with a CRITICAL subject, besides seed 003's (mail_send, agent_get_task, agent_get_epic, task_update_status, epic_update_status)"},
+	}
 }
 
 // isCritical reports a tool whose failures the people hear of, whoever
@@ -187,7 +195,7 @@ func escalateTo(c *tools.Call, to, tool string, code tools.Code, msg string, cri
 	if esc.Folded > 0 {
 		body += fmt.Sprintf("\n\n%d more failure(s) of this kind since %s were folded into this mail (one mail per hour).", esc.Folded, esc.LastMailAt.UTC().Format(time.RFC3339))
 	}
-	if (tool == opCreatePR || tool == opCreateIssues) && (code == tools.GitHubUnavailable || code == tools.TransientError) {
+	if (tool == forge.OpCreatePR || tool == forge.OpCreateIssues) && (code == tools.GitHubUnavailable || code == tools.TransientError) {
 		body += "\n\nThe call is kept PENDING; `git codex github retry` replays it."
 	}
 	m, err := mail.Post(c, to, subject, body, "")

@@ -14,6 +14,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/review"
 )
@@ -91,10 +92,10 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 	if len(targets) == 0 || (r.Backoff && time.Now().Before(r.notBefore)) {
 		return nil, nil
 	}
-	f := &tools.Followup{Env: r.Env, Store: r.Store, Caller: r.Caller} // openGitHub reads its Env and Store
-	gh, gerr := openGitHub(ctx, f, cfg)
+	f := &tools.Followup{Env: r.Env, Store: r.Store, Caller: r.Caller} // forge.OpenGitHub reads its Env and Store
+	gh, gerr := forge.OpenGitHub(ctx, f, cfg)
 	if gerr != nil {
-		return nil, unavailable(gerr)
+		return nil, forge.Unavailable(gerr)
 	}
 	lister, ok := gh.(GitHubReviews)
 	if !ok {
@@ -194,7 +195,7 @@ func listError(err error, pr int) error {
 	case ge.Transient():
 		e = tools.Errorf(tools.TransientError, "%s; the reviews are fetched again on the next pass", ge.Message)
 	default:
-		e = refused(ge)
+		e = forge.Refused(ge)
 	}
 	if !ge.RetryAt.IsZero() {
 		e = e.With("retry_at", ge.RetryAt.UTC().Format(time.RFC3339))
@@ -207,9 +208,9 @@ func listError(err error, pr int) error {
 // live, whose worktree is this clone's (its branch is here to commit on),
 // and whose task, if any, is not over.
 func reviewTargets(src recordSource, gitDir string) ([]reviewTarget, error) {
-	var calls []GitHubCall
-	err := walkRecords(src, dirGitHub, func(g GitHubCall) {
-		if g.Op == opCreatePR && g.State == GitHubDone && g.PR != nil && g.PR.Number > 0 && !g.PR.Merged {
+	var calls []forge.GitHubCall
+	err := walkRecords(src, forge.Dir, func(g forge.GitHubCall) {
+		if g.Op == forge.OpCreatePR && g.State == forge.GitHubDone && g.PR != nil && g.PR.Number > 0 && !g.PR.Merged {
 			calls = append(calls, g)
 		}
 	})

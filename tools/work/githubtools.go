@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -88,9 +89,9 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 		// HEAD does not say, is checked once it is known, in the after-step)
 		check := base
 		if check == "" {
-			check = defaultBase(ctx, c.Repo.GitDir())
+			check = forge.DefaultBase(ctx, c.Repo.GitDir())
 		}
-		if why := nothingToPropose(ctx, c.Repo.GitDir(), head, check); why != "" {
+		if why := forge.NothingToPropose(ctx, c.Repo.GitDir(), head, check); why != "" {
 			return nil, tools.Errorf(tools.InvalidAgentState, "%s", why).With("branch", head).With("base_branch", check)
 		}
 		now := tx.Now()
@@ -100,14 +101,14 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 			return nil, err
 		}
 		if !found {
-			g = GitHubCall{ID: tx.NewID("g"), Op: opCreatePR, Caller: c.Caller.ID, State: GitHubPending, CreatedAt: now}
+			g = forge.GitHubCall{ID: tx.NewID("g"), Op: forge.OpCreatePR, Caller: c.Caller.ID, State: forge.GitHubPending, CreatedAt: now}
 		}
 		g.Task, g.Title, g.Body, g.Head, g.Base = task, in.Title, in.Description, head, base
 		if approval != nil {
 			g.For = approval.coder.ID
 		}
 		g.UpdatedAt, g.UpdatedBy, g.Clock = now, c.Caller.ID, tx.Clock()
-		if err := tx.Put(githubCallPath(g.ID), g); err != nil {
+		if err := tx.Put(forge.CallPath(g.ID), g); err != nil {
 			return nil, err
 		}
 		others, err := pendingCalls(c, g.ID)
@@ -125,11 +126,11 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 			c.Summarize("%s approved %s's %.12s and asks GitHub for a pull request from %s: %s", c.Caller.ID, approval.coder.ID, approval.rel.ReviewedCommit, head, mail.OneLineCut(in.Title))
 		}
 		c.After(func(ctx context.Context, f *tools.Followup) error {
-			r, err := newGitHubRun(ctx, f)
+			r, err := forge.NewRun(ctx, f, taskOutcome)
 			if err != nil {
 				return err
 			}
-			done, err := r.run(ctx, g.ID)
+			done, err := r.Make(ctx, g.ID)
 			if approval != nil {
 				approval.finish(ctx, f, done, err)
 			}
@@ -139,18 +140,18 @@ var CreatePullRequest = tools.Define("create_pull_request", "github.create_pull_
 			if done.PR != nil {
 				out.PRNumber, out.PRURL, out.BaseBranch = done.PR.Number, done.PR.URL, done.PR.Base
 			}
-			r.replayOthers(ctx, others)
+			r.ReplayOthers(ctx, others)
 			return nil
 		})
 		return out, mail.TouchAgent(c)
 	})
 
 // pendingPR finds the caller's PENDING pull request call from head.
-func pendingPR(c *tools.Call, head string) (GitHubCall, bool, error) {
-	var g GitHubCall
+func pendingPR(c *tools.Call, head string) (forge.GitHubCall, bool, error) {
+	var g forge.GitHubCall
 	found := false
-	err := tools.WalkJSON(c.Tx, dirGitHub, func(x GitHubCall) {
-		if !found && x.State == GitHubPending && x.Op == opCreatePR && x.Caller == c.Caller.ID && x.Head == head {
+	err := tools.WalkJSON(c.Tx, forge.Dir, func(x forge.GitHubCall) {
+		if !found && x.State == forge.GitHubPending && x.Op == forge.OpCreatePR && x.Caller == c.Caller.ID && x.Head == head {
 			g, found = x, true
 		}
 	})
@@ -173,14 +174,14 @@ func currentBranch(ctx context.Context, dir string) string {
 
 // CreateIssuesIn is create_issues's input.
 type CreateIssuesIn struct {
-	Issues []IssueRequest `json:"issues"`
+	Issues []forge.IssueRequest `json:"issues"`
 }
 
 // IssuesCreated is what create_issues returns.
 type IssuesCreated struct {
-	Count  int            `json:"count"`
-	Issues []IssueRequest `json:"issues" jsonschema:"the issues, each with its number and url"`
-	CallID string         `json:"call_id"`
+	Count  int                  `json:"count"`
+	Issues []forge.IssueRequest `json:"issues" jsonschema:"the issues, each with its number and url"`
+	CallID string               `json:"call_id"`
 }
 
 // maxIssues bounds one create_issues call.
@@ -205,9 +206,9 @@ var CreateIssues = tools.Define("create_issues", "github.create_issues",
 		}
 		tx := c.Tx
 		now := tx.Now()
-		g := GitHubCall{ID: tx.NewID("g"), Op: opCreateIssues, Caller: c.Caller.ID, Issues: in.Issues, State: GitHubPending,
+		g := forge.GitHubCall{ID: tx.NewID("g"), Op: forge.OpCreateIssues, Caller: c.Caller.ID, Issues: in.Issues, State: forge.GitHubPending,
 			CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: tx.Clock()}
-		if err := tx.Put(githubCallPath(g.ID), g); err != nil {
+		if err := tx.Put(forge.CallPath(g.ID), g); err != nil {
 			return nil, err
 		}
 		others, err := pendingCalls(c, g.ID)
@@ -218,16 +219,16 @@ var CreateIssues = tools.Define("create_issues", "github.create_issues",
 		c.Summarize("%s asks GitHub for %d issue(s)", c.Caller.ID, len(in.Issues))
 		out := &IssuesCreated{CallID: g.ID}
 		c.After(func(ctx context.Context, f *tools.Followup) error {
-			r, err := newGitHubRun(ctx, f)
+			r, err := forge.NewRun(ctx, f, taskOutcome)
 			if err != nil {
 				return err
 			}
-			done, err := r.run(ctx, g.ID)
+			done, err := r.Make(ctx, g.ID)
 			if err != nil {
 				return err
 			}
 			out.Issues, out.Count = done.Issues, len(done.Issues)
-			r.replayOthers(ctx, others)
+			r.ReplayOthers(ctx, others)
 			return nil
 		})
 		return out, mail.TouchAgent(c)
@@ -241,8 +242,8 @@ type GitHubRetryIn struct {
 
 // GitHubRetried is what github_retry returns.
 type GitHubRetried struct {
-	Count int          `json:"count"`
-	Calls []GitHubCall `json:"calls" jsonschema:"the calls replayed (or listed), as recorded afterwards"`
+	Count int                `json:"count"`
+	Calls []forge.GitHubCall `json:"calls" jsonschema:"the calls replayed (or listed), as recorded afterwards"`
 }
 
 // GitHubRetry replays GitHub calls that are still PENDING.
@@ -251,22 +252,22 @@ var GitHubRetry = tools.Define("github_retry", "github.retry",
 		"People and supervisors replay anyone's; agents their own. With list: true, only list them.",
 	tools.CLI{Path: "github retry", Args: []string{"id"}},
 	func(ctx context.Context, c *tools.Call, in GitHubRetryIn) (*GitHubRetried, error) {
-		out := &GitHubRetried{Calls: []GitHubCall{}}
+		out := &GitHubRetried{Calls: []forge.GitHubCall{}}
 		if in.ID != "" {
-			g, err := getGitHubCall(c.Tx, in.ID)
+			g, err := forge.GetCall(c.Tx, in.ID)
 			if err != nil {
 				return nil, err
 			}
 			if g.Caller != c.Caller.ID && !tools.MayForce(c.Caller.Type) {
 				return nil, tools.Errorf(tools.PermissionDenied, "GitHub call %s is %s's; only they, a person or a supervisor may replay it", g.ID, g.Caller).With("call_id", g.ID)
 			}
-			if g.State != GitHubPending {
+			if g.State != forge.GitHubPending {
 				return nil, tools.Errorf(tools.InvalidInput, "GitHub call %s is %s, not PENDING: nothing to replay", g.ID, g.State).With("call_id", g.ID).With("state", g.State)
 			}
 			out.Calls = append(out.Calls, g)
 		} else {
-			err := tools.WalkJSON(c.Tx, dirGitHub, func(g GitHubCall) {
-				if g.State == GitHubPending && (g.Caller == c.Caller.ID || tools.MayForce(c.Caller.Type)) {
+			err := tools.WalkJSON(c.Tx, forge.Dir, func(g forge.GitHubCall) {
+				if g.State == forge.GitHubPending && (g.Caller == c.Caller.ID || tools.MayForce(c.Caller.Type)) {
 					out.Calls = append(out.Calls, g)
 				}
 			})
@@ -282,13 +283,13 @@ var GitHubRetry = tools.Define("github_retry", "github.retry",
 		}
 		c.Summarize("%s replays %d pending GitHub call(s)", c.Caller.ID, out.Count)
 		c.After(func(ctx context.Context, f *tools.Followup) error {
-			r, err := newGitHubRun(ctx, f)
+			r, err := forge.NewRun(ctx, f, taskOutcome)
 			if err != nil {
 				return err
 			}
 			var first error
 			for i, g := range out.Calls {
-				done, err := r.run(ctx, g.ID)
+				done, err := r.Make(ctx, g.ID)
 				out.Calls[i] = done
 				if err != nil && first == nil {
 					first = err
@@ -302,26 +303,11 @@ var GitHubRetry = tools.Define("github_retry", "github.retry",
 		return out, nil
 	})
 
-// replayOthers replays, once each, the calls that were PENDING when this
-// one was asked for (ids, from its transaction): GitHub answers again, so
-// what waited for it goes now. Failures stay PENDING for `git codex
-// github retry`.
-func (r *githubRun) replayOthers(ctx context.Context, ids []string) {
-	saved := r.retry.Attempts
-	r.retry.Attempts = 1
-	defer func() { r.retry.Attempts = saved }()
-	for _, id := range ids {
-		if _, err := r.run(ctx, id); err != nil {
-			return // GitHub stopped answering: the rest wait for the next retry
-		}
-	}
-}
-
 // pendingCalls lists the ids of PENDING GitHub calls but skip.
 func pendingCalls(c *tools.Call, skip string) ([]string, error) {
 	var ids []string
-	err := tools.WalkJSON(c.Tx, dirGitHub, func(g GitHubCall) {
-		if g.State == GitHubPending && g.ID != skip {
+	err := tools.WalkJSON(c.Tx, forge.Dir, func(g forge.GitHubCall) {
+		if g.State == forge.GitHubPending && g.ID != skip {
 			ids = append(ids, g.ID)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
 )
 
@@ -53,7 +54,7 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 			t.Errorf("launcher(%q) = %+v, %v; want the built-in default", name, l, err)
 		}
 	}
-	if s := githubSettings(c, "."); s.APIURL != "" {
+	if s := forge.Settings(c, "."); s.APIURL != "" {
 		t.Errorf("the token would go to the shared %s", s.APIURL)
 	}
 	for _, k := range []string{"worktree.dir", "tmux.socket"} {
@@ -85,7 +86,7 @@ func TestSharedLocalKeysNeverRead(t *testing.T) {
 	if l, _ := instance.LauncherFor(c, "claude"); l.Command != "claude" {
 		t.Errorf("an empty command in git config is the default, got %q", l.Command)
 	}
-	if s := githubSettings(c, "."); s.APIURL != "https://ghe.example.com/api/v3/" {
+	if s := forge.Settings(c, "."); s.APIURL != "https://ghe.example.com/api/v3/" {
 		t.Errorf("api url %q", s.APIURL)
 	}
 	if v := c.StringValue("worktree.dir"); v != "../wt" {

@@ -8,6 +8,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tmux"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/review"
 )
@@ -82,7 +83,7 @@ func (a *reviewApproval) end(c *tools.Call, in CreatePullRequestIn) error {
 
 // finish, after the GitHub call: the verdict as a note on the reviewed
 // commit, the reviewer removed, and the coder told.
-func (a *reviewApproval) finish(ctx context.Context, f *tools.Followup, g GitHubCall, err error) {
+func (a *reviewApproval) finish(ctx context.Context, f *tools.Followup, g forge.GitHubCall, err error) {
 	_ = f.Repo.AddNote(ctx, repo.RefReviewNotes, a.rel.ReviewedCommit, review.FeedbackMarkdown(a.feedback))
 	tm := a.tm
 	_, end := review.RemoveReviewer(ctx, f, tm, a.reviewer)

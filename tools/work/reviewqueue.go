@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/mail"
 )
 
@@ -434,7 +435,7 @@ func openEpicPR(ctx context.Context, st tools.CodeRepo, gh tools.GitHub, np tool
 		}
 		np.Base = b
 	}
-	if err := publishBranches(ctx, st, np.Head); err != nil {
+	if err := forge.PublishBranches(ctx, st, np.Head); err != nil {
 		return tools.PullRequest{}, err
 	}
 	if pr, ok, err := gh.FindPullRequest(ctx, np.Head, np.Base); err != nil || ok {
@@ -468,7 +469,7 @@ func completeEpic(c *tools.Call, id string, pr tools.PullRequest, out *EpicPR) e
 	return nil
 }
 
-// withForge opens GitHub for an after-step (openGitHub, with the
+// withForge opens GitHub for an after-step (forge.OpenGitHub, with the
 // settings in force) and runs op, trying again while it fails transiently
 // (no answer, a server error, a rate limit) as GitHub calls do, by the
 // same retry policy (retry.*: tries, waits doubling up to
@@ -480,13 +481,13 @@ func withForge(ctx context.Context, f *tools.Followup, target string, op func(to
 	if err != nil {
 		return err
 	}
-	gh, ge := openGitHub(ctx, f, cfg)
+	gh, ge := forge.OpenGitHub(ctx, f, cfg)
 	if ge != nil {
 		return forgeError(ge)
 	}
 	pol := tools.RetryPolicyOf(cfg)
-	done := pol.Do(ctx, func(int) error { return op(gh) }, githubVerdict, func(try int, err error, wait time.Duration) {
-		ge := asGitHubError(err)
+	done := pol.Do(ctx, func(int) error { return op(gh) }, forge.Verdict, func(try int, err error, wait time.Duration) {
+		ge := forge.AsGitHubError(err)
 		tryErr := tools.Errorf(tools.TransientError, "try %d of %d failed: %s; trying again in %s", try, pol.Attempts, ge.Message, wait.Round(time.Millisecond)).
 			With("attempt", try).With("status", ge.Status)
 		_ = f.Record(ctx, func(c *tools.Call) error {

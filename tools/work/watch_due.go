@@ -6,6 +6,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
 )
 
@@ -56,8 +57,8 @@ func GitHubDue(sn *gitstate.Snapshot, now time.Time) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	err := tools.WalkSnapshot(sn, dirGitHub, func(g GitHubCall) {
-		if g.State != GitHubPending {
+	err := tools.WalkSnapshot(sn, forge.Dir, func(g forge.GitHubCall) {
+		if g.State != forge.GitHubPending {
 			return
 		}
 		wait := time.Minute << min(max(g.Attempts-1, 0), 6)

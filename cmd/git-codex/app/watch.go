@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/tools"
+	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
 	"github.com/gitcodex/git-codex/tools/work"
 	"github.com/urfave/cli/v2"
@@ -350,7 +351,7 @@ func (w *watcher) github(ctx context.Context) {
 	json.Unmarshal(b, &out)
 	for _, g := range out.Calls {
 		line := fmt.Sprintf("github %s %s: %s", g.ID, g.Op, g.State)
-		if g.LastError != "" && g.State != work.GitHubDone {
+		if g.LastError != "" && g.State != forge.GitHubDone {
 			line += ": " + g.LastError
 		}
 		w.say(line)

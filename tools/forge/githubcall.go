@@ -1,4 +1,4 @@
-package work
+package forge
 
 import (
 	"context"
@@ -24,7 +24,12 @@ import (
 // replay asks GitHub first whether the pull request or issue is already
 // there, so nothing is ever sent twice.
 
-const dirGitHub = "github"
+// Dir is where GitHub call records live: github/<x>/<y>/<id>.json.
+const Dir = "github"
+
+// Retention is the name `git codex archive` and retention.github.days
+// give GitHub calls that ended.
+const Retention = "github"
 
 // GitHub call states.
 const (
@@ -33,21 +38,24 @@ const (
 	GitHubFailed  = "FAILED"  // GitHub refused it (401, 403, 404, 422), or the branch held nothing to propose; replaying would not help
 )
 
-// Operations a GitHub call record holds.
+// Operations a GitHub call record holds: the names of the tools that ask
+// for them, which escalation also reads.
 const (
-	opCreatePR     = "create_pull_request"
-	opCreateIssues = "create_issues"
+	OpCreatePR     = "create_pull_request"
+	OpCreateIssues = "create_issues"
 )
 
 var githubCallIDPattern = tools.LazyRegexp(`^g-[0-9a-z]{16}$`)
 
-func githubCallPath(id string) string {
-	return dirGitHub + "/" + gitstate.Fanout(id) + "/" + id + ".json"
+// CallPath is where call id's record lives.
+func CallPath(id string) string {
+	return Dir + "/" + gitstate.Fanout(id) + "/" + id + ".json"
 }
 
-// githubCallKind: github/<x>/<y>/<id>.json, one record per GitHub call.
-func githubCallKind() tools.Kind {
-	k := tools.RecordKind(tools.Kind{Name: "github call", Dir: dirGitHub, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, g *GitHubCall) error {
+// CallKind is the kind of GitHub call records: github/<x>/<y>/<id>.json,
+// one record per GitHub call.
+func CallKind() tools.Kind {
+	k := tools.RecordKind(tools.Kind{Name: "github call", Dir: Dir, Depth: 3, Fanout: 2, Kept: true}, func(rel []string, name string, g *GitHubCall) error {
 		if g.ID != name || !githubCallIDPattern.MatchString(g.ID) || !tools.FannedOut(rel, g.ID) {
 			return fmt.Errorf("github call record %q does not belong at this path", g.ID)
 		}
@@ -57,7 +65,7 @@ func githubCallKind() tools.Kind {
 		}
 		return fmt.Errorf("github call %s has unknown state %q", g.ID, g.State)
 	})
-	k.Retention = retainGitHub
+	k.Retention = Retention
 	k.Archived = func(data []byte) bool {
 		var g GitHubCall
 		return json.Unmarshal(data, &g) == nil && (g.State == GitHubDone || g.State == GitHubFailed)
@@ -109,34 +117,35 @@ type IssueRequest struct {
 	URL    string   `json:"url,omitempty" jsonschema:"once opened"`
 }
 
-func getGitHubCall(tx *gitstate.Tx, id string) (GitHubCall, error) {
+// GetCall reads call id, RESOURCE_NOT_FOUND when there is none.
+func GetCall(tx *gitstate.Tx, id string) (GitHubCall, error) {
 	notFound := tools.Errorf(tools.ResourceNotFound, "no GitHub call %q; list pending ones with `git codex github retry --list`", id).With("call_id", id)
 	if !githubCallIDPattern.MatchString(id) {
 		return GitHubCall{}, notFound
 	}
 	var g GitHubCall
-	err := tx.Get(githubCallPath(id), &g)
+	err := tx.Get(CallPath(id), &g)
 	if errors.Is(err, gitstate.ErrNotFound) {
 		return GitHubCall{}, notFound
 	}
 	return g, err
 }
 
-// githubKeys are the settings of GitHub calls, retries and escalation.
-func githubKeys() []tools.ConfigKey {
+// Keys are the settings of GitHub calls (their retries are retry.*, the
+// framework's).
+func Keys() []tools.ConfigKey {
 	return []tools.ConfigKey{
 		{Name: "github.api_url", Kind: "string", Default: "", Local: true, CheckString: tools.CheckAPIURL,
 			Doc: "GitHub's REST endpoint, which receives the GitHub token: https (e.g. https://ghe.example.com/api/v3/), or plain http to a stand-in on this machine; empty: the repository host's own. This machine's: git config codex.github.apiUrl; CODEX_GITHUB_API_URL overrides it"},
-		{Name: "escalation.critical", Kind: "list", Default: []string{}, Doc: "tools whose failures mail the people with a CRITICAL subject, besides seed 003's (mail_send, agent_get_task, agent_get_epic, task_update_status, epic_update_status)"},
 	}
 }
 
-// githubSettings are where the forge is: CODEX_GITHUB_API_URL, else
+// Settings are where the forge is: CODEX_GITHUB_API_URL, else
 // github.api_url as this machine's git config sets it (never the shared
 // state's: the token goes there). The endpoint is given as set, so that a
 // bad one is refused where the token would be sent (CheckAPIURL), not
 // replaced by the default.
-func githubSettings(cfg *tools.Config, dir string) tools.GitHubSettings {
+func Settings(cfg *tools.Config, dir string) tools.GitHubSettings {
 	k, _ := cfg.Keys().Lookup("github.api_url")
 	raw, _ := cfg.LocalRaw(k)
 	s := tools.GitHubSettings{Dir: dir, APIURL: raw}
@@ -146,38 +155,46 @@ func githubSettings(cfg *tools.Config, dir string) tools.GitHubSettings {
 	return s
 }
 
-// githubRun is one run of GitHub calls from an after-step: the forge
+// TaskOutcome records a pull request on the task its owner held (g.Task),
+// in the transaction that records the call DONE. The tasks are work's, a
+// noun above this package: work hands its function to NewRun.
+type TaskOutcome func(c *tools.Call, g GitHubCall, owner string) error
+
+// Run is one run of GitHub calls from an after-step: the forge
 // (opened once), the settings in force.
-type githubRun struct {
+type Run struct {
 	f       *tools.Followup
 	cfg     *tools.Config
 	gh      tools.GitHub
 	openErr *tools.GitHubError
 	retry   tools.RetryPolicy
+	onTask  TaskOutcome
 }
 
-func newGitHubRun(ctx context.Context, f *tools.Followup) (*githubRun, error) {
+// NewRun opens the forge for the calls an after-step makes; onTask
+// records a pull request made on its task.
+func NewRun(ctx context.Context, f *tools.Followup, onTask TaskOutcome) (*Run, error) {
 	cfg, err := f.Config(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &githubRun{f: f, cfg: cfg, retry: tools.RetryPolicyOf(cfg)}
-	r.gh, r.openErr = openGitHub(ctx, f, cfg)
+	r := &Run{f: f, cfg: cfg, retry: tools.RetryPolicyOf(cfg), onTask: onTask}
+	r.gh, r.openErr = OpenGitHub(ctx, f, cfg)
 	return r, nil
 }
 
-// openGitHub connects to the forge from an after-step, with the settings
+// OpenGitHub connects to the forge from an after-step, with the settings
 // in force (cfg: the config at the tip). Its error says why none could be
-// reached (no client, repository or token); unavailable(err) is the
+// reached (no client, repository or token); Unavailable(err) is the
 // call's GITHUB_UNAVAILABLE.
-func openGitHub(ctx context.Context, f *tools.Followup, cfg *tools.Config) (tools.GitHub, *tools.GitHubError) {
+func OpenGitHub(ctx context.Context, f *tools.Followup, cfg *tools.Config) (tools.GitHub, *tools.GitHubError) {
 	if f.Env.GitHub == nil {
 		return nil, &tools.GitHubError{Message: "no GitHub client in this git codex"}
 	}
 	if err := cfg.LocalErr(); err != nil {
 		return nil, &tools.GitHubError{Message: fmt.Sprintf("cannot read this machine's git config for github.api_url: %v", err)}
 	}
-	s := githubSettings(cfg, f.Store.WorkDir())
+	s := Settings(cfg, f.Store.WorkDir())
 	if s.APIURL != "" {
 		// the token goes to this endpoint: never in the clear
 		if err := tools.CheckAPIURL(s.APIURL); err != nil {
@@ -195,11 +212,11 @@ func openGitHub(ctx context.Context, f *tools.Followup, cfg *tools.Config) (tool
 	return gh, nil
 }
 
-// run makes call g (read again from the state: a replay may find it done),
+// Make makes call g (read again from the state: a replay may find it done),
 // trying up to r.attempts times, and records the outcome. It returns the
 // call as recorded, and the call's error: GITHUB_REFUSED (FAILED),
 // GITHUB_UNAVAILABLE or TRANSIENT_ERROR (still PENDING).
-func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
+func (r *Run) Make(ctx context.Context, id string) (GitHubCall, error) {
 	var g GitHubCall
 	// one process at a time makes a call: two replays at once would both
 	// find nothing made and both make it
@@ -209,7 +226,7 @@ func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 	}
 	defer release()
 	if err := r.f.Store.View(ctx, func(s *gitstate.Snapshot) error {
-		return s.Get(githubCallPath(id), &g)
+		return s.Get(CallPath(id), &g)
 	}); err != nil {
 		return g, err
 	}
@@ -217,7 +234,7 @@ func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 		return g, nil
 	}
 	if r.openErr != nil {
-		e := unavailable(r.openErr)
+		e := Unavailable(r.openErr)
 		return g, r.outcome(ctx, &g, e, 0)
 	}
 	g.Repo = r.gh.Repo()
@@ -226,8 +243,8 @@ func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 		err := r.perform(ctx, &g, again || try > 1)
 		g.Attempts++
 		return err
-	}, githubVerdict, func(try int, err error, wait time.Duration) {
-		ge := asGitHubError(err)
+	}, Verdict, func(try int, err error, wait time.Duration) {
+		ge := AsGitHubError(err)
 		// each failed try is in the audit trail
 		tryErr := tools.Errorf(tools.TransientError, "try %d of %d failed: %s; trying again in %s", try, r.retry.Attempts, ge.Message, wait.Round(time.Millisecond)).
 			With("call_id", g.ID).With("attempt", try).With("status", ge.Status).With("wait_ms", wait.Milliseconds())
@@ -245,14 +262,14 @@ func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 		return g, r.outcome(ctx, &g, tools.AsError(done.Err), try)
 	}
 	if !ge.Transient() {
-		return g, r.outcome(ctx, &g, refused(ge), try)
+		return g, r.outcome(ctx, &g, Refused(ge), try)
 	}
 	if done.Interrupted != nil {
-		return g, r.outcome(ctx, &g, unavailable(&tools.GitHubError{Message: "cancelled while waiting to retry: " + done.Interrupted.Error()}), try)
+		return g, r.outcome(ctx, &g, Unavailable(&tools.GitHubError{Message: "cancelled while waiting to retry: " + done.Interrupted.Error()}), try)
 	}
 	e := tools.Errorf(tools.TransientError, "%s failed %d time(s): %s; it is kept PENDING: `git codex github retry %s` replays it", g.Op, try, ge.Message, g.ID)
 	if ge.Status == 0 {
-		e = unavailable(ge)
+		e = Unavailable(ge)
 		e.Message = fmt.Sprintf("%s: tried %d time(s). It is kept PENDING: `git codex github retry %s` replays it", ge.Message, try, g.ID)
 	}
 	if !ge.RetryAt.IsZero() {
@@ -261,9 +278,10 @@ func (r *githubRun) run(ctx context.Context, id string) (GitHubCall, error) {
 	return g, r.outcome(ctx, &g, e.With("attempts", try).With("status", ge.Status), try)
 }
 
-// githubVerdict: GitHub's transient failures (no answer, 5xx, rate
-// limits) are tried again, no sooner than a rate limit's reset.
-func githubVerdict(err error) tools.RetryVerdict {
+// Verdict is the retry policy's verdict on a GitHub call's error:
+// GitHub's transient failures (no answer, 5xx, rate limits) are tried
+// again, no sooner than a rate limit's reset.
+func Verdict(err error) tools.RetryVerdict {
 	var ge *tools.GitHubError
 	if !errors.As(err, &ge) || !ge.Transient() {
 		return tools.RetryVerdict{}
@@ -275,8 +293,8 @@ func githubVerdict(err error) tools.RetryVerdict {
 	return v
 }
 
-// asGitHubError is err as GitHub's (a transient failure always is one).
-func asGitHubError(err error) *tools.GitHubError {
+// AsGitHubError is err as GitHub's (a transient failure always is one).
+func AsGitHubError(err error) *tools.GitHubError {
 	var ge *tools.GitHubError
 	if errors.As(err, &ge) {
 		return ge
@@ -284,14 +302,14 @@ func asGitHubError(err error) *tools.GitHubError {
 	return &tools.GitHubError{Message: err.Error()}
 }
 
-// unavailable is GITHUB_UNAVAILABLE for a forge that could not be reached
+// Unavailable is GITHUB_UNAVAILABLE for a forge that could not be reached
 // or opened.
-func unavailable(ge *tools.GitHubError) *tools.Error {
+func Unavailable(ge *tools.GitHubError) *tools.Error {
 	return tools.Errorf(tools.GitHubUnavailable, "%s; the call is kept PENDING: `git codex github retry` replays it", ge.Message)
 }
 
-// refused is GITHUB_REFUSED with GitHub's status and message.
-func refused(ge *tools.GitHubError) *tools.Error {
+// Refused is GITHUB_REFUSED with GitHub's status and message.
+func Refused(ge *tools.GitHubError) *tools.Error {
 	hint := ""
 	switch ge.Status {
 	case 401:
@@ -306,9 +324,9 @@ func refused(ge *tools.GitHubError) *tools.Error {
 
 // perform makes the call once. again is true for a retry or a replay:
 // GitHub may have done it already, so it is looked for first.
-func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) error {
+func (r *Run) perform(ctx context.Context, g *GitHubCall, again bool) error {
 	switch g.Op {
-	case opCreatePR:
+	case OpCreatePR:
 		base := g.Base
 		if base == "" {
 			b, err := r.gh.DefaultBranch(ctx)
@@ -320,7 +338,7 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if base == g.Head {
 			return &tools.GitHubError{Status: 422, Message: fmt.Sprintf("your branch %s is the base branch; work on a branch of your own", g.Head)}
 		}
-		if why := nothingToPropose(ctx, r.f.Store.GitDir(), g.Head, base); why != "" {
+		if why := NothingToPropose(ctx, r.f.Store.GitDir(), g.Head, base); why != "" {
 			return tools.Errorf(tools.InvalidAgentState, "%s", why).With("branch", g.Head).With("base_branch", base)
 		}
 		if _, err := dropScaffolding(ctx, r.f.Store.GitDir(), g.Head, base, g.Caller); err != nil {
@@ -330,7 +348,7 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		if epicBase(base) {
 			push = append(push, base)
 		}
-		if err := publishBranches(ctx, r.f.Repo, push...); err != nil {
+		if err := PublishBranches(ctx, r.f.Repo, push...); err != nil {
 			return err
 		}
 		// an open pull request from this branch is the one to record
@@ -354,7 +372,7 @@ func (r *githubRun) perform(ctx context.Context, g *GitHubCall, again bool) erro
 		}
 		g.PR = &pr
 		return nil
-	case opCreateIssues:
+	case OpCreateIssues:
 		for i := range g.Issues {
 			is := &g.Issues[i]
 			if is.Number != 0 {
@@ -391,9 +409,9 @@ func issueMarker(id string, i int) string {
 // outcome records how call g ended (e nil: done) in one commit: the call's
 // record, and for a pull request the caller's instance and task. The
 // issues opened so far are kept even when a later one failed.
-func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *tools.Error, tries int) error {
+func (r *Run) outcome(ctx context.Context, g *GitHubCall, e *tools.Error, tries int) error {
 	rerr := r.f.Record(ctx, func(c *tools.Call) error {
-		cur, err := getGitHubCall(c.Tx, g.ID)
+		cur, err := GetCall(c.Tx, g.ID)
 		if err != nil {
 			return err
 		}
@@ -412,7 +430,7 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *tools.Error, 
 			cur.State, cur.LastCode, cur.LastError = GitHubDone, "", ""
 			if cur.PR != nil {
 				c.Summarize("%s opened pull request #%d (%s -> %s)", cur.Caller, cur.PR.Number, cur.Head, cur.PR.Base)
-				if err := recordPR(c, cur); err != nil {
+				if err := r.recordPR(c, cur); err != nil {
 					return err
 				}
 			} else {
@@ -432,7 +450,7 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *tools.Error, 
 			c.Failed(e)
 		}
 		*g = cur
-		return c.Tx.Put(githubCallPath(cur.ID), cur)
+		return c.Tx.Put(CallPath(cur.ID), cur)
 	})
 	if rerr != nil {
 		return rerr
@@ -444,10 +462,9 @@ func (r *githubRun) outcome(ctx context.Context, g *GitHubCall, e *tools.Error, 
 }
 
 // recordPR puts the pull request on its owner's instance (the caller's,
-// or the coder's for a reviewer) and on the task it holds; a task
-// IN_PROGRESS is submitted: REVIEW, in the review queue by its submission
-// time.
-func recordPR(c *tools.Call, g GitHubCall) error {
+// or the coder's for a reviewer) and, through r.onTask, on the task it
+// holds.
+func (r *Run) recordPR(c *tools.Call, g GitHubCall) error {
 	tx := c.Tx
 	now := tx.Now()
 	owner := g.Caller
@@ -461,20 +478,23 @@ func recordPR(c *tools.Call, g GitHubCall) error {
 			return err
 		}
 	}
-	if g.Task == "" {
+	if g.Task == "" || r.onTask == nil {
 		return nil
 	}
-	t, err := getTask(tx, g.Task)
-	if err != nil {
-		return err
+	return r.onTask(c, g, owner)
+}
+
+// ReplayOthers replays, once each, the calls that were PENDING when this
+// one was asked for (ids, from its transaction): GitHub answers again, so
+// what waited for it goes now. Failures stay PENDING for `git codex
+// github retry`.
+func (r *Run) ReplayOthers(ctx context.Context, ids []string) {
+	saved := r.retry.Attempts
+	r.retry.Attempts = 1
+	defer func() { r.retry.Attempts = saved }()
+	for _, id := range ids {
+		if _, err := r.Make(ctx, id); err != nil {
+			return // GitHub stopped answering: the rest wait for the next retry
+		}
 	}
-	if taskFinal(t.State) || holderOf(t) != owner {
-		return nil // the task moved on meanwhile; the PR is on the call's record
-	}
-	t.PR, t.SubmittedAt = g.PR, &now
-	if t.State == TaskInProgress {
-		t.State = TaskReview
-	}
-	t.UpdatedAt, t.UpdatedBy, t.Clock = now, c.Caller.ID, tx.Clock()
-	return tx.Put(taskPath(t.ID), t)
 }

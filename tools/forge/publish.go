@@ -1,4 +1,4 @@
-package work
+package forge
 
 import (
 	"bytes"
@@ -19,13 +19,13 @@ import (
 // one the forge's repository is read from.
 const publishRemote = "origin"
 
-// publishBranches pushes the branches a pull request names to origin
+// PublishBranches pushes the branches a pull request names to origin
 // before GitHub is asked for it, as `gh pr create` does: GitHub refuses a
 // pull request whose head it does not have. A push never forces. The
 // failures come back as the forge's own: a remote that cannot be reached
 // is transient (retried, then kept to `git codex github retry`); a remote
 // branch that has moved on is refused, and says what to do.
-func publishBranches(ctx context.Context, st tools.CodeRepo, branches ...string) error {
+func PublishBranches(ctx context.Context, st tools.CodeRepo, branches ...string) error {
 	for _, b := range branches {
 		if b == "" || !st.BranchExists(ctx, b) {
 			continue // only on the forge (a default branch): nothing of ours to push
@@ -48,13 +48,13 @@ func publishBranches(ctx context.Context, st tools.CodeRepo, branches ...string)
 // branch is never pushed: local commits on it are the person's own.
 func epicBase(base string) bool { return strings.HasPrefix(base, "epic/") }
 
-// nothingToPropose says why branch head holds nothing for a pull request
+// NothingToPropose says why branch head holds nothing for a pull request
 // into base: every commit of it is on base already (the local branch, or
 // origin's copy of it). GitHub refuses such a pull request ("No commits
 // between"), so it is refused here, before anything is pushed. It is ""
 // when head has commits base lacks, or when this repository knows
 // neither head nor any copy of base (the forge will judge).
-func nothingToPropose(ctx context.Context, gitDir, head, base string) string {
+func NothingToPropose(ctx context.Context, gitDir, head, base string) string {
 	if head == "" || base == "" || !refExists(ctx, gitDir, "refs/heads/"+head) {
 		return ""
 	}
@@ -75,9 +75,9 @@ func nothingToPropose(ctx context.Context, gitDir, head, base string) string {
 	return fmt.Sprintf("%s has no commits that %s lacks, so there is nothing for a pull request (GitHub refuses one: \"No commits between\"); commit your work on %s first", head, base, head)
 }
 
-// defaultBase is the branch origin's HEAD names (the forge's default
+// DefaultBase is the branch origin's HEAD names (the forge's default
 // branch as last fetched), or "".
-func defaultBase(ctx context.Context, gitDir string) string {
+func DefaultBase(ctx context.Context, gitDir string) string {
 	out, err := gitOutput(ctx, gitDir, "symbolic-ref", "--quiet", "refs/remotes/"+publishRemote+"/HEAD")
 	if err != nil {
 		return ""
