@@ -472,13 +472,13 @@ func TestMakeWithoutGitHub(t *testing.T) {
 	}
 }
 
-// TestGitHubAPIURLIsThisMachines: github.api_url is a setting of this
-// machine (git config codex.github.apiUrl, or CODEX_GITHUB_API_URL over
-// it): a value in the shared state (a peer's) never receives the token;
+// TestGitHubTokenNeverGoesToASharedEndpoint: github.api_url is a setting
+// of this machine (git config codex.github.apiUrl, or CODEX_GITHUB_API_URL
+// over it): a value in the shared state (a peer's) never receives the token;
 // config_set takes https, or plain http to this machine only; one set by
 // hand in git config is refused where the token would leave, before
 // anything is sent.
-func TestGitHubAPIURLIsThisMachines(t *testing.T) {
+func TestGitHubTokenNeverGoesToASharedEndpoint(t *testing.T) {
 	e := newTestEnv(t)
 	if k, ok := e.reg.ConfigKeys().Lookup("github.api_url"); !ok || !k.Local || k.Kind != "string" || k.Default != "" {
 		t.Fatalf("github.api_url: %+v", k)

@@ -102,12 +102,12 @@ func (e *testEnv) registry(open tools.GitHubOpener) *tools.Registry {
 // callIn asks for one GitHub call, as create_pull_request and
 // create_issues do.
 type callIn struct {
-	Op     string         `json:"op"`
-	Head   string         `json:"head,omitempty"`
-	Base   string         `json:"base,omitempty"`
-	Title  string         `json:"title,omitempty"`
-	Task   string         `json:"task,omitempty"`
-	For    string         `json:"for,omitempty"`
+	Op     string               `json:"op"`
+	Head   string               `json:"head,omitempty"`
+	Base   string               `json:"base,omitempty"`
+	Title  string               `json:"title,omitempty"`
+	Task   string               `json:"task,omitempty"`
+	For    string               `json:"for,omitempty"`
 	Issues []forge.IssueRequest `json:"issues,omitempty"`
 	// Others: the calls PENDING before this one are replayed after it
 	// (Run.ReplayOthers).
