@@ -214,7 +214,9 @@ func TestMakeWaitsForARateLimit(t *testing.T) {
 	for _, status := range []int{429, 403} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			e := newTestEnv(t)
-			e.srv.Fail(githubtest.Failure{Method: "POST", PathSuffix: "/pulls", Times: 1, Status: status, RateLimited: true, Reset: time.Now().Add(2 * time.Second)})
+			// a reset 4 s off: the push and reads before the POST may take
+			// a while on a loaded machine, and GitHub's times are whole seconds
+			e.srv.Fail(githubtest.Failure{Method: "POST", PathSuffix: "/pulls", Times: 1, Status: status, RateLimited: true, Reset: time.Now().Add(4 * time.Second)})
 			start := time.Now()
 			g := e.made(e.ok("github_call", prArgs))
 			took := time.Since(start)
@@ -227,8 +229,7 @@ func TestMakeWaitsForARateLimit(t *testing.T) {
 			}
 			_, s, _ := strings.Cut(tries[0], "; trying again in ")
 			wait, err := time.ParseDuration(s)
-			// Retry-After and X-RateLimit-Reset are whole seconds
-			if err != nil || wait < 500*time.Millisecond || wait > 2*time.Second || took < wait {
+			if err != nil || wait < 700*time.Millisecond || wait > 4*time.Second || took < wait {
 				t.Fatalf("waited %s (%q, %v); the call took %s", wait, tries[0], err, took)
 			}
 		})
