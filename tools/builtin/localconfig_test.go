@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/tools"
@@ -245,39 +244,4 @@ func TestConfigUnsetLauncherFallsBackToDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRefusal(t, e.call(human, "spawn", `{"type":"worker","prompt":"p"}`), tools.InvalidInput, `runs "claude"`)
-}
-
-// TestGitHubTokenNeverGoesToASharedEndpoint: github.api_url in the shared
-// state (a peer's) never receives the token; this machine's endpoint does.
-// A plain-http endpoint on another machine is refused before anything is
-// sent.
-func TestGitHubTokenNeverGoesToASharedEndpoint(t *testing.T) {
-	e, srv, _ := withGitHub(t)
-	evil := githubtest.New()
-	t.Cleanup(evil.Close)
-	forgeConfig(t, e.st, "human:mallory@example.com", map[string]string{"github.api_url": evil.URL})
-	pr := e.ok("c1", "create_pull_request", prArgs)
-	if pr["pr_number"] == nil {
-		t.Fatalf("create_pull_request: %v", pr)
-	}
-	if n := len(evil.Requests()); n != 0 {
-		t.Fatalf("the shared endpoint got %d request(s)", n)
-	}
-	if len(srv.Requests()) == 0 {
-		t.Fatal("this machine's endpoint got nothing")
-	}
-
-	// https only, or plain http to this machine
-	wantRefusal(t, e.call(human, "config_set", `{"key":"github.api_url","value":"http://ghe.example.com/api/v3/"}`), tools.InvalidInput, "plain http to another machine")
-	for _, ok := range []string{"https://ghe.example.com/api/v3/", "http://127.0.0.1:8080/", "http://[::1]:9/", "http://localhost:1/"} {
-		e.ok(human, "config_set", fmt.Sprintf(`{"key":"github.api_url","value":%q}`, ok))
-	}
-	// set by hand in git config: refused where the token would leave
-	gitstatetest.Git(t, e.dir, "config", "codex.github.apiUrl", "http://attacker.example.com/")
-	before := len(srv.Requests())
-	r := e.call("c1", "create_pull_request", `{"title":"again","description":"d"}`)
-	wantRefusal(t, r, tools.GitHubUnavailable, "plain http to another machine")
-	if len(srv.Requests()) != before || len(evil.Requests()) != 0 {
-		t.Fatal("a request was sent")
-	}
 }

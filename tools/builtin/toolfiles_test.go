@@ -5,8 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,22 +12,10 @@ import (
 	"github.com/gitcodex/git-codex/tools/builtin"
 )
 
-// notYetInOwnFile are the tools still defined in a file shared with
-// others (their noun's), in the packages not yet split one file per tool
-// (issue 26): the list only shrinks. A new tool goes in a file named
-// after it.
-var notYetInOwnFile = []string{
-	"agent_get_epic", "agent_get_status", "agent_get_task", "agent_list", "agent_register",
-	"agent_show", "conflict_list", "create_issues", "create_pull_request", "epic_approve_pr",
-	"epic_create", "epic_create_epic_pr", "epic_get_review_queue", "epic_list_tasks",
-	"epic_read_file", "epic_request_changes", "github_retry", "github_reviews", "task_add_comment",
-	"task_assign", "task_claim", "task_create", "task_list", "task_release", "task_show",
-	"task_update_status",
-}
-
 // TestToolFiles: every tool git codex ships is defined (tools.Define) in
-// a file named after it, <name>.go, in its package, but those listed in
-// notYetInOwnFile; and the list names no tool that already has its file.
+// a file named after it, <name>.go, in its package (the way gh names
+// pkg/cmd/<noun>/<verb>; issue 26), so a tool is found by its name and a
+// noun's shared code stays in files named after what they hold.
 func TestToolFiles(t *testing.T) {
 	defined := map[string]string{} // tool name -> the file that defines it
 	files, err := filepath.Glob("../*.go")
@@ -65,24 +51,14 @@ func TestToolFiles(t *testing.T) {
 			return true
 		})
 	}
-	var missing []string
 	for _, tool := range builtin.Registry().All() {
 		file, ok := defined[tool.Name]
 		if !ok {
 			t.Errorf("found no tools.Define of %s", tool.Name)
 			continue
 		}
-		own := filepath.Base(file) == tool.Name+".go"
-		listed := slices.Contains(notYetInOwnFile, tool.Name)
-		switch {
-		case own && listed:
-			t.Errorf("%s is in its own file %s: take it off notYetInOwnFile", tool.Name, file)
-		case !own && !listed:
-			missing = append(missing, tool.Name+" ("+file+")")
+		if filepath.Base(file) != tool.Name+".go" {
+			t.Errorf("tool %s is defined in %s, not in a file named after it: move it to %s.go beside it", tool.Name, file, tool.Name)
 		}
-	}
-	sort.Strings(missing)
-	for _, m := range missing {
-		t.Errorf("tool %s is not defined in a file named after it", m)
 	}
 }

@@ -2,76 +2,10 @@ package work
 
 import (
 	"context"
-	"strings"
 
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/instance"
 )
-
-// AgentGetStatusIn is agent_get_status's input: none.
-type AgentGetStatusIn struct{}
-
-// AgentGetStatus returns the caller's own record, with its current task
-// and epic.
-var AgentGetStatus = tools.Define("agent_get_status", "agent.get_status",
-	"Get your own agent record: id, type, state (BUSY while you hold a task), your current task and epic, worktree, tmux session, last activity.",
-	tools.CLI{Path: "agent status"},
-	func(ctx context.Context, c *tools.Call, _ AgentGetStatusIn) (AgentStatus, error) {
-		c.Summarize("%s asked for its status", c.Caller.ID)
-		a := tools.Agent{ID: c.Caller.ID, Type: tools.TypeHuman, State: tools.StateIdle, CreatedBy: c.Caller.ID} // a person: no record, but a type
-		if c.Agent != nil {
-			a = *c.Agent
-		}
-		return agentStatus(c, a)
-	}).Hint(tools.Hints{ReadOnly: true, Idempotent: true})
-
-// AgentListIn is agent_list's input.
-type AgentListIn struct {
-	Type  string `json:"type,omitempty" jsonschema:"only agents of this type"`
-	State string `json:"state,omitempty" jsonschema:"only agents in this state"`
-}
-
-// AgentList is what agent_list returns, sorted by id.
-type AgentList struct {
-	Count  int           `json:"count"`
-	Agents []tools.Agent `json:"agents"`
-}
-
-// AgentListTool lists registered agents.
-var AgentListTool = tools.Define("agent_list", "agent.list",
-	"List registered agents, optionally only those of one type or state: the view a supervisor needs of its team.",
-	tools.CLI{Path: "agent list"},
-	func(ctx context.Context, c *tools.Call, in AgentListIn) (AgentList, error) {
-		if in.Type != "" {
-			if _, err := tools.ParseAgentType(in.Type); err != nil {
-				return AgentList{}, err
-			}
-		}
-		out := AgentList{Agents: []tools.Agent{}}
-		err := tools.WalkJSON(c.Tx, tools.DirAgents, func(a tools.Agent) {
-			if (in.Type == "" || strings.EqualFold(string(a.Type), in.Type)) && (in.State == "" || a.State == in.State) {
-				out.Agents = append(out.Agents, a)
-			}
-		})
-		out.Count = len(out.Agents)
-		c.Summarize("%s listed %d agent(s)", c.Caller.ID, out.Count)
-		return out, err
-	}).Hint(tools.Hints{ReadOnly: true, Idempotent: true})
-
-// AgentShowIn is agent_show's input.
-type AgentShowIn struct {
-	ID string `json:"id" jsonschema:"the agent's id"`
-}
-
-// AgentShow returns one agent's record.
-var AgentShow = tools.Define("agent_show", "agent.show",
-	"Show one registered agent's record.",
-	tools.CLI{Path: "agent show", Args: []string{"id"}},
-	func(ctx context.Context, c *tools.Call, in AgentShowIn) (tools.Agent, error) {
-		c.Target(in.ID)
-		c.Summarize("%s looked at %s", c.Caller.ID, in.ID)
-		return tools.GetAgent(c.Tx, in.ID)
-	}).Hint(tools.Hints{ReadOnly: true, Idempotent: true})
 
 // AgentRegisterIn is agent_register's input.
 type AgentRegisterIn struct {
