@@ -412,13 +412,12 @@ func (r *ReviewFetcher) commitFeedback(ctx context.Context, t reviewTarget, rec 
 }
 
 // noteOnce notes the feedback on the reviewed commit, unless its note
-// already holds it.
+// already holds it: checked and appended in one compare-and-swap of the
+// notes ref, so the next deliverer and a git child a SIGKILLed watcher
+// left running never both append it.
 func (r *ReviewFetcher) noteOnce(ctx context.Context, fb review.Feedback, rec GitHubReview) error {
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", r.Store.GitDir(), "notes", "--ref", repo.RefReviewNotes, "show", fb.ReviewedCommit)
-	if out, err := cmd.Output(); err == nil && strings.Contains(string(out), "- feedback id: "+fb.ID+"\n") {
-		return nil
-	}
-	return tools.CodeRepoOf(r.Store).AddNote(ctx, repo.RefReviewNotes, fb.ReviewedCommit, githubFeedbackMarkdown(fb, rec))
+	_, err := tools.CodeRepoOf(r.Store).AppendNoteOnce(ctx, repo.RefReviewNotes, fb.ReviewedCommit, githubFeedbackMarkdown(fb, rec), "- feedback id: "+fb.ID+"\n")
+	return err
 }
 
 // githubFeedbackMarkdown is REVIEW_FEEDBACK.md for a GitHub review:
