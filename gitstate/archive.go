@@ -58,7 +58,9 @@ func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv adve
 // archive never takes) is not adopted: it stays at the remote-tracking
 // ref, where a merge still finds it and names it in Codex-Archive-Refused,
 // and it is neither ours nor pushed on to our other remotes. Archived
-// cycles have no such check and are adopted as they come. layout says
+// cycles have no such check and are adopted as they come. A refusal is
+// remembered (archiverefused.go): the same archive commit is not walked
+// again at the next sync, only when the remote's ref moves. layout says
 // what a record archive may hold (DirLayout.Retention): without one, no
 // record archive is adopted.
 func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout) error {
@@ -83,9 +85,16 @@ func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout
 			if checks == nil {
 				checks = s.archivedIndex(ctx, layout)
 			}
-			if ok, err := checks.checksOut(f[0], plumbing.NewHash(f[1])); err != nil {
+			why, remember, err := checks.refusal(f[0], plumbing.NewHash(f[1]))
+			if err != nil {
 				return err
-			} else if !ok {
+			}
+			if remember {
+				if err := s.rememberRefusal(ctx, plumbing.NewHash(f[1]), checks.print, why); err != nil {
+					return err
+				}
+			}
+			if why != "" {
 				continue
 			}
 		}
@@ -94,5 +103,15 @@ func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout
 			return fmt.Errorf("gitstate: adopt %s: %w", local, err)
 		}
 	}
-	return nil
+	var refused map[plumbing.Hash]string
+	if checks != nil {
+		refused = checks.refused
+	}
+	if refused == nil {
+		var err error
+		if refused, err = s.refusedArchives(); err != nil {
+			return err
+		}
+	}
+	return s.forgetRefusals(ctx, refused)
 }

@@ -77,6 +77,10 @@ type recordArchive struct {
 	checked bool
 	bad     string
 	tip     plumbing.Hash
+	// lasting: bad is a verdict on what never changes (the archive's
+	// objects, its state commit's, the layout), to remember
+	// (archiverefused.go); remembered: bad was remembered, not found now
+	lasting, remembered bool
 }
 
 // ArchiveRefusal is a record one side of a merge deleted and an archive
@@ -121,6 +125,10 @@ type archivedIndex struct {
 	// trees caches the trees read, by name: a merge that lets thousands of
 	// archived records go looks each up in the same few trees
 	trees map[plumbing.Hash]map[string]gitrepo.TreeEntry
+	// refused are the refusals remembered in the repository's config,
+	// read on first use, and print the layout's retentionPrint
+	refused map[plumbing.Hash]string
+	print   string
 }
 
 func (s *Store) archivedIndex(ctx context.Context, layout *Layout) *archivedIndex {
@@ -255,18 +263,20 @@ func (a *archivedIndex) why(ar *recordArchive, path string, blob, have, keeper, 
 	return "", nil
 }
 
-// checksOut reports whether the record archive at ref (commit c) passes
-// check: what sync asks before it adopts a peer's archive as its own.
-func (a *archivedIndex) checksOut(ref string, c plumbing.Hash) (bool, error) {
+// refusal says why the record archive at ref (commit c) does not pass
+// check ("": it does), what sync asks before it adopts a peer's archive as
+// its own; remember is true for a lasting refusal found now, not
+// remembered yet.
+func (a *archivedIndex) refusal(ref string, c plumbing.Hash) (why string, remember bool, err error) {
 	commit, err := a.s.readCommit(c)
 	if err != nil {
-		return false, nil // not fetched whole: nothing to adopt
+		return "not fetched whole", false, nil // nothing to adopt
 	}
 	ar := &recordArchive{ref: ref, commit: c, tree: commit.TreeHash}
 	if err := a.check(ar); err != nil {
-		return false, err
+		return "", false, err
 	}
-	return ar.bad == "", nil
+	return ar.bad, ar.bad != "" && ar.lasting && !ar.remembered, nil
 }
 
 // check reads the archive's manifest and compares the archive with the
@@ -277,6 +287,19 @@ func (a *archivedIndex) check(ar *recordArchive) error {
 		return nil
 	}
 	ar.checked = true
+	why, ok, err := a.remembered(ar.commit)
+	if err != nil {
+		return err
+	}
+	if ok {
+		ar.bad, ar.lasting, ar.remembered = why, true, true
+		return nil
+	}
+	if a.s.archiveCheckHook != nil {
+		a.s.archiveCheckHook(ar.ref)
+	}
+	// every refusal below lasts but that of a state commit not here yet
+	ar.lasting = true
 	mblob, err := a.lookup(ar.tree, []string{RecordArchiveManifest})
 	if err != nil {
 		return err
@@ -302,6 +325,7 @@ func (a *archivedIndex) check(ar *recordArchive) error {
 	tip, err := a.s.readCommit(ar.tip)
 	if err != nil {
 		ar.bad = fmt.Sprintf("its manifest names the state commit %s, which this repository does not have", man.StateTip)
+		ar.lasting = false // a later fetch may bring it
 		return nil
 	}
 	counts := map[string]int{}

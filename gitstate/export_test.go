@@ -27,6 +27,10 @@ func ClockOf(msg string) Clock { return clockOf(msg) }
 // it and is about to move the ref).
 func (s *Store) SetSwapHook(fn func(stage string)) { s.swapHook = fn }
 
+// SetArchiveCheckHook installs fn to be called each time a record archive
+// is walked to be checked.
+func (s *Store) SetArchiveCheckHook(fn func(ref string)) { s.archiveCheckHook = fn }
+
 // SetLinkFunc replaces the hard link used to place "<ref>.lock" (nil
 // restores os.Link), so tests can run the O_EXCL fallback for filesystems
 // without hard links.

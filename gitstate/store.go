@@ -82,6 +82,10 @@ type Store struct {
 	// stages of its critical section (see Store.phase), to measure where
 	// its time goes.
 	phaseHook func(phase string)
+	// archiveCheckHook, set only by tests, is called each time a record
+	// archive is walked to be checked (archivedIndex.check), not when its
+	// refusal is remembered.
+	archiveCheckHook func(ref string)
 }
 
 // phase reports that a write reached the named stage, to a benchmark's

@@ -141,7 +141,11 @@ type GitHubReview struct {
 	Why      string       `json:"why,omitempty"`
 	Attempts int          `json:"attempts" jsonschema:"delivery attempts (claims) so far"`
 	// Completed is the task an approval completed (github.approval_completes).
-	Completed string         `json:"completed_task,omitempty"`
+	Completed string `json:"completed_task,omitempty"`
+	// SentBack is the task a changes request sent back to IN_PROGRESS:
+	// from REVIEW, or reopened when an earlier approval of the pull
+	// request had completed it (github.approval_completes).
+	SentBack  string         `json:"sent_back_task,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
 	UpdatedBy string         `json:"updated_by"`
@@ -169,7 +173,7 @@ func getGitHubReview(src recordSource, id string) (GitHubReview, bool, error) {
 func githubReviewKeys() []tools.ConfigKey {
 	return []tools.ConfigKey{
 		{Name: "github.approval_completes", Kind: "string", Default: "on", OneOf: []string{"off", "on"},
-			Doc: "on: an APPROVED review on GitHub of an instance's pull request completes the task the pull request was opened for (not a task of an epic: epic_approve_pr merges and completes those); off: the approval is only delivered as feedback"},
+			Doc: "on: an APPROVED review on GitHub of an instance's pull request completes the task the pull request was opened for, and a CHANGES_REQUESTED review sends it back to IN_PROGRESS (from REVIEW, or reopened when an earlier approval completed it), with a mail and a comment (not a task of an epic: epic_approve_pr and epic_request_changes are its supervisor's); off: reviews are only delivered as feedback"},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/forge"
 	"github.com/gitcodex/git-codex/tools/instance"
+	"github.com/gitcodex/git-codex/tools/mail"
 	"github.com/gitcodex/git-codex/tools/review"
 )
 
@@ -206,7 +207,8 @@ func listError(err error, pr int) error {
 // reviewTargets lists the pull requests whose reviews this clone
 // delivers: opened by create_pull_request (DONE), of an instance that is
 // live, whose worktree is this clone's (its branch is here to commit on),
-// and whose task, if any, is not over.
+// and whose task, if any, is not over, or was completed by an approval of
+// that pull request (a later changes request reopens it).
 func reviewTargets(src recordSource, gitDir string) ([]reviewTarget, error) {
 	var calls []forge.GitHubCall
 	err := walkRecords(src, forge.Dir, func(g forge.GitHubCall) {
@@ -220,6 +222,7 @@ func reviewTargets(src recordSource, gitDir string) ([]reviewTarget, error) {
 	sort.Slice(calls, func(i, j int) bool { return calls[i].ID < calls[j].ID })
 	seen := map[string]bool{}
 	var out []reviewTarget
+	var approvals map[string]GitHubReview // read once, when a task is over
 	for _, g := range calls {
 		key := g.Repo + "#" + strconv.Itoa(g.PR.Number)
 		if seen[key] {
@@ -242,7 +245,14 @@ func reviewTargets(src recordSource, gitDir string) ([]reviewTarget, error) {
 		if g.Task != "" {
 			var t Task
 			if err := src.Get(taskPath(g.Task), &t); err == nil && taskFinal(t.State) {
-				continue
+				if approvals == nil {
+					if approvals, err = approvalsOf(src); err != nil {
+						return nil, err
+					}
+				}
+				if _, ok := approvals[approvalKey(g.Task, g.Repo, g.PR.Number)]; !ok || t.State != TaskCompleted || holderOf(t) != a.ID {
+					continue
+				}
 			}
 		}
 		seen[key] = true
@@ -347,14 +357,24 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 		if err := c.Tx.Put(review.FeedbackPath(f.ID), f); err != nil {
 			return err
 		}
-		if cur.State == ReviewApproved && c.Config.StringValue("github.approval_completes") == "on" {
-			if err := completeByApproval(c, &cur); err != nil {
-				return err
+		if c.Config.StringValue("github.approval_completes") == "on" {
+			switch cur.State {
+			case ReviewApproved:
+				if err := completeByApproval(c, &cur); err != nil {
+					return err
+				}
+			case ReviewChangesRequested:
+				if err := sendBackByChanges(c, &cur, f); err != nil {
+					return err
+				}
 			}
 		}
 		c.Summarize("GitHub review %d (%s by @%s) of pull request #%d delivered to %s as %.12s", rv.ID, cur.State, cur.User, cur.PR, cur.Coder, commit)
 		if cur.Completed != "" {
 			c.Summarize("GitHub review %d (APPROVED by @%s) of pull request #%d delivered to %s as %.12s; task %s COMPLETED", rv.ID, cur.User, cur.PR, cur.Coder, commit, cur.Completed)
+		}
+		if cur.SentBack != "" {
+			c.Summarize("GitHub review %d (CHANGES_REQUESTED by @%s) of pull request #%d delivered to %s as %.12s; task %s IN_PROGRESS again", rv.ID, cur.User, cur.PR, cur.Coder, commit, cur.SentBack)
 		}
 		rec = cur
 		return c.Tx.Put(githubReviewPath(id), cur)
@@ -397,6 +417,95 @@ func completeByApproval(c *tools.Call, rec *GitHubReview) error {
 	return c.Tx.Put(taskPath(t.ID), t)
 }
 
+// sendBackByChanges sends the task a pull request was opened for back to
+// its holder when a review requests changes, as epic_request_changes does
+// (seed 003: "Task returned to IN_PROGRESS"): IN_PROGRESS from REVIEW, or
+// from COMPLETED when an approval of this pull request completed it and
+// this review came after that approval (an older changes request whose
+// delivery was retried late does not undo it). The holder is mailed and
+// the feedback kept as the task's changes_requested comment. Not a task of
+// an epic (its supervisor's, epic_request_changes), nor one that moved to
+// another holder or was cancelled.
+func sendBackByChanges(c *tools.Call, rec *GitHubReview, fb review.Feedback) error {
+	if rec.Task == "" {
+		return nil
+	}
+	t, err := getTask(c.Tx, rec.Task)
+	if err != nil {
+		return nil // the task is gone: the feedback is still delivered
+	}
+	holder := holderOf(t)
+	if t.EpicID != "" || holder != rec.Coder {
+		return nil
+	}
+	reopened := false
+	switch t.State {
+	case TaskReview:
+	case TaskCompleted:
+		approvals, err := approvalsOf(c.Tx)
+		if err != nil {
+			return err
+		}
+		ap, ok := approvals[approvalKey(t.ID, rec.Repo, rec.PR)]
+		if !ok || !reviewedAfter(*rec, ap) {
+			return nil
+		}
+		reopened = true
+	default:
+		return nil // IN_PROGRESS already, or CANCELLED
+	}
+	if _, err := addComment(c, t, CommentChangesRequested, fb.Text); err != nil {
+		return err
+	}
+	body := fmt.Sprintf("@%s requested changes on GitHub, pull request #%d (review %d): the review is committed on your branch as %s (feedback %s).\n\n", rec.User, rec.PR, rec.ReviewID, review.FeedbackFile, rec.FeedbackID)
+	if reopened {
+		body += "An earlier approval had completed task " + t.ID + " (" + t.Title + "); it is reopened: IN_PROGRESS again, yours."
+	} else {
+		body += "Task " + t.ID + " (" + t.Title + ") is IN_PROGRESS again."
+	}
+	body += " Push your fixes to the same branch, then `git codex task status " + t.ID + " REVIEW`."
+	if _, err := mail.Post(c, holder, "Changes requested: "+mail.OneLineCut(t.Title), body, ""); err != nil {
+		return err
+	}
+	t.State = TaskInProgress
+	t.UpdatedAt, t.UpdatedBy, t.Clock = c.Tx.Now(), c.Caller.ID, c.Tx.Clock()
+	if err := noteHeld(c, holder, t.ID, true); err != nil {
+		return err
+	}
+	rec.SentBack = t.ID
+	return c.Tx.Put(taskPath(t.ID), t)
+}
+
+// approvalsOf lists the delivered approvals that completed a task, the
+// latest per task and pull request (approvalKey).
+func approvalsOf(src recordSource) (map[string]GitHubReview, error) {
+	out := map[string]GitHubReview{}
+	err := walkRecords(src, dirGitHubReviews, func(g GitHubReview) {
+		if g.Completed == "" || g.Delivery != "delivered" {
+			return
+		}
+		k := approvalKey(g.Completed, g.Repo, g.PR)
+		if cur, ok := out[k]; !ok || reviewedAfter(g, cur) {
+			out[k] = g
+		}
+	})
+	return out, err
+}
+
+func approvalKey(task, repo string, pr int) string {
+	return task + " " + strings.ToLower(repo) + "#" + strconv.Itoa(pr)
+}
+
+// reviewedAfter reports whether review a was submitted after review b:
+// by GitHub's submitted_at, then (the same second) by its ids, which it
+// hands out in order.
+func reviewedAfter(a, b GitHubReview) bool {
+	if !a.SubmittedAt.Equal(b.SubmittedAt) {
+		return a.SubmittedAt.After(b.SubmittedAt)
+	}
+	return a.ReviewID > b.ReviewID
+}
+
 // commitFeedback commits REVIEW_FEEDBACK.md on the coder's branch, unless
 // a commit for this review is on it already (a watcher killed after
 // making it, before recording it).
@@ -412,13 +521,12 @@ func (r *ReviewFetcher) commitFeedback(ctx context.Context, t reviewTarget, rec 
 }
 
 // noteOnce notes the feedback on the reviewed commit, unless its note
-// already holds it.
+// already holds it: checked and appended in one compare-and-swap of the
+// notes ref, so the next deliverer and a git child a SIGKILLed watcher
+// left running never both append it.
 func (r *ReviewFetcher) noteOnce(ctx context.Context, fb review.Feedback, rec GitHubReview) error {
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", r.Store.GitDir(), "notes", "--ref", repo.RefReviewNotes, "show", fb.ReviewedCommit)
-	if out, err := cmd.Output(); err == nil && strings.Contains(string(out), "- feedback id: "+fb.ID+"\n") {
-		return nil
-	}
-	return tools.CodeRepoOf(r.Store).AddNote(ctx, repo.RefReviewNotes, fb.ReviewedCommit, githubFeedbackMarkdown(fb, rec))
+	_, err := tools.CodeRepoOf(r.Store).AppendNoteOnce(ctx, repo.RefReviewNotes, fb.ReviewedCommit, githubFeedbackMarkdown(fb, rec), "- feedback id: "+fb.ID+"\n")
+	return err
 }
 
 // githubFeedbackMarkdown is REVIEW_FEEDBACK.md for a GitHub review:

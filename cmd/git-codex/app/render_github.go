@@ -46,6 +46,9 @@ func (e *env) renderGitHub(data any) (bool, error) {
 			if r.Completed != "" {
 				line += "; task " + r.Completed + " COMPLETED"
 			}
+			if r.SentBack != "" {
+				line += "; task " + r.SentBack + " IN_PROGRESS again"
+			}
 			fmt.Fprintln(w, line)
 		}
 	default:

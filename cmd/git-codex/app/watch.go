@@ -174,6 +174,9 @@ func (e *env) runWatch(ctx context.Context, st *gitstate.Store, o tools.Origin, 
 			if r.Completed != "" {
 				line += "; task " + r.Completed + " COMPLETED"
 			}
+			if r.SentBack != "" {
+				line += "; task " + r.SentBack + " IN_PROGRESS again"
+			}
 			w.say(line)
 		}}
 	// --once makes one pass and exits: saying "every 30s" there told a
