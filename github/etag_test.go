@@ -11,7 +11,6 @@ import (
 	"github.com/gitcodex/git-codex/github"
 	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // reviewPages is each request for a page of pull request 1's reviews
@@ -38,12 +37,12 @@ func TestConditionalReviews(t *testing.T) {
 	ctx := context.Background()
 	srv, _ := open(t)
 	cache := github.NewCache()
-	pass := func() work.GitHubReviews {
+	pass := func() tools.GitHubReviews {
 		gh, err := cache.Open(ctx, tools.GitHubSettings{Dir: t.TempDir(), APIURL: srv.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return gh.(work.GitHubReviews)
+		return gh.(tools.GitHubReviews)
 	}
 	pr := srv.AddPullRequest("o/r", "T", "feature", "main")
 	for i := range 120 {
@@ -110,7 +109,7 @@ func TestConditionalReviews(t *testing.T) {
 		t.Fatal(err)
 	}
 	n = len(srv.Requests())
-	if _, err := gh.(work.GitHubReviews).ListReviews(ctx, pr.Number); err != nil {
+	if _, err := gh.(tools.GitHubReviews).ListReviews(ctx, pr.Number); err != nil {
 		t.Fatal(err)
 	}
 	if got := reviewPages(srv, n); !reflect.DeepEqual(got, []string{"per_page=100 false 200", "page=2&per_page=100 false 200"}) {
@@ -193,7 +192,7 @@ func TestConditionalConcurrent(t *testing.T) {
 						return
 					}
 				}
-				rs, err := gh.(work.GitHubReviews).ListReviews(ctx, pr.Number)
+				rs, err := gh.(tools.GitHubReviews).ListReviews(ctx, pr.Number)
 				// 30 or, once the late review is in, 31: never stale
 				// after it (g 0 added it)
 				if err != nil || (len(rs) != 30 && len(rs) != 31) || (g == 0 && i >= 5 && len(rs) != 31) || rs[0].Body != "review 0" {
@@ -216,7 +215,7 @@ func TestConditionalConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs, err := final.(work.GitHubReviews).ListReviews(ctx, pr.Number); err != nil || len(rs) != 31 {
+	if rs, err := final.(tools.GitHubReviews).ListReviews(ctx, pr.Number); err != nil || len(rs) != 31 {
 		t.Fatalf("after: %d reviews, %v", len(rs), err)
 	}
 }

@@ -11,10 +11,9 @@ import (
 	"time"
 
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
 )
 
-var _ work.GitHubReviews = (*Client)(nil)
+var _ tools.GitHubReviews = (*Client)(nil)
 
 // maxPages bounds one listing: 30 pages of 100 is more reviews than a
 // pull request has; past that the list is cut rather than followed
@@ -36,15 +35,15 @@ type review struct {
 
 // ListReviews lists a pull request's reviews, oldest first
 // (GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews, every page).
-func (c *Client) ListReviews(ctx context.Context, number int) ([]work.PRReview, error) {
-	var out []work.PRReview
+func (c *Client) ListReviews(ctx context.Context, number int) ([]tools.PRReview, error) {
+	var out []tools.PRReview
 	err := c.pages(ctx, c.path("pulls/%d/reviews?per_page=100", number), func(body []byte) error {
 		var page []review
 		if err := json.Unmarshal(body, &page); err != nil {
 			return err
 		}
 		for _, r := range page {
-			v := work.PRReview{ID: r.ID, Body: r.Body, State: r.State, CommitID: r.CommitID, SubmittedAt: r.SubmittedAt, URL: r.HTMLURL}
+			v := tools.PRReview{ID: r.ID, Body: r.Body, State: r.State, CommitID: r.CommitID, SubmittedAt: r.SubmittedAt, URL: r.HTMLURL}
 			if r.User != nil {
 				v.User = r.User.Login
 			}
@@ -77,15 +76,15 @@ type reviewComment struct {
 // (GET /repos/{owner}/{repo}/pulls/{pull_number}/comments, every page):
 // one listing for all its reviews. A comment on a line that later
 // commits removed has no line, only its original_line.
-func (c *Client) ListReviewComments(ctx context.Context, number int) ([]work.PRReviewComment, error) {
-	var out []work.PRReviewComment
+func (c *Client) ListReviewComments(ctx context.Context, number int) ([]tools.PRReviewComment, error) {
+	var out []tools.PRReviewComment
 	err := c.pages(ctx, c.path("pulls/%d/comments?per_page=100", number), func(body []byte) error {
 		var page []reviewComment
 		if err := json.Unmarshal(body, &page); err != nil {
 			return err
 		}
 		for _, r := range page {
-			v := work.PRReviewComment{ID: r.ID, ReviewID: r.ReviewID, InReplyTo: r.InReplyTo, Path: r.Path, Side: r.Side,
+			v := tools.PRReviewComment{ID: r.ID, ReviewID: r.ReviewID, InReplyTo: r.InReplyTo, Path: r.Path, Side: r.Side,
 				Body: r.Body, DiffHunk: r.DiffHunk, URL: r.HTMLURL}
 			if r.User != nil {
 				v.User = r.User.Login

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gitcodex/git-codex/github/githubtest"
 	"github.com/gitcodex/git-codex/tools"
-	"github.com/gitcodex/git-codex/tools/work"
 )
 
 // TestReviews: a pull request's reviews and review comments come back
@@ -22,7 +21,7 @@ import (
 func TestReviews(t *testing.T) {
 	ctx := context.Background()
 	srv, gh := open(t)
-	lister := gh.(work.GitHubReviews)
+	lister := gh.(tools.GitHubReviews)
 	pr := srv.AddPullRequest("o/r", "T", "feature", "main")
 	states := []string{"COMMENTED", "CHANGES_REQUESTED", "APPROVED", "DISMISSED", "PENDING"}
 	for i := range 150 {

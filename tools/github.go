@@ -98,3 +98,49 @@ func (e *GitHubError) Error() string { return e.Message }
 func (e *GitHubError) Transient() bool {
 	return e.Status == 0 || e.Status >= 500 || e.Status == 429 || (e.Status == 403 && !e.RetryAt.IsZero())
 }
+
+// GitHubReviews is a forge that can list a pull request's reviews and
+// review comments (package github's Client is one). It is apart from
+// GitHub so that forges without it still serve the other calls.
+type GitHubReviews interface {
+	// ListReviews lists pull request number's reviews, oldest first,
+	// every page.
+	ListReviews(ctx context.Context, number int) ([]PRReview, error)
+	// ListReviewComments lists its review comments (comments on lines of
+	// its diff), every page.
+	ListReviewComments(ctx context.Context, number int) ([]PRReviewComment, error)
+}
+
+// GitHub's review states.
+const (
+	ReviewApproved         = "APPROVED"
+	ReviewChangesRequested = "CHANGES_REQUESTED"
+	ReviewCommented        = "COMMENTED"
+	ReviewDismissed        = "DISMISSED"
+	ReviewPending          = "PENDING"
+)
+
+// PRReview is a pull request review as GitHub reports it.
+type PRReview struct {
+	ID          int64     `json:"id"`
+	User        string    `json:"user"`
+	Body        string    `json:"body"`
+	State       string    `json:"state"`
+	CommitID    string    `json:"commit_id"`
+	SubmittedAt time.Time `json:"submitted_at"`
+	URL         string    `json:"html_url"`
+}
+
+// PRReviewComment is a comment on a line of a pull request's diff.
+type PRReviewComment struct {
+	ID        int64  `json:"id"`
+	ReviewID  int64  `json:"pull_request_review_id"`
+	InReplyTo int64  `json:"in_reply_to_id,omitempty"`
+	User      string `json:"user"`
+	Path      string `json:"path"`
+	Line      int    `json:"line,omitempty"`
+	Side      string `json:"side,omitempty"`
+	Body      string `json:"body"`
+	DiffHunk  string `json:"diff_hunk,omitempty"`
+	URL       string `json:"html_url"`
+}

@@ -1,7 +1,6 @@
 package work
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -23,68 +22,22 @@ import (
 // already made by a watcher killed half-way is found by its trailer, not
 // made again. Nothing is posted to GitHub: this path only reads.
 
-// GitHubReviews is a forge that can list a pull request's reviews and
-// review comments (package github's Client is one). It is apart from
-// GitHub so that forges without it still serve the other calls.
-type GitHubReviews interface {
-	// ListReviews lists pull request number's reviews, oldest first,
-	// every page.
-	ListReviews(ctx context.Context, number int) ([]PRReview, error)
-	// ListReviewComments lists its review comments (comments on lines of
-	// its diff), every page.
-	ListReviewComments(ctx context.Context, number int) ([]PRReviewComment, error)
-}
-
-// GitHub's review states.
-const (
-	ReviewApproved         = "APPROVED"
-	ReviewChangesRequested = "CHANGES_REQUESTED"
-	ReviewCommented        = "COMMENTED"
-	ReviewDismissed        = "DISMISSED"
-	ReviewPending          = "PENDING"
-)
-
-// PRReview is a pull request review as GitHub reports it.
-type PRReview struct {
-	ID          int64     `json:"id"`
-	User        string    `json:"user"`
-	Body        string    `json:"body"`
-	State       string    `json:"state"`
-	CommitID    string    `json:"commit_id"`
-	SubmittedAt time.Time `json:"submitted_at"`
-	URL         string    `json:"html_url"`
-}
-
-// PRReviewComment is a comment on a line of a pull request's diff.
-type PRReviewComment struct {
-	ID        int64  `json:"id"`
-	ReviewID  int64  `json:"pull_request_review_id"`
-	InReplyTo int64  `json:"in_reply_to_id,omitempty"`
-	User      string `json:"user"`
-	Path      string `json:"path"`
-	Line      int    `json:"line,omitempty"`
-	Side      string `json:"side,omitempty"`
-	Body      string `json:"body"`
-	DiffHunk  string `json:"diff_hunk,omitempty"`
-	URL       string `json:"html_url"`
-}
-
 // deliverable reports a review that is feedback: submitted (not PENDING,
 // which only its author sees) and not DISMISSED.
-func (r PRReview) deliverable() bool {
+func deliverable(r tools.PRReview) bool {
 	switch r.State {
-	case ReviewApproved, ReviewChangesRequested, ReviewCommented:
+	case tools.ReviewApproved, tools.ReviewChangesRequested, tools.ReviewCommented:
 		return true
 	}
 	return false
 }
 
 // feedbackType maps GitHub's verdict onto send_feedback's types.
-func (r PRReview) feedbackType() string {
+func feedbackType(r tools.PRReview) string {
 	switch r.State {
-	case ReviewApproved:
+	case tools.ReviewApproved:
 		return "approved"
-	case ReviewChangesRequested:
+	case tools.ReviewChangesRequested:
 		return "needs_work"
 	}
 	return "suggestions"
@@ -185,7 +138,7 @@ func reviewTrailer(repo string, pr int, id int64) string {
 
 // githubFeedback is the feedback text of a GitHub review: its verdict,
 // body and line comments (each with the lines of the diff it is about).
-func githubFeedback(r PRReview, pr int, comments []PRReviewComment) (text string, items []string) {
+func githubFeedback(r tools.PRReview, pr int, comments []tools.PRReviewComment) (text string, items []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "GitHub review by @%s of pull request #%d: %s (%s)\n", r.User, pr, r.State, r.URL)
 	if body := strings.TrimSpace(r.Body); body != "" {

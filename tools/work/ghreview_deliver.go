@@ -98,7 +98,7 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 	if gerr != nil {
 		return nil, forge.Unavailable(gerr)
 	}
-	lister, ok := gh.(GitHubReviews)
+	lister, ok := gh.(tools.GitHubReviews)
 	if !ok {
 		return nil, tools.Errorf(tools.GitHubUnavailable, "this git codex's GitHub client cannot list reviews")
 	}
@@ -116,10 +116,10 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 			}
 			continue
 		}
-		var due []PRReview
+		var due []tools.PRReview
 		for _, rv := range reviews {
 			k, seen := known[rv.ID]
-			if !rv.deliverable() || (seen && (k.Delivery == "delivered" || (k.Claim != nil && r.Store.WorkHeld(k.Claim.Mark)))) {
+			if !deliverable(rv) || (seen && (k.Delivery == "delivered" || (k.Claim != nil && r.Store.WorkHeld(k.Claim.Mark)))) {
 				continue
 			}
 			if seen && r.Backoff && k.Delivery == "failed" && time.Since(k.UpdatedAt) < retryWait(k.Attempts) {
@@ -139,7 +139,7 @@ func (r *ReviewFetcher) Pass(ctx context.Context) ([]GitHubReview, error) {
 			continue
 		}
 		for _, rv := range due {
-			var mine []PRReviewComment
+			var mine []tools.PRReviewComment
 			for _, c := range comments {
 				if c.ReviewID == rv.ID {
 					mine = append(mine, c)
@@ -263,7 +263,7 @@ func reviewTargets(src recordSource, gitDir string) ([]reviewTarget, error) {
 
 // deliver delivers one review: claim, commit and note, outcome. It
 // returns nil, nil when another watcher has it.
-func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview, comments []PRReviewComment) (*GitHubReview, error) {
+func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv tools.PRReview, comments []tools.PRReviewComment) (*GitHubReview, error) {
 	id := githubReviewID(rv.ID)
 	mark := "ghreview-" + id + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
 	release, err := r.Store.HoldWork(mark)
@@ -307,7 +307,7 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 				return err
 			}
 			text, items := githubFeedback(rv, t.pr.Number, comments)
-			fb = review.Feedback{ID: cur.FeedbackID, Reviewer: review.GitHubReviewer + rv.User, Coder: coder.ID, Type: rv.feedbackType(), Items: items, Text: text,
+			fb = review.Feedback{ID: cur.FeedbackID, Reviewer: review.GitHubReviewer + rv.User, Coder: coder.ID, Type: feedbackType(rv), Items: items, Text: text,
 				ReviewedCommit: reviewed, Delivery: "pending", CreatedAt: now, UpdatedAt: now, UpdatedBy: c.Caller.ID, Clock: c.Tx.Clock()}
 			if err := c.Tx.Put(review.FeedbackPath(fb.ID), fb); err != nil {
 				return err
@@ -359,11 +359,11 @@ func (r *ReviewFetcher) deliver(ctx context.Context, t reviewTarget, rv PRReview
 		}
 		if c.Config.StringValue("github.approval_completes") == "on" {
 			switch cur.State {
-			case ReviewApproved:
+			case tools.ReviewApproved:
 				if err := completeByApproval(c, &cur); err != nil {
 					return err
 				}
-			case ReviewChangesRequested:
+			case tools.ReviewChangesRequested:
 				if err := sendBackByChanges(c, &cur, f); err != nil {
 					return err
 				}

@@ -6,19 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/review"
 )
 
 // TestGitHubReviewVerdicts: only submitted reviews are feedback, and each
 // of GitHub's verdicts maps onto send_feedback's types.
 func TestGitHubReviewVerdicts(t *testing.T) {
-	for state, want := range map[string]string{ReviewApproved: "approved", ReviewChangesRequested: "needs_work", ReviewCommented: "suggestions", ReviewDismissed: "", ReviewPending: ""} {
-		r := PRReview{State: state}
-		if r.deliverable() != (want != "") {
-			t.Errorf("%s: deliverable %v", state, r.deliverable())
+	for state, want := range map[string]string{tools.ReviewApproved: "approved", tools.ReviewChangesRequested: "needs_work", tools.ReviewCommented: "suggestions", tools.ReviewDismissed: "", tools.ReviewPending: ""} {
+		r := tools.PRReview{State: state}
+		if deliverable(r) != (want != "") {
+			t.Errorf("%s: deliverable %v", state, deliverable(r))
 		}
-		if want != "" && r.feedbackType() != want {
-			t.Errorf("%s: type %q, want %q", state, r.feedbackType(), want)
+		if want != "" && feedbackType(r) != want {
+			t.Errorf("%s: type %q, want %q", state, feedbackType(r), want)
 		}
 	}
 }
@@ -26,8 +27,8 @@ func TestGitHubReviewVerdicts(t *testing.T) {
 // TestGitHubFeedbackText: the body, then each line comment under its
 // path:line with its diff hunk; one actionable item per comment.
 func TestGitHubFeedbackText(t *testing.T) {
-	r := PRReview{ID: 7, User: "alice", State: ReviewChangesRequested, Body: "Rework it.\n", URL: "https://github.com/o/r/pull/1#pullrequestreview-7"}
-	text, items := githubFeedback(r, 1, []PRReviewComment{
+	r := tools.PRReview{ID: 7, User: "alice", State: tools.ReviewChangesRequested, Body: "Rework it.\n", URL: "https://github.com/o/r/pull/1#pullrequestreview-7"}
+	text, items := githubFeedback(r, 1, []tools.PRReviewComment{
 		{Path: "a.go", Line: 3, Body: "why\nthis?", DiffHunk: "@@ -1 +1,3 @@\n+x\n"},
 		{Path: "b.go", Body: "whole file", InReplyTo: 9},
 	})
@@ -44,7 +45,7 @@ func TestGitHubFeedbackText(t *testing.T) {
 		t.Errorf("items %q", items)
 	}
 	md := githubFeedbackMarkdown(review.Feedback{ID: "f-0123456789abcdef", Type: "needs_work", Text: text, Items: items, ReviewedCommit: "c0ffee"},
-		GitHubReview{User: "alice", State: ReviewChangesRequested, PR: 1})
+		GitHubReview{User: "alice", State: tools.ReviewChangesRequested, PR: 1})
 	if !strings.HasPrefix(md, "# Review feedback: needs_work\n\n- reviewer: @alice on GitHub (CHANGES_REQUESTED)\n- pull request: #1\n- reviewed commit: c0ffee\n- feedback id: f-0123456789abcdef\n\n") ||
 		!strings.HasSuffix(md, "## Actionable items\n\n- [ ] a.go:3: why this?\n- [ ] b.go: whole file\n") {
 		t.Errorf("markdown:\n%s", md)

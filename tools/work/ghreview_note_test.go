@@ -9,6 +9,7 @@ import (
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 	"github.com/gitcodex/git-codex/gitstate/repo"
+	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/review"
 )
 
@@ -33,7 +34,7 @@ func TestGitHubReviewNoteOnce(t *testing.T) {
 			gitstatetest.Git(t, dir, "notes", "--ref", repo.RefReviewNotes, "add", "-m", "- feedback id: f-other", reviewed)
 		}
 		fb := review.Feedback{ID: "f-round" + string(rune('a'+round)), Type: "needs_work", Text: "Rework it.", ReviewedCommit: reviewed}
-		rec := GitHubReview{User: "alice", State: ReviewChangesRequested, PR: 1}
+		rec := GitHubReview{User: "alice", State: tools.ReviewChangesRequested, PR: 1}
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
 		for i := range errs {
