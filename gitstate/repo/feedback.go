@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
@@ -83,29 +82,6 @@ func (r *Repo) CommitFile(ctx context.Context, worktree, branch, file string, co
 		}
 	}
 	return commit, nil
-}
-
-// AddNote appends text to the note of commit under ref (git notes append:
-// an existing note keeps its text, the new one follows).
-func (r *Repo) AddNote(ctx context.Context, ref, commit, text string) error {
-	env := []string{"GIT_AUTHOR_NAME=" + r.committer.Name, "GIT_AUTHOR_EMAIL=" + r.committer.Email,
-		"GIT_COMMITTER_NAME=" + r.committer.Name, "GIT_COMMITTER_EMAIL=" + r.committer.Email}
-	// git notes takes the notes ref's lock and gives up at once when
-	// another writer (a note appended at the same moment, a sync merging
-	// notes) holds it: try again for a while, as the store waits for a
-	// ref lock git holds
-	deadline := time.Now().Add(5 * time.Second)
-	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		_, err := r.gitEnvIn(ctx, "", env, strings.NewReader(text), "notes", "--ref", ref, "append", "-F", "-", commit)
-		if err == nil || !strings.Contains(err.Error(), ".lock': File exists") || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-	}
 }
 
 // DiffStat is `git diff --stat base head`: what a review looks at.

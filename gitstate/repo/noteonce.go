@@ -24,7 +24,7 @@ func (r *Repo) AppendNoteOnce(ctx context.Context, ref, commit, text, marker str
 		return false, fmt.Errorf("repo: note on %s: %w", commit, err)
 	}
 	// the ref's lock held by another writer (git notes, a sync merging
-	// notes) or a tip that moved meanwhile: read again, as AddNote waits
+	// notes) or a tip that moved meanwhile: read again, as the store waits for a ref lock git holds
 	deadline := time.Now().Add(5 * time.Second)
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		added, err := r.appendNoteOnce(ctx, ref, commit, text, marker)

@@ -99,7 +99,7 @@ func deliverFeedback(ctx context.Context, f *tools.Followup, fb Feedback, review
 		fmt.Sprintf("Review feedback (%s, iteration %d) from %s", fb.Type, fb.Iteration, fb.Reviewer),
 		gitstate.Signature{Name: reviewer.ID, Email: reviewer.ID + "@agents.git-codex.invalid"})
 	if err == nil {
-		err = f.Repo.AddNote(ctx, repo.RefReviewNotes, fb.ReviewedCommit, body)
+		_, err = f.Repo.AppendNoteOnce(ctx, repo.RefReviewNotes, fb.ReviewedCommit, body, "- feedback id: "+fb.ID+"\n")
 	}
 	if err != nil {
 		rerr := f.Record(ctx, func(c *tools.Call) error {

@@ -84,7 +84,7 @@ func (a *reviewApproval) end(c *tools.Call, in CreatePullRequestIn) error {
 // finish, after the GitHub call: the verdict as a note on the reviewed
 // commit, the reviewer removed, and the coder told.
 func (a *reviewApproval) finish(ctx context.Context, f *tools.Followup, g forge.GitHubCall, err error) {
-	_ = f.Repo.AddNote(ctx, repo.RefReviewNotes, a.rel.ReviewedCommit, review.FeedbackMarkdown(a.feedback))
+	_, _ = f.Repo.AppendNoteOnce(ctx, repo.RefReviewNotes, a.rel.ReviewedCommit, review.FeedbackMarkdown(a.feedback), "- feedback id: "+a.feedback.ID+"\n")
 	tm := a.tm
 	_, end := review.RemoveReviewer(ctx, f, tm, a.reviewer)
 	end()
