@@ -1,0 +1,152 @@
+package gitstate
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// Reduction is what a reader makes of every record under a directory,
+// built by parts: Leaf of each record, Join of each directory's parts (in
+// path order, the order Walk visits). A directory's tree id names its
+// whole content, so its part, once made, holds for as long as the process
+// keeps it: the store remembers each directory's part by tree id and
+// Name, and a later Reduce reads only the directories that changed. At
+// retention's default a month's state holds ~63k records (issue 27):
+// reading them all at every poll of the web page or of an inbox took
+// tens to hundreds of milliseconds, though a poll finds a few changed.
+//
+// The parts are shared between calls and goroutines: Join must not change
+// the parts it is given, nor a caller the value Reduce returns. Name must
+// say everything Leaf and Join depend on (two reductions under one Name
+// would be given each other's parts).
+type Reduction struct {
+	Name string
+	Leaf func(path string, data []byte) (any, error)
+	Join func(parts []any) any
+}
+
+// Reduce applies r to the records under dir: Join(nil) when there are
+// none.
+func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
+	dir = strings.Trim(dir, "/")
+	t, err := sn.dirTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return r.Join(nil), nil
+	}
+	h := sn.root
+	if dir != "" {
+		parts, _ := splitPath(dir) // dirTree checked it
+		e, err := sn.lookup(parts)
+		if err != nil {
+			return nil, err
+		}
+		h = e.Hash
+	}
+	return sn.reduceTree(dir, h, t, r)
+}
+
+func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction) (any, error) {
+	if v, ok := sn.s.reduced.get(r.Name, h); ok {
+		return v, nil
+	}
+	parts := make([]any, 0, len(t.Entries))
+	for _, e := range t.Entries {
+		p := e.Name
+		if dir != "" {
+			p = dir + "/" + e.Name
+		}
+		if e.Mode != filemode.Dir {
+			b, err := sn.s.readBlob(e.Hash)
+			if err != nil {
+				return nil, sn.note(err)
+			}
+			v, err := r.Leaf(p, b)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, v)
+			continue
+		}
+		sub, err := sn.tree(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		v, err := sn.reduceTree(p, e.Hash, sub, r)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, v)
+	}
+	v := r.Join(parts)
+	sn.s.reduced.put(r.Name, h, v)
+	return v, nil
+}
+
+// Reduce is Snapshot.Reduce on what the transaction sees: the tip's parts
+// where it wrote nothing under dir, its own writes read whole otherwise.
+func (tx *Tx) Reduce(dir string, r Reduction) (any, error) {
+	prefix := strings.Trim(dir, "/") + "/"
+	for p := range tx.pending {
+		if prefix == "/" || strings.HasPrefix(p, prefix) {
+			return tx.reduceWhole(dir, r)
+		}
+	}
+	return tx.base.Reduce(dir, r)
+}
+
+// reduceWhole joins every record under dir at once (no directory's part
+// is remembered: they are not the tip's).
+func (tx *Tx) reduceWhole(dir string, r Reduction) (any, error) {
+	var parts []any
+	err := tx.Walk(dir, func(p string, data []byte) error {
+		v, err := r.Leaf(p, data)
+		parts = append(parts, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.Join(parts), nil
+}
+
+// reduceMemo is the directories' parts a Store remembers, by reduction
+// and tree id. Bounded by count: when full it starts again, as the object
+// cache does, so a process that reads many states (?at=) holds at most
+// maxReduced parts.
+type reduceMemo struct {
+	mu    sync.Mutex
+	parts map[reduceKey]any
+}
+
+type reduceKey struct {
+	name string
+	tree plumbing.Hash
+}
+
+// maxReduced bounds the parts remembered: a month's state at the
+// retention default has ~25k directories under its records.
+const maxReduced = 1 << 17
+
+func (m *reduceMemo) get(name string, h plumbing.Hash) (any, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.parts[reduceKey{name, h}]
+	return v, ok
+}
+
+func (m *reduceMemo) put(name string, h plumbing.Hash, v any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.parts == nil || len(m.parts) >= maxReduced {
+		m.parts = map[reduceKey]any{}
+	}
+	m.parts[reduceKey{name, h}] = v
+}
