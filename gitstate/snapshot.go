@@ -1,7 +1,6 @@
 package gitstate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,46 +110,16 @@ func (sn *Snapshot) Walk(dir string, fn func(path string, data []byte) error) er
 	if err != nil {
 		return err
 	}
-	for len(paths) > 0 {
-		n := min(len(paths), walkWindow)
-		data, err := sn.readInHashOrder(paths[:n])
+	for _, p := range paths {
+		b, err := sn.s.readBlob(p.hash)
 		if err != nil {
+			return sn.note(err)
+		}
+		if err := fn(p.path, b); err != nil {
 			return err
 		}
-		for i, p := range paths[:n] {
-			if err := fn(p.path, data[i]); err != nil {
-				return err
-			}
-		}
-		paths = paths[n:]
 	}
 	return nil
-}
-
-// walkWindow is how many records a walk reads before it hands them on.
-const walkWindow = 4096
-
-// readInHashOrder reads the blobs of paths, in the order of their ids: a
-// pack's index is sorted by id, so lookups in that order find the blocks
-// of the index the one before read still cached. A walk of a month's
-// tasks (~6k, at retention's default) in path order looked up each in a
-// different part of the index, and its reads of the index were a third
-// of `git codex status`'s time.
-func (sn *Snapshot) readInHashOrder(paths []pathHash) ([][]byte, error) {
-	order := make([]int, len(paths))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return bytes.Compare(paths[order[a]].hash[:], paths[order[b]].hash[:]) < 0 })
-	data := make([][]byte, len(paths))
-	for _, i := range order {
-		b, err := sn.s.readBlob(paths[i].hash)
-		if err != nil {
-			return nil, sn.note(err)
-		}
-		data[i] = b
-	}
-	return data, nil
 }
 
 type pathHash struct {
