@@ -28,6 +28,23 @@ type Reduction struct {
 	Name string
 	Leaf func(path string, data []byte) (any, error)
 	Join func(parts []any) any
+	// Keep, if set, keeps parts for the next process too (KeepParts).
+	Keep *KeepParts
+}
+
+// KeepParts keeps the parts of the directory reduced and of its
+// subdirectories in a file of this machine's, .git/codex/reduced/<Name>,
+// replaced after each Reduce that made one of them afresh: a command run
+// as a process (`git codex status`, every few minutes by every agent) then
+// reads only the subdirectories that changed since the last one. (One
+// level: a subdirectory remembered whole is kept whole, so the file
+// always holds every part of the state last reduced.) The file is named by
+// tree ids, so it is never stale, only incomplete; one that cannot be read
+// or written is done without. Encode and Decode turn a part into bytes
+// and back.
+type KeepParts struct {
+	Encode func(part any) ([]byte, error)
+	Decode func(data []byte) (any, error)
 }
 
 // Reduce applies r to the records under dir: Join(nil) when there are
@@ -50,11 +67,30 @@ func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
 		}
 		h = e.Hash
 	}
-	return sn.reduceTree(dir, h, t, r)
+	if r.Keep == nil {
+		return sn.reduceTree(dir, h, t, r, 0, nil)
+	}
+	sn.s.loadKept(r)
+	k := &keptRun{parts: map[plumbing.Hash]any{}}
+	v, err := sn.reduceTree(dir, h, t, r, 0, k)
+	if err == nil && k.fresh {
+		sn.s.writeKept(r, k.parts)
+	}
+	return v, err
 }
 
-func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction) (any, error) {
+// keptRun gathers, in one Reduce, the parts KeepParts keeps.
+type keptRun struct {
+	parts map[plumbing.Hash]any
+	fresh bool // one of them was made, not remembered
+}
+
+func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction, depth int, k *keptRun) (any, error) {
+	kept := k != nil && depth <= 1
 	if v, ok := sn.s.reduced.get(r.Name, h); ok {
+		if kept {
+			k.parts[h] = v
+		}
 		return v, nil
 	}
 	parts := make([]any, 0, len(t.Entries))
@@ -79,7 +115,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 		if err != nil {
 			return nil, err
 		}
-		v, err := sn.reduceTree(p, e.Hash, sub, r)
+		v, err := sn.reduceTree(p, e.Hash, sub, r, depth+1, k)
 		if err != nil {
 			return nil, err
 		}
@@ -87,6 +123,9 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 	}
 	v := r.Join(parts)
 	sn.s.reduced.put(r.Name, h, v)
+	if kept {
+		k.parts[h], k.fresh = v, true
+	}
 	return v, nil
 }
 
@@ -124,6 +163,8 @@ func (tx *Tx) reduceWhole(dir string, r Reduction) (any, error) {
 type reduceMemo struct {
 	mu    sync.Mutex
 	parts map[reduceKey]any
+	// loaded are the reductions whose kept parts were read (KeepParts)
+	loaded map[string]bool
 }
 
 type reduceKey struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -111,5 +113,103 @@ func TestReduceReadsOnlyWhatChanged(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReduceKeepsPartsForTheNextProcess: a reduction with KeepParts
+// leaves its parts in .git/codex/reduced/<name>.json; another Store of
+// the repository (another process) reduces the same state without reading
+// a record, and a later state reading only the subdirectories that
+// changed, with the same answer.
+func TestReduceKeepsPartsForTheNextProcess(t *testing.T) {
+	s, dir := openInit(t)
+	ctx := context.Background()
+	put := func(st *gitstate.Store, paths ...string) {
+		t.Helper()
+		_, err := st.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			for _, p := range paths {
+				if err := tx.Put(p, rec{N: 1}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paths []string
+	for i := 0; i < 40; i++ {
+		paths = append(paths, fmt.Sprintf("d/%d/%d/r%d.json", i%4, i%8, i))
+	}
+	put(s, paths...)
+	leaves := 0
+	sum := gitstate.Reduction{
+		Name: "test.kept",
+		Leaf: func(p string, data []byte) (any, error) {
+			leaves++
+			var r rec
+			return r.N, json.Unmarshal(data, &r)
+		},
+		Join: func(parts []any) any {
+			n := 0
+			for _, p := range parts {
+				n += p.(int)
+			}
+			return n
+		},
+		Keep: &gitstate.KeepParts{
+			Encode: func(part any) ([]byte, error) { return json.Marshal(part) },
+			Decode: func(data []byte) (any, error) {
+				var n int
+				err := json.Unmarshal(data, &n)
+				return n, err
+			},
+		},
+	}
+	reduceIn := func(st *gitstate.Store, want int) {
+		t.Helper()
+		err := st.View(ctx, func(sn *gitstate.Snapshot) error {
+			v, err := sn.Reduce("d", sum)
+			if err == nil && v.(int) != want {
+				t.Errorf("sum %d, want %d", v, want)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() *gitstate.Store {
+		st, err := gitstate.Open(dir, gitstate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	reduceIn(s, 40)
+	if leaves != 40 {
+		t.Fatalf("first reduce read %d records, want 40", leaves)
+	}
+	leaves = 0
+	reduceIn(open(), 40)
+	if leaves != 0 {
+		t.Fatalf("another store's reduce of the same state read %d records, want 0", leaves)
+	}
+	put(s, "d/1/5/new.json") // d/1 holds 10 records, and now this one
+	leaves = 0
+	reduceIn(open(), 41)
+	if leaves != 11 {
+		t.Fatalf("another store's reduce after one write read %d records, want the 11 of d/1", leaves)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "codex", "reduced", "test.kept.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	leaves = 0
+	reduceIn(open(), 41)
+	if leaves != 41 {
+		t.Fatalf("a reduce beside a kept file that is not one read %d records, want all 41", leaves)
 	}
 }
