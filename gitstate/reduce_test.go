@@ -213,3 +213,77 @@ func TestReduceKeepsPartsForTheNextProcess(t *testing.T) {
 		t.Fatalf("a reduce beside a kept file that is not one read %d records, want all 41", leaves)
 	}
 }
+
+// TestReduceBesideWritersAndReaders: goroutines reducing the same
+// directory while a writer adds records each see a sum that some state
+// had, and, once the writer is done, the last one's.
+func TestReduceBesideWritersAndReaders(t *testing.T) {
+	s, _ := openInit(t)
+	ctx := context.Background()
+	count := gitstate.Reduction{
+		Name: "test.count",
+		Leaf: func(string, []byte) (any, error) { return 1, nil },
+		Join: func(parts []any) any {
+			n := 0
+			for _, p := range parts {
+				n += p.(int)
+			}
+			return n
+		},
+	}
+	const writes = 30
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			last := 0
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				err := s.View(ctx, func(sn *gitstate.Snapshot) error {
+					v, err := sn.Reduce("d", count)
+					if err == nil && (v.(int) < last || v.(int) > writes) {
+						err = fmt.Errorf("count %d after %d", v, last)
+					}
+					if err == nil {
+						last = v.(int)
+					}
+					return err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < writes; i++ {
+		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			return tx.Put(fmt.Sprintf("d/%d/%d/r%d.json", i%3, i%5, i), rec{N: i})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := s.View(ctx, func(sn *gitstate.Snapshot) error {
+		v, err := sn.Reduce("d", count)
+		if err == nil && v.(int) != writes {
+			t.Errorf("count %d, want %d", v, writes)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
