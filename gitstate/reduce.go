@@ -33,7 +33,7 @@ type Reduction struct {
 }
 
 // KeepParts keeps the parts of the directory reduced and of its
-// subdirectories in a file of this machine's, .git/codex/reduced/<Name>,
+// subdirectories in a file of this machine's, .git/codex/reduced/<Name>.json,
 // replaced after each Reduce that made one of them afresh: a command run
 // as a process (`git codex status`, every few minutes by every agent) then
 // reads only the subdirectories that changed since the last one. (One
@@ -131,7 +131,10 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 
 // Reduce is Snapshot.Reduce on what the transaction sees: the tip's parts
 // where it wrote nothing under dir, its own writes read whole otherwise.
+// It keeps no file (KeepParts): a transaction may hold the writer lock,
+// and other writers must not wait behind a file written for a cache.
 func (tx *Tx) Reduce(dir string, r Reduction) (any, error) {
+	r.Keep = nil
 	prefix := strings.Trim(dir, "/") + "/"
 	for p := range tx.pending {
 		if prefix == "/" || strings.HasPrefix(p, prefix) {
