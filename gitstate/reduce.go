@@ -14,8 +14,9 @@ import (
 // built by parts: Leaf of each record, Join of each directory's parts (in
 // path order, the order Walk visits). A directory's tree id names its
 // whole content, so its part, once made, holds for as long as the process
-// keeps it: the store remembers each directory's part by tree id and
-// Name, and a later Reduce reads only the directories that changed. At
+// keeps it: the store remembers each directory's part by Name, path and
+// tree id (a part may name the paths below it), and a later Reduce reads
+// only the directories that changed. At
 // retention's default a month's state holds ~63k records (issue 27):
 // reading them all at every poll of the web page or of an inbox took
 // tens to hundreds of milliseconds, though a poll finds a few changed.
@@ -71,7 +72,7 @@ func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
 		return sn.reduceTree(dir, h, t, r, 0, nil)
 	}
 	sn.s.loadKept(r)
-	k := &keptRun{parts: map[plumbing.Hash]any{}}
+	k := &keptRun{parts: map[string]keptPart{}}
 	v, err := sn.reduceTree(dir, h, t, r, 0, k)
 	if err == nil && k.fresh {
 		sn.s.writeKept(r, k.parts)
@@ -81,15 +82,15 @@ func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
 
 // keptRun gathers, in one Reduce, the parts KeepParts keeps.
 type keptRun struct {
-	parts map[plumbing.Hash]any
-	fresh bool // one of them was made, not remembered
+	parts map[string]keptPart // by directory
+	fresh bool                // one of them was made, not remembered
 }
 
 func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction, depth int, k *keptRun) (any, error) {
 	kept := k != nil && depth <= 1
-	if v, ok := sn.s.reduced.get(r.Name, h); ok {
+	if v, ok := sn.s.reduced.get(r.Name, dir, h); ok {
 		if kept {
-			k.parts[h] = v
+			k.parts[dir] = keptPart{h, v}
 		}
 		return v, nil
 	}
@@ -122,9 +123,9 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 		parts = append(parts, v)
 	}
 	v := r.Join(parts)
-	sn.s.reduced.put(r.Name, h, v)
+	sn.s.reduced.put(r.Name, dir, h, v)
 	if kept {
-		k.parts[h], k.fresh = v, true
+		k.parts[dir], k.fresh = keptPart{h, v}, true
 	}
 	return v, nil
 }
@@ -159,38 +160,70 @@ func (tx *Tx) reduceWhole(dir string, r Reduction) (any, error) {
 	return r.Join(parts), nil
 }
 
-// reduceMemo is the directories' parts a Store remembers, by reduction
-// and tree id. Bounded by count: when full it starts again, as the object
-// cache does, so a process that reads many states (?at=) holds at most
-// maxReduced parts.
+// keptPart is a directory's part and the tree it was made of.
+type keptPart struct {
+	tree plumbing.Hash
+	part any
+}
+
+// reduceMemo is the directories' parts a Store remembers: for each
+// reduction and directory, the parts of the last two trees read there
+// (the tip's and, say, a past state's the page shows), so what it holds
+// is bounded by the directories, not by the changes a long-lived process
+// sees (an MCP server polls ~100k times a month). Bounded by count too:
+// when full it starts again, as the object cache does.
 type reduceMemo struct {
 	mu    sync.Mutex
-	parts map[reduceKey]any
+	slots map[slotKey]*memoSlot
 	// loaded are the reductions whose kept parts were read (KeepParts)
 	loaded map[string]bool
 }
 
-type reduceKey struct {
-	name string
-	tree plumbing.Hash
+type slotKey struct {
+	name, dir string
 }
 
-// maxReduced bounds the parts remembered: a month's state at the
-// retention default has ~25k directories under its records.
+// memoSlot holds a directory's last two parts; next is the one replaced
+// next.
+type memoSlot struct {
+	parts [2]keptPart
+	next  int
+}
+
+// maxReduced bounds the directories remembered: a month's state at the
+// retention default has ~21.5k directories.
 const maxReduced = 1 << 17
 
-func (m *reduceMemo) get(name string, h plumbing.Hash) (any, bool) {
+func (m *reduceMemo) get(name, dir string, h plumbing.Hash) (any, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.parts[reduceKey{name, h}]
-	return v, ok
+	if sl := m.slots[slotKey{name, dir}]; sl != nil {
+		for _, p := range sl.parts {
+			if p.tree == h { // an empty slot's is the zero id, no tree's
+				return p.part, true
+			}
+		}
+	}
+	return nil, false
 }
 
-func (m *reduceMemo) put(name string, h plumbing.Hash, v any) {
+func (m *reduceMemo) put(name, dir string, h plumbing.Hash, v any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.parts == nil || len(m.parts) >= maxReduced {
-		m.parts = map[reduceKey]any{}
+	if m.slots == nil || len(m.slots) >= maxReduced {
+		m.slots = map[slotKey]*memoSlot{}
 	}
-	m.parts[reduceKey{name, h}] = v
+	k := slotKey{name, dir}
+	sl := m.slots[k]
+	if sl == nil {
+		sl = &memoSlot{}
+		m.slots[k] = sl
+	}
+	for _, p := range sl.parts {
+		if p.tree == h { // an empty slot's is the zero id, no tree's
+			return
+		}
+	}
+	sl.parts[sl.next] = keptPart{h, v}
+	sl.next = 1 - sl.next
 }

@@ -40,35 +40,41 @@ func (s *Store) loadKept(r Reduction) {
 	if err != nil {
 		return
 	}
-	var kept map[string]json.RawMessage
+	var kept map[string]keptFilePart
 	if json.Unmarshal(data, &kept) != nil {
 		return
 	}
-	for id, raw := range kept {
-		if !plumbing.IsHash(id) {
+	for dir, kp := range kept {
+		if !plumbing.IsHash(kp.Tree) {
 			continue
 		}
-		if v, err := r.Keep.Decode(raw); err == nil {
-			m.put(r.Name, plumbing.NewHash(id), v)
+		if v, err := r.Keep.Decode(kp.Part); err == nil {
+			m.put(r.Name, dir, plumbing.NewHash(kp.Tree), v)
 		}
 	}
+}
+
+// keptFilePart is a directory's part as the kept file holds it.
+type keptFilePart struct {
+	Tree string          `json:"tree"`
+	Part json.RawMessage `json:"part"`
 }
 
 // writeKept replaces r's kept parts with parts: those of the state just
 // reduced. Written aside and renamed, so a reader finds the old file or
 // the new one whole; two processes that write at once leave one's.
-func (s *Store) writeKept(r Reduction, parts map[plumbing.Hash]any) {
+func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 	file := s.keptFile(r)
 	if file == "" {
 		return
 	}
-	out := make(map[string]json.RawMessage, len(parts))
-	for h, v := range parts {
-		b, err := r.Keep.Encode(v)
+	out := make(map[string]keptFilePart, len(parts))
+	for dir, p := range parts {
+		b, err := r.Keep.Encode(p.part)
 		if err != nil {
 			return
 		}
-		out[h.String()] = b
+		out[dir] = keptFilePart{Tree: p.tree.String(), Part: b}
 	}
 	data, err := json.Marshal(out)
 	if err != nil || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
