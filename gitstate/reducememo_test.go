@@ -11,7 +11,9 @@ import (
 // two parts, not one per tree it ever read.
 func TestReduceMemoHoldsTwoPartsADirectory(t *testing.T) {
 	var m reduceMemo
-	tree := func(i int) plumbing.Hash { return plumbing.NewHash(string(rune('a'+i%6)) + "000000000000000000000000000000000000000"[:39]) }
+	tree := func(i int) plumbing.Hash {
+		return plumbing.NewHash(string(rune('a'+i%6)) + "000000000000000000000000000000000000000"[:39])
+	}
 	for i := 0; i < 6; i++ {
 		m.put("inbox", "mail/w00", tree(i), i)
 		m.put("inbox", "mail/w00/x", tree(i), i)
