@@ -74,6 +74,8 @@ type Store struct {
 	// only packs that are there (midxStale)
 	midxMu    sync.Mutex
 	midxWhole string
+	// reduced are the parts of directories Reduce made, by tree id
+	reduced reduceMemo
 	// swapHook, set only by tests, is called at stages of a ref swap:
 	// "wait" when "<ref>.lock" is held by someone else, "locked" when this
 	// writer holds it and is about to rename it over the ref.

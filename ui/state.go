@@ -100,21 +100,23 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 			out.Kinds = append(out.Kinds, kindJSON{Name: k.Name, Dir: k.Dir, Count: len(out.Agents), Records: []json.RawMessage{}})
 			continue
 		}
-		recs, err := readKind(sn, k.Dir, "")
+		v, err := sn.Reduce(k.Dir, kindReduction(k.Name))
 		if err != nil {
 			return err
 		}
-		kj := kindJSON{Name: k.Name, Dir: k.Dir, Count: len(recs), Records: []json.RawMessage{}}
-		for i, rec := range recs {
-			if i == perKind {
-				kj.More = true
-				break
+		part := v.(kindPart)
+		kj := kindJSON{Name: k.Name, Dir: k.Dir, Count: part.count, Records: []json.RawMessage{}, More: part.count > perKind}
+		for _, rec := range part.newest {
+			data, err := sn.Read(rec.path)
+			if err != nil {
+				return err
 			}
-			kj.Records = append(kj.Records, rec.data)
+			kj.Records = append(kj.Records, data)
+		}
+		for to, c := range part.mail {
+			out.Mail[to] = c
 		}
 		switch k.Name {
-		case "mail":
-			countMail(recs, out.Mail)
 		case "task":
 			out.Tasks = kj.Records
 		case "lock":
@@ -153,24 +155,6 @@ func (s *Server) agents(r *http.Request, sn *gitstate.Snapshot, k tools.Kind, ti
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
-}
-
-func countMail(recs []record, into map[string]mailCount) {
-	for _, rec := range recs {
-		var m struct {
-			To     string `json:"to"`
-			IsRead bool   `json:"is_read"`
-		}
-		if json.Unmarshal(rec.data, &m) != nil {
-			continue
-		}
-		c := into[m.To]
-		c.Total++
-		if !m.IsRead {
-			c.Unread++
-		}
-		into[m.To] = c
-	}
 }
 
 // record is one record file of the state.

@@ -1,0 +1,229 @@
+package gitstate
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// Reduction is what a reader makes of every record under a directory,
+// built by parts: Leaf of each record, Join of each directory's parts (in
+// path order, the order Walk visits). A directory's tree id names its
+// whole content, so its part, once made, holds for as long as the process
+// keeps it: the store remembers each directory's part by Name, path and
+// tree id (a part may name the paths below it), and a later Reduce reads
+// only the directories that changed. At
+// retention's default a month's state holds ~63k records (issue 27):
+// reading them all at every poll of the web page or of an inbox took
+// tens to hundreds of milliseconds, though a poll finds a few changed.
+//
+// The parts are shared between calls and goroutines: Join must not change
+// the parts it is given, nor a caller the value Reduce returns. Name must
+// say everything Leaf and Join depend on (two reductions under one Name
+// would be given each other's parts).
+type Reduction struct {
+	Name string
+	Leaf func(path string, data []byte) (any, error)
+	Join func(parts []any) any
+	// Keep, if set, keeps parts for the next process too (KeepParts).
+	Keep *KeepParts
+}
+
+// KeepParts keeps the parts of the directory reduced and of its
+// subdirectories in a file of this machine's, .git/codex/reduced/<Name>.json,
+// replaced after each Reduce that made one of them afresh: a command run
+// as a process (`git codex status`, every few minutes by every agent) then
+// reads only the subdirectories that changed since the last one. (One
+// level: a subdirectory remembered whole is kept whole, so the file
+// always holds every part of the state last reduced.) The file is named by
+// tree ids, so it is never stale, only incomplete; one that cannot be read
+// or written is done without. Encode and Decode turn a part into bytes
+// and back.
+type KeepParts struct {
+	Encode func(part any) ([]byte, error)
+	Decode func(data []byte) (any, error)
+}
+
+// Reduce applies r to the records under dir: Join(nil) when there are
+// none.
+func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
+	dir = strings.Trim(dir, "/")
+	t, err := sn.dirTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return r.Join(nil), nil
+	}
+	h := sn.root
+	if dir != "" {
+		parts, _ := splitPath(dir) // dirTree checked it
+		e, err := sn.lookup(parts)
+		if err != nil {
+			return nil, err
+		}
+		h = e.Hash
+	}
+	if r.Keep == nil {
+		return sn.reduceTree(dir, h, t, r, 0, nil)
+	}
+	sn.s.loadKept(r)
+	k := &keptRun{parts: map[string]keptPart{}}
+	v, err := sn.reduceTree(dir, h, t, r, 0, k)
+	if err == nil && k.fresh {
+		sn.s.writeKept(r, k.parts)
+	}
+	return v, err
+}
+
+// keptRun gathers, in one Reduce, the parts KeepParts keeps.
+type keptRun struct {
+	parts map[string]keptPart // by directory
+	fresh bool                // one of them was made, not remembered
+}
+
+func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction, depth int, k *keptRun) (any, error) {
+	kept := k != nil && depth <= 1
+	if v, ok := sn.s.reduced.get(r.Name, dir, h); ok {
+		if kept {
+			k.parts[dir] = keptPart{h, v}
+		}
+		return v, nil
+	}
+	parts := make([]any, 0, len(t.Entries))
+	for _, e := range t.Entries {
+		p := e.Name
+		if dir != "" {
+			p = dir + "/" + e.Name
+		}
+		if e.Mode != filemode.Dir {
+			b, err := sn.s.readBlob(e.Hash)
+			if err != nil {
+				return nil, sn.note(err)
+			}
+			v, err := r.Leaf(p, b)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, v)
+			continue
+		}
+		sub, err := sn.tree(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		v, err := sn.reduceTree(p, e.Hash, sub, r, depth+1, k)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, v)
+	}
+	v := r.Join(parts)
+	sn.s.reduced.put(r.Name, dir, h, v)
+	if kept {
+		k.parts[dir], k.fresh = keptPart{h, v}, true
+	}
+	return v, nil
+}
+
+// Reduce is Snapshot.Reduce on what the transaction sees: the tip's parts
+// where it wrote nothing under dir, its own writes read whole otherwise.
+// It keeps no file (KeepParts): a transaction may hold the writer lock,
+// and other writers must not wait behind a file written for a cache.
+func (tx *Tx) Reduce(dir string, r Reduction) (any, error) {
+	r.Keep = nil
+	prefix := strings.Trim(dir, "/") + "/"
+	for p := range tx.pending {
+		if prefix == "/" || strings.HasPrefix(p, prefix) {
+			return tx.reduceWhole(dir, r)
+		}
+	}
+	return tx.base.Reduce(dir, r)
+}
+
+// reduceWhole joins every record under dir at once (no directory's part
+// is remembered: they are not the tip's).
+func (tx *Tx) reduceWhole(dir string, r Reduction) (any, error) {
+	var parts []any
+	err := tx.Walk(dir, func(p string, data []byte) error {
+		v, err := r.Leaf(p, data)
+		parts = append(parts, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.Join(parts), nil
+}
+
+// keptPart is a directory's part and the tree it was made of.
+type keptPart struct {
+	tree plumbing.Hash
+	part any
+}
+
+// reduceMemo is the directories' parts a Store remembers: for each
+// reduction and directory, the parts of the last two trees read there
+// (the tip's and, say, a past state's the page shows), so what it holds
+// is bounded by the directories, not by the changes a long-lived process
+// sees (an MCP server polls ~100k times a month). Bounded by count too:
+// when full it starts again, as the object cache does.
+type reduceMemo struct {
+	mu    sync.Mutex
+	slots map[slotKey]*memoSlot
+	// loaded are the reductions whose kept parts were read (KeepParts)
+	loaded map[string]bool
+}
+
+type slotKey struct {
+	name, dir string
+}
+
+// memoSlot holds a directory's last two parts; next is the one replaced
+// next.
+type memoSlot struct {
+	parts [2]keptPart
+	next  int
+}
+
+// maxReduced bounds the directories remembered: a month's state at the
+// retention default has ~21.5k directories.
+const maxReduced = 1 << 17
+
+func (m *reduceMemo) get(name, dir string, h plumbing.Hash) (any, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sl := m.slots[slotKey{name, dir}]; sl != nil {
+		for _, p := range sl.parts {
+			if p.tree == h { // an empty slot's is the zero id, no tree's
+				return p.part, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func (m *reduceMemo) put(name, dir string, h plumbing.Hash, v any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.slots == nil || len(m.slots) >= maxReduced {
+		m.slots = map[slotKey]*memoSlot{}
+	}
+	k := slotKey{name, dir}
+	sl := m.slots[k]
+	if sl == nil {
+		sl = &memoSlot{}
+		m.slots[k] = sl
+	}
+	for _, p := range sl.parts {
+		if p.tree == h { // an empty slot's is the zero id, no tree's
+			return
+		}
+	}
+	sl.parts[sl.next] = keptPart{h, v}
+	sl.next = 1 - sl.next
+}

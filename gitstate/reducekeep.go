@@ -1,0 +1,100 @@
+package gitstate
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// keptFile is where r's parts are kept (KeepParts), "" when its name
+// cannot name a file.
+func (s *Store) keptFile(r Reduction) string {
+	for i, c := range r.Name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '-' || c == '_')) {
+			return "" // a name that cannot name a file here
+		}
+	}
+	if r.Name == "" {
+		return ""
+	}
+	return filepath.Join(s.commonDir, "codex", "reduced", r.Name+".json")
+}
+
+// loadKept adds r's kept parts to the store's memory, once per process.
+func (s *Store) loadKept(r Reduction) {
+	m := &s.reduced
+	m.mu.Lock()
+	done := m.loaded[r.Name]
+	if m.loaded == nil {
+		m.loaded = map[string]bool{}
+	}
+	m.loaded[r.Name] = true
+	m.mu.Unlock()
+	file := s.keptFile(r)
+	if done || file == "" {
+		return
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return
+	}
+	var kept map[string]keptFilePart
+	if json.Unmarshal(data, &kept) != nil {
+		return
+	}
+	for dir, kp := range kept {
+		if !plumbing.IsHash(kp.Tree) {
+			continue
+		}
+		if v, err := r.Keep.Decode(kp.Part); err == nil {
+			m.put(r.Name, dir, plumbing.NewHash(kp.Tree), v)
+		}
+	}
+}
+
+// keptFilePart is a directory's part as the kept file holds it.
+type keptFilePart struct {
+	Tree string          `json:"tree"`
+	Part json.RawMessage `json:"part"`
+}
+
+// writeKept replaces r's kept parts with parts: those of the state just
+// reduced. Written aside and renamed, so a reader finds the old file or
+// the new one whole; two processes that write at once leave one's.
+func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
+	file := s.keptFile(r)
+	if file == "" {
+		return
+	}
+	out := make(map[string]keptFilePart, len(parts))
+	for dir, p := range parts {
+		b, err := r.Keep.Encode(p.part)
+		if err != nil {
+			return
+		}
+		out[dir] = keptFilePart{Tree: p.tree.String(), Part: b}
+	}
+	data, err := json.Marshal(out)
+	if err != nil || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), r.Name+".*.tmp")
+	if err != nil {
+		return
+	}
+	err = tmp.Chmod(0o644) // as git's own files: others who share the repository may read it
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+}
