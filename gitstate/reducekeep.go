@@ -77,7 +77,8 @@ func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 		out[dir] = keptFilePart{Tree: p.tree.String(), Part: b}
 	}
 	data, err := json.Marshal(out)
-	if err != nil || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
+	shared := s.config().shared
+	if err != nil || shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
 		return
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(file), r.Name+".*.tmp")
@@ -86,6 +87,7 @@ func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 	}
 	err = tmp.Chmod(0o644) // as git's own files: others who share the repository may read it
 	if err == nil {
+		shared.applyFd(int(tmp.Fd())) // and write it, under core.sharedRepository
 		_, err = tmp.Write(data)
 	}
 	if cerr := tmp.Close(); err == nil {
