@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // ReadScreen's rows, cursor and history size belong together: after a
@@ -55,6 +56,17 @@ func TestInputPending(t *testing.T) {
 	// the shell sleeps, not reading, then reads one line
 	shellRun(t, ctx, r, "inq", "while [ ! -e "+spec.Env["ENV"]+".go ]; do sleep 0.05; done; read x; echo got=$x")
 	waitForLine(t, ctx, r, "inq", regexp.MustCompile(`(?m)got=\$x\n`))
+	// the echo shows the command typed, not read: on a busy machine the
+	// shell may not have read it yet, and it waits in the queue whole
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := r.InputPending(ctx, "inq")
+		if err == nil && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell never read its command: pending %d, %v", n, err)
+		}
+	}
 	if err := r.SendKeys(ctx, "inq", "hello", false); err != nil {
 		t.Fatal(err)
 	}
