@@ -22,8 +22,9 @@ import (
 // commits are listed there (the fetch wants refs/codex/state alone), so
 // the code's history is untouched. What lies beyond is fetched on demand:
 // a merge whose base is beyond the edge deepens the history first
-// (deepenForMerge), and `git codex sync --full` (Unshallow) fetches it
-// all. docs/STATE.md, "A shallow first sync", says what else follows.
+// (deepenForMerge), `git codex sync --deepen <days>` (Deepen) moves the
+// edge back, and `git codex sync --full` (Unshallow) fetches it all.
+// docs/STATE.md, "A shallow first sync", says what else follows.
 
 // ErrHistoryCutOff means what was asked for lies before the boundary of a
 // shallow state's history: this repository never fetched it. See
@@ -38,20 +39,29 @@ type CutOffError struct {
 }
 
 func (e *CutOffError) Error() string {
-	return fmt.Sprintf("%s is before %s, where this repository's history of the state stops (a shallow first sync fetched the recent part only); `git codex sync --full` fetches the rest",
-		e.What, e.At.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s is before %s, where this repository's history of the state stops (a shallow first sync fetched the recent part only); %s",
+		e.What, e.At.UTC().Format(time.RFC3339), FetchMoreHint)
 }
 
 func (e *CutOffError) Unwrap() error { return ErrHistoryCutOff }
 
+// FetchMoreHint is what every message about the cut-off says to do about
+// it: the two ways to fetch what lies before.
+const FetchMoreHint = "`git codex sync --deepen <days>` fetches more of it, `git codex sync --full` all of it"
+
 // DefaultFirstSyncDays is how many days of the state's history a first
 // sync fetches when git config does not say (codex.firstSyncDays), back
 // from its newest commit. A busy team of twenty agents adds ~4,700 commits
-// and ~5 MB of history a day (docs/PERFORMANCE.md): a week keeps a fresh
-// clone's fetch under issue 27's 50 MB and its first sync near 5 s, and
-// covers what log and ?at= are mostly asked for; the rest is a
-// `git codex sync --full` away.
-const DefaultFirstSyncDays = 7
+// and ~5 MB of history a day (docs/PERFORMANCE.md). A day, not a week:
+// origin cannot serve a shallow fetch from its bitmap, so a shallow first
+// sync costs about 1.5 s per day of window on this project's 2-CPU
+// machine, and a week's window (~12-14 s, ~35 MB) missed issue 27's 5 s
+// while a day's stays near 1.5 s however old the repository grows
+// (docs/PERFORMANCE.md, "The first sync's window"). The tip, which every
+// view reads, comes whole either way; log and ?at= reach back a day, and
+// a person who wants more asks: `git codex sync --deepen <days>`, or
+// `--full` for all of it.
+const DefaultFirstSyncDays = 1
 
 // shallowSet is the repository's shallow commits (git's shallow file),
 // empty in a repository fetched whole.
@@ -118,8 +128,17 @@ func (s *Store) boundaryClock() (Clock, error) {
 // the state's history a first sync fetches, back from its newest commit;
 // 0 fetches it all.
 func (s *Store) firstSyncDays() float64 {
+	if d := s.firstDays.Load(); d != nil {
+		return *d
+	}
 	return s.config().firstSyncDays
 }
+
+// FirstSyncDays makes this Store's first sync of a repository fetch the
+// state's last days of history, whatever codex.firstSyncDays says
+// (`git codex sync --deepen <days>` on a repository without state: one
+// shallow fetch of the window asked for, not a day's and then a second).
+func (s *Store) FirstSyncDays(days float64) { s.firstDays.Store(&days) }
 
 // firstSyncWindow is how much of the state's history the first fetch of
 // the state from remote takes: codex.firstSyncDays, or 0 to fetch it
@@ -274,6 +293,66 @@ func (s *Store) Unshallow(ctx context.Context, remote string, progress io.Writer
 		return false, fmt.Errorf("gitstate: fetch the whole state from %s: %w: %v", remote, ErrRemote, err)
 	}
 	return true, nil
+}
+
+// Deepen fetches more of the state's history from remote into a
+// repository whose history is cut off (`git codex sync --deepen <days>`):
+// back to days before the state's newest commit here (the local state's,
+// or the remote's as fetched), by `git fetch --shallow-since` of
+// refs/codex/state alone, so a shallow clone's code boundary stays where
+// it is (upload-pack unshallows only the commits its walk from the wanted
+// tip reaches). It moves the cut-off back only: a time not before the
+// oldest commit at the boundary fetches nothing, since git, asked for it,
+// would mark the fetched commits older than that time shallow and cut the
+// history shorter. from is the cut-off before (zero when the history was
+// not cut off), fetched whether git ran.
+func (s *Store) Deepen(ctx context.Context, remote string, days float64, progress io.Writer) (from time.Time, fetched bool, err error) {
+	if err := checkRemote(remote); err != nil {
+		return time.Time{}, false, err
+	}
+	if !(days > 0) {
+		return time.Time{}, false, fmt.Errorf("gitstate: deepen by %v days: not a number of days above 0", days)
+	}
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer unlock()
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return time.Time{}, false, err
+	}
+	oldest, newest, cut := s.boundaryTimes(set)
+	if !cut {
+		return time.Time{}, false, nil
+	}
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
+	if err == nil && !ok {
+		tip, ok, err = gitrepo.ReadRef(s.commonDir, RemoteStateRef(remote))
+	}
+	if err != nil || !ok {
+		return newest, false, err
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return newest, false, err
+	}
+	since := c.Committer.When.Add(-time.Duration(days * float64(24*time.Hour)))
+	if !since.Before(oldest) {
+		return newest, false, nil
+	}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter",
+		"--shallow-since=@" + strconv.FormatInt(since.Unix(), 10)}
+	if progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, remote, "+"+RefState+":"+RemoteStateRef(remote))
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return newest, false, fmt.Errorf("gitstate: fetch the state's history since %s from %s: %w: %v", since.UTC().Format(time.RFC3339), remote, ErrRemote, err)
+	}
+	return newest, true, nil
 }
 
 // checkBaseHere fails with errNeedsDeeperHistory when ours and theirs
