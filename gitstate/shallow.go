@@ -305,8 +305,9 @@ func (s *Store) Unshallow(ctx context.Context, remote string, progress io.Writer
 // oldest commit at the boundary fetches nothing, since git, asked for it,
 // would mark the fetched commits older than that time shallow and cut the
 // history shorter. from is the cut-off before (zero when the history was
-// not cut off), fetched whether git ran.
-func (s *Store) Deepen(ctx context.Context, remote string, days float64, progress io.Writer) (from time.Time, fetched bool, err error) {
+// not cut off), moved whether the boundary did (no commit of the state
+// lies between the two times, or the remote lacks them: it stays).
+func (s *Store) Deepen(ctx context.Context, remote string, days float64, progress io.Writer) (from time.Time, moved bool, err error) {
 	if err := checkRemote(remote); err != nil {
 		return time.Time{}, false, err
 	}
@@ -352,7 +353,16 @@ func (s *Store) Deepen(ctx context.Context, remote string, days float64, progres
 	if err := s.gitProgress(ctx, progress, args...); err != nil {
 		return newest, false, fmt.Errorf("gitstate: fetch the state's history since %s from %s: %w: %v", since.UTC().Format(time.RFC3339), remote, ErrRemote, err)
 	}
-	return newest, true, nil
+	after, err := s.shallowSet()
+	if err != nil {
+		return newest, false, err
+	}
+	for h := range set {
+		if !after[h] {
+			return newest, true, nil
+		}
+	}
+	return newest, false, nil
 }
 
 // checkBaseHere fails with errNeedsDeeperHistory when ours and theirs

@@ -141,7 +141,7 @@ func TestShallowFirstSync(t *testing.T) {
 	var ce *gitstate.CutOffError
 	if _, err := p.sb.StateAt(ctx, p.now.Add(-25*24*time.Hour)); !errors.As(err, &ce) || !errors.Is(err, gitstate.ErrHistoryCutOff) {
 		t.Errorf("StateAt 25 days back: %v, want a CutOffError", err)
-	} else if !strings.Contains(err.Error(), "git codex sync --full") {
+	} else if !strings.Contains(err.Error(), "git codex sync --full") || !strings.Contains(err.Error(), "git codex sync --deepen <days>") {
 		t.Errorf("the error does not say how to fetch the rest: %v", err)
 	}
 
@@ -194,6 +194,64 @@ func TestShallowFirstSync(t *testing.T) {
 	if h, err := p.sb.StateAt(ctx, p.now.Add(-25*24*time.Hour)); err != nil || h != p.old[2] {
 		t.Errorf("StateAt 25 days back after Unshallow = %s, %v; want %s", h, err, p.old[2])
 	}
+}
+
+// Deepen moves the cut-off back to the days asked for, counted from the
+// state's newest commit, and never forward: a window shorter than what is
+// here fetches nothing and leaves the shallow file as it was.
+func TestShallowDeepen(t *testing.T) {
+	ctx := context.Background()
+	p := newShallowPair(t) // b has the last 10 days: the 3 recent commits, the tip a day back
+	shallowFile := filepath.Join(p.b, strings.TrimSpace(gitstatetest.Git(t, p.b, "rev-parse", "--git-path", "shallow")))
+	before := readFile(t, shallowFile)
+	// 2 days from the tip: what is here (git is not asked); 5: more,
+	// but no commit was made between 3 and 6 days back
+	for _, d := range []float64{2, 5} {
+		if from, ok, err := p.sb.Deepen(ctx, "origin", d, nil); err != nil || ok || !from.Equal(p.now.Add(-3*24*time.Hour)) {
+			t.Fatalf("Deepen %v = %v, %v, %v; want the boundary not moved, from the boundary's time", d, from, ok, err)
+		}
+		if after := readFile(t, shallowFile); after != before {
+			t.Errorf("Deepen %v changed the shallow file: %q, was %q", d, after, before)
+		}
+	}
+	// 22 days back from the tip (a day back): the old commits of 20 and
+	// 15 days back, not the one of 25
+	if _, ok, err := p.sb.Deepen(ctx, "origin", 22, nil); err != nil || !ok {
+		t.Fatalf("Deepen 22 = %v, %v", ok, err)
+	}
+	if got := gitstatetest.Git(t, p.b, "rev-list", "--count", gitstate.RefState); got != "5" {
+		t.Errorf("%s state commits after Deepen 22, want 5", got)
+	}
+	if b := strings.TrimSpace(readFile(t, shallowFile)); b != p.old[3] {
+		t.Errorf("shallow file %q after Deepen 22, want the commit of 20 days back %s", b, p.old[3])
+	}
+	if h, err := p.sb.StateAt(ctx, p.now.Add(-18*24*time.Hour)); err != nil || h != p.old[3] {
+		t.Errorf("StateAt 18 days back = %s, %v; want %s", h, err, p.old[3])
+	}
+	if _, err := p.sb.StateAt(ctx, p.now.Add(-26*24*time.Hour)); !errors.Is(err, gitstate.ErrHistoryCutOff) {
+		t.Errorf("StateAt 26 days back: %v, want ErrHistoryCutOff", err)
+	}
+	// a bad number of days is refused before anything runs
+	for _, d := range []float64{0, -1} {
+		if _, _, err := p.sb.Deepen(ctx, "origin", d, nil); err == nil {
+			t.Errorf("Deepen %v: no error", d)
+		}
+	}
+	// past the first commit: whole
+	if _, ok, err := p.sb.Deepen(ctx, "origin", 100, nil); err != nil || !ok {
+		t.Fatalf("Deepen 100 = %v, %v", ok, err)
+	}
+	if _, cut, err := p.sb.HistoryCutOff(ctx); err != nil || cut {
+		t.Errorf("HistoryCutOff after Deepen 100: %v, %v", cut, err)
+	}
+	if got := gitstatetest.Git(t, p.b, "rev-list", "--count", gitstate.RefState); got != "9" {
+		t.Errorf("%s state commits after Deepen 100, want 9", got)
+	}
+	// nothing left to deepen
+	if _, ok, err := p.sb.Deepen(ctx, "origin", 100, nil); err != nil || ok {
+		t.Errorf("Deepen of a whole history = %v, %v", ok, err)
+	}
+	gitstatetest.Git(t, p.b, "fsck", "--strict", "--no-dangling")
 }
 
 // A clock at the boundary is taken as given: the window's first commit

@@ -335,7 +335,7 @@ func knownRemote(c *cli.Context, st *gitstate.Store, remote string) error {
 func syncFlags(push bool) []cli.Flag {
 	flags := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
 		&cli.BoolFlag{Name: "full", Usage: "also fetch the state's whole history: a first sync fetches its last codex.firstSyncDays days (git config; 1 by default, 0: all), and `git codex log` says where it stops"},
-		&cli.Float64Flag{Name: "deepen", Usage: "also fetch the state's history back to `DAYS` days before its newest commit (a decimal number): on a first sync instead of codex.firstSyncDays, afterwards moving back where the history here stops (never forward)"}}
+		&cli.Float64Flag{Name: "deepen", DefaultText: "none", Usage: "also fetch the state's history back to `DAYS` days before its newest commit (a decimal number): on a first sync instead of codex.firstSyncDays, afterwards moving back where the history here stops (never forward)"}}
 	if push {
 		flags = append(flags, &cli.BoolFlag{Name: "reads", Usage: "also push this machine's reads and refusals (refs/codex/reads/<machine>/*) and fetch every machine's, for an audit (`git codex log --reads`); a plain sync moves none"})
 	}
@@ -396,7 +396,7 @@ func cutOffMessage(cutAt time.Time, cut bool, wasCutAt time.Time, wasCut bool, d
 	case deepened:
 		return fmt.Sprintf("fetched the state's history since %s (it started at %s here); `git codex sync --full` fetches the rest", cutAt.UTC().Format(when), wasCutAt.UTC().Format(when))
 	default:
-		return fmt.Sprintf("the state's history here already starts at %s, before what --deepen %s asked for: nothing fetched", cutAt.UTC().Format(when), strconvDays(deepen))
+		return fmt.Sprintf("the state's history here starts at %s, and --deepen %s fetched nothing older: it already reaches back that far, or the remote has no older commit within %s days of its newest", cutAt.UTC().Format(when), strconvDays(deepen), strconvDays(deepen))
 	}
 	return ""
 }
