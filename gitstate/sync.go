@@ -519,6 +519,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	}
 	defer unlock()
 	start := time.Now()
+	defer s.widenIndexCache(syncIndexBlocks)()
 	var w waiter
 	defer w.leave(s, remote)
 	deepened := false
@@ -614,6 +615,26 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			return res, fmt.Errorf("gitstate: sync %s: %w", remote, ctx.Err())
 		case <-time.After(wait):
 		}
+	}
+}
+
+// syncIndexBlocks is how many 1 KiB blocks of the big pack indexes a
+// sync's reads may hold, until it ends: 16 MiB, the indexes of ~600,000
+// objects (a week or so of a busy team's state). Its checks look up a
+// day's ~40,000 new objects and the trees they change, scattered over the
+// indexes, which the 512 blocks a long-lived process keeps cannot hold
+// (gitrepo.Objects.WidenIndexCache).
+const syncIndexBlocks = 16 << 10
+
+// widenIndexCache is gitrepo.Objects.WidenIndexCache under objMu.
+func (s *Store) widenIndexCache(blocks int) (restore func()) {
+	s.objMu.Lock()
+	r := s.objects.WidenIndexCache(blocks)
+	s.objMu.Unlock()
+	return func() {
+		s.objMu.Lock()
+		r()
+		s.objMu.Unlock()
 	}
 }
 
