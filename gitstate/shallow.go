@@ -55,8 +55,9 @@ const FetchMoreHint = "`git codex sync --deepen <days>` fetches more of it, `git
 // and ~5 MB of history a day (docs/PERFORMANCE.md). A day, not a week:
 // origin cannot serve a shallow fetch from its bitmap, so a shallow first
 // sync costs about 1.5 s per day of window on this project's 2-CPU
-// machine, and a week's window (~12-14 s, ~35 MB) missed issue 27's 5 s
-// while a day's stays near 1.5 s however old the repository grows
+// machine, and a week's window (~12-14 s extrapolated, ~35 MB) missed
+// issue 27's 5 s, while a day's costs the same at any age of the
+// repository: ~2 s of CPU and ~6 MB on a two-day state, and after
 // (docs/PERFORMANCE.md, "The first sync's window"). The tip, which every
 // view reads, comes whole either way; log and ?at= reach back a day, and
 // a person who wants more asks: `git codex sync --deepen <days>`, or
