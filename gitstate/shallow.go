@@ -158,27 +158,35 @@ func (s *Store) firstSyncWindow(remote string) (time.Duration, error) {
 	return time.Duration(days * float64(24*time.Hour)), nil
 }
 
-// fetchShallow is the first fetch of the state, over window: the tip
-// first (--depth=1), then the history back to window before the tip's
-// time (--shallow-since). The window counts back from the state's newest
+// fetchTip is the first step of the first fetch of the state over a
+// window: the tip alone (--depth=1), for its time, from which the window
+// counts back (since). The window counts back from the state's newest
 // commit, not from the clock: a state nobody wrote to for a while still
 // comes with its last window of history, and what a first sync fetches
-// and checks does not depend on the machine's clock.
-func (s *Store) fetchShallow(ctx context.Context, progress io.Writer, base []string, remote, spec string, window time.Duration) error {
+// and checks does not depend on the machine's clock. fetchWindow then
+// fetches the window's history; between the two, fetch takes the notes and
+// the record archives while the repository holds one state commit (see
+// fetch).
+func (s *Store) fetchTip(ctx context.Context, progress io.Writer, base []string, remote, spec string, window time.Duration) (since time.Time, err error) {
 	args := append(append([]string{}, base...), "--depth=1", remote, spec)
 	if err := s.gitProgress(ctx, progress, args...); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	tip, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(remote))
 	if err != nil || !ok {
-		return errors.Join(err, fmt.Errorf("gitstate: fetch %s: %s was not fetched", remote, RefState))
+		return time.Time{}, errors.Join(err, fmt.Errorf("gitstate: fetch %s: %s was not fetched", remote, RefState))
 	}
 	c, err := s.readCommit(tip)
 	if err != nil {
-		return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, RefState, err)
+		return time.Time{}, fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, RefState, err)
 	}
-	since := c.Committer.When.Add(-window).Unix()
-	args = append(append([]string{}, base...), "--shallow-since=@"+strconv.FormatInt(since, 10), remote, spec)
+	return c.Committer.When.Add(-window), nil
+}
+
+// fetchWindow fetches the state's history back to since
+// (--shallow-since), after fetchTip.
+func (s *Store) fetchWindow(ctx context.Context, progress io.Writer, base []string, remote, spec string, since time.Time) error {
+	args := append(append([]string{}, base...), "--shallow-since=@"+strconv.FormatInt(since.Unix(), 10), remote, spec)
 	return s.gitProgress(ctx, progress, args...)
 }
 
@@ -404,26 +412,32 @@ func (s *Store) cutInDifference(ctx context.Context, ours, theirs plumbing.Hash,
 
 // skipArchivesBeforeCutOff drops from a fetch's refspecs the record
 // archives made more than a day before the shallow history's cut-off
-// (the oldest commit at the boundary), by the day in their names
+// (the oldest commit at the boundary; before, when the first fetch of the
+// state has not fetched its window yet, the time the window starts at,
+// which that oldest commit will not precede), by the day in their names
 // (RecordArchivePrefix + "<yyyy-mm-dd>-<id>"). They would come whole
 // (parentless commits: no window applies), a day of a team's archived
 // records each, and serve nothing here: the state commit an archive's
 // manifest names is as old as the archive, beyond the boundary, so a merge
 // cannot believe it (archivedIndex.check) nor a restore read it, and sync
-// never adopts it. They stay on the remote until `git codex sync --full`
-// fetches the whole history, and them with it (docs/STATE.md, "A shallow
-// first sync"). A repository fetched whole, and an archive whose name
-// carries no day (an archived cycle), fetch as before. An archive named
-// with a wrong day is not fetched or is: either way it is checked as
-// every archive is, and one that is not here lets no deletion stand.
-func (s *Store) skipArchivesBeforeCutOff(specs []string) ([]string, error) {
-	set, err := s.shallowSet()
-	if err != nil || len(set) == 0 {
-		return specs, err
-	}
-	oldest, _, cut := s.boundaryTimes(set)
-	if !cut {
-		return specs, nil
+// never adopts it. They stay on the remote until `git codex sync --deepen`
+// reaches them or `--full` fetches the whole history, and them with it
+// (docs/STATE.md, "A shallow first sync"). A repository fetched whole, and
+// an archive whose name carries no day (an archived cycle), fetch as
+// before. An archive named with a wrong day is not fetched or is: either
+// way it is checked as every archive is, and one that is not here lets no
+// deletion stand.
+func (s *Store) skipArchivesBeforeCutOff(specs []string, windowFrom time.Time) ([]string, error) {
+	oldest := windowFrom
+	if oldest.IsZero() {
+		set, err := s.shallowSet()
+		if err != nil || len(set) == 0 {
+			return specs, err
+		}
+		var cut bool
+		if oldest, _, cut = s.boundaryTimes(set); !cut {
+			return specs, nil
+		}
 	}
 	out := specs[:0:0]
 	for _, spec := range specs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -310,4 +311,47 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A first sync whose fetch fails between the tip and its window (here the
+// remote's record archive, fetched in between, fails git's object checks)
+// forgets the tip: the next sync is a first sync again and fetches the
+// window, rather than finding the remote's state here and fetching
+// nothing before it.
+func TestShallowFirstSyncFailsBetweenTipAndWindow(t *testing.T) {
+	ctx := context.Background()
+	p := newShallowPair(t)
+	// a commit git's fsck refuses (no author), under an archive's name
+	cmd := exec.Command("git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin")
+	cmd.Dir = p.origin
+	cmd.Stdin = strings.NewReader("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ncommitter x <x@y> 1 +0000\n\nno author\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.TrimSpace(string(out))
+	day := p.now.Format(time.DateOnly)
+	gitstatetest.Git(t, p.origin, "update-ref", gitstate.RecordArchivePrefix+day+"-bad", bad)
+
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "remote", "add", "origin", p.origin)
+	gitstatetest.Git(t, dir, "config", "codex.firstSyncDays", "10")
+	s, err := gitstate.Open(dir, gitstate.Options{Now: func() time.Time { return p.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Sync(ctx, "origin", syncOpts()); !errors.Is(err, gitstate.ErrInvalidState) {
+		t.Fatalf("first sync beside a malformed archive: %v, want ErrInvalidState", err)
+	}
+	if out := gitstatetest.Git(t, dir, "for-each-ref", gitstate.RemoteStateRef("origin")); out != "" {
+		t.Errorf("the tip's remote-tracking ref stayed: %s", out)
+	}
+	gitstatetest.Git(t, p.origin, "update-ref", "-d", gitstate.RecordArchivePrefix+day+"-bad")
+	if _, err := s.Sync(ctx, "origin", syncOpts()); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); got != "3" {
+		t.Errorf("the sync after fetched %s state commits, want the window's 3", got)
+	}
 }
