@@ -22,8 +22,9 @@ import (
 // commits are listed there (the fetch wants refs/codex/state alone), so
 // the code's history is untouched. What lies beyond is fetched on demand:
 // a merge whose base is beyond the edge deepens the history first
-// (deepenForMerge), and `git codex sync --full` (Unshallow) fetches it
-// all. docs/STATE.md, "A shallow first sync", says what else follows.
+// (deepenForMerge), `git codex sync --deepen <days>` (Deepen) moves the
+// edge back, and `git codex sync --full` (Unshallow) fetches it all.
+// docs/STATE.md, "A shallow first sync", says what else follows.
 
 // ErrHistoryCutOff means what was asked for lies before the boundary of a
 // shallow state's history: this repository never fetched it. See
@@ -38,20 +39,30 @@ type CutOffError struct {
 }
 
 func (e *CutOffError) Error() string {
-	return fmt.Sprintf("%s is before %s, where this repository's history of the state stops (a shallow first sync fetched the recent part only); `git codex sync --full` fetches the rest",
-		e.What, e.At.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s is before %s, where this repository's history of the state stops (a shallow first sync fetched the recent part only); %s",
+		e.What, e.At.UTC().Format(time.RFC3339), FetchMoreHint)
 }
 
 func (e *CutOffError) Unwrap() error { return ErrHistoryCutOff }
 
+// FetchMoreHint is what every message about the cut-off says to do about
+// it: the two ways to fetch what lies before.
+const FetchMoreHint = "`git codex sync --deepen <days>` fetches more of it, `git codex sync --full` all of it"
+
 // DefaultFirstSyncDays is how many days of the state's history a first
 // sync fetches when git config does not say (codex.firstSyncDays), back
 // from its newest commit. A busy team of twenty agents adds ~4,700 commits
-// and ~5 MB of history a day (docs/PERFORMANCE.md): a week keeps a fresh
-// clone's fetch under issue 27's 50 MB and its first sync near 5 s, and
-// covers what log and ?at= are mostly asked for; the rest is a
-// `git codex sync --full` away.
-const DefaultFirstSyncDays = 7
+// and ~5 MB of history a day (docs/PERFORMANCE.md). A day, not a week:
+// origin cannot serve a shallow fetch from its bitmap, so a shallow first
+// sync costs about 1.5 s per day of window on this project's 2-CPU
+// machine, and a week's window (~12-14 s extrapolated, ~35 MB) missed
+// issue 27's 5 s, while a day's costs the same at any age of the
+// repository: ~2 s of CPU and ~6 MB on a two-day state, and after
+// (docs/PERFORMANCE.md, "The first sync's window"). The tip, which every
+// view reads, comes whole either way; log and ?at= reach back a day, and
+// a person who wants more asks: `git codex sync --deepen <days>`, or
+// `--full` for all of it.
+const DefaultFirstSyncDays = 1
 
 // shallowSet is the repository's shallow commits (git's shallow file),
 // empty in a repository fetched whole.
@@ -118,8 +129,17 @@ func (s *Store) boundaryClock() (Clock, error) {
 // the state's history a first sync fetches, back from its newest commit;
 // 0 fetches it all.
 func (s *Store) firstSyncDays() float64 {
+	if d := s.firstDays.Load(); d != nil {
+		return *d
+	}
 	return s.config().firstSyncDays
 }
+
+// FirstSyncDays makes this Store's first sync of a repository fetch the
+// state's last days of history, whatever codex.firstSyncDays says
+// (`git codex sync --deepen <days>` on a repository without state: one
+// shallow fetch of the window asked for, not a day's and then a second).
+func (s *Store) FirstSyncDays(days float64) { s.firstDays.Store(&days) }
 
 // firstSyncWindow is how much of the state's history the first fetch of
 // the state from remote takes: codex.firstSyncDays, or 0 to fetch it
@@ -138,27 +158,35 @@ func (s *Store) firstSyncWindow(remote string) (time.Duration, error) {
 	return time.Duration(days * float64(24*time.Hour)), nil
 }
 
-// fetchShallow is the first fetch of the state, over window: the tip
-// first (--depth=1), then the history back to window before the tip's
-// time (--shallow-since). The window counts back from the state's newest
+// fetchTip is the first step of the first fetch of the state over a
+// window: the tip alone (--depth=1), for its time, from which the window
+// counts back (since). The window counts back from the state's newest
 // commit, not from the clock: a state nobody wrote to for a while still
 // comes with its last window of history, and what a first sync fetches
-// and checks does not depend on the machine's clock.
-func (s *Store) fetchShallow(ctx context.Context, progress io.Writer, base []string, remote, spec string, window time.Duration) error {
+// and checks does not depend on the machine's clock. fetchWindow then
+// fetches the window's history; between the two, fetch takes the notes and
+// the record archives while the repository holds one state commit (see
+// fetch).
+func (s *Store) fetchTip(ctx context.Context, progress io.Writer, base []string, remote, spec string, window time.Duration) (since time.Time, err error) {
 	args := append(append([]string{}, base...), "--depth=1", remote, spec)
 	if err := s.gitProgress(ctx, progress, args...); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	tip, ok, err := gitrepo.ReadRef(s.commonDir, RemoteStateRef(remote))
 	if err != nil || !ok {
-		return errors.Join(err, fmt.Errorf("gitstate: fetch %s: %s was not fetched", remote, RefState))
+		return time.Time{}, errors.Join(err, fmt.Errorf("gitstate: fetch %s: %s was not fetched", remote, RefState))
 	}
 	c, err := s.readCommit(tip)
 	if err != nil {
-		return fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, RefState, err)
+		return time.Time{}, fmt.Errorf("gitstate: %w: the remote's %s: %v", ErrInvalidState, RefState, err)
 	}
-	since := c.Committer.When.Add(-window).Unix()
-	args = append(append([]string{}, base...), "--shallow-since=@"+strconv.FormatInt(since, 10), remote, spec)
+	return c.Committer.When.Add(-window), nil
+}
+
+// fetchWindow fetches the state's history back to since
+// (--shallow-since), after fetchTip.
+func (s *Store) fetchWindow(ctx context.Context, progress io.Writer, base []string, remote, spec string, since time.Time) error {
+	args := append(append([]string{}, base...), "--shallow-since=@"+strconv.FormatInt(since.Unix(), 10), remote, spec)
 	return s.gitProgress(ctx, progress, args...)
 }
 
@@ -276,6 +304,76 @@ func (s *Store) Unshallow(ctx context.Context, remote string, progress io.Writer
 	return true, nil
 }
 
+// Deepen fetches more of the state's history from remote into a
+// repository whose history is cut off (`git codex sync --deepen <days>`):
+// back to days before the state's newest commit here (the local state's,
+// or the remote's as fetched), by `git fetch --shallow-since` of
+// refs/codex/state alone, so a shallow clone's code boundary stays where
+// it is (upload-pack unshallows only the commits its walk from the wanted
+// tip reaches). It moves the cut-off back only: a time not before the
+// oldest commit at the boundary fetches nothing, since git, asked for it,
+// would mark the fetched commits older than that time shallow and cut the
+// history shorter. from is the cut-off before (zero when the history was
+// not cut off), moved whether the boundary did (no commit of the state
+// lies between the two times, or the remote lacks them: it stays).
+func (s *Store) Deepen(ctx context.Context, remote string, days float64, progress io.Writer) (from time.Time, moved bool, err error) {
+	if err := checkRemote(remote); err != nil {
+		return time.Time{}, false, err
+	}
+	if !(days > 0) {
+		return time.Time{}, false, fmt.Errorf("gitstate: deepen by %v days: not a number of days above 0", days)
+	}
+	unlock, err := s.lockSync(ctx)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer unlock()
+	set, err := s.shallowSet()
+	if err != nil || len(set) == 0 {
+		return time.Time{}, false, err
+	}
+	oldest, newest, cut := s.boundaryTimes(set)
+	if !cut {
+		return time.Time{}, false, nil
+	}
+	tip, ok, err := gitrepo.ReadRef(s.commonDir, RefState)
+	if err == nil && !ok {
+		tip, ok, err = gitrepo.ReadRef(s.commonDir, RemoteStateRef(remote))
+	}
+	if err != nil || !ok {
+		return newest, false, err
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return newest, false, err
+	}
+	since := c.Committer.When.Add(-time.Duration(days * float64(24*time.Hour)))
+	if !since.Before(oldest) {
+		return newest, false, nil
+	}
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head", "--no-filter",
+		"--shallow-since=@" + strconv.FormatInt(since.Unix(), 10)}
+	if progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, remote, "+"+RefState+":"+RemoteStateRef(remote))
+	if err := s.gitProgress(ctx, progress, args...); err != nil {
+		return newest, false, fmt.Errorf("gitstate: fetch the state's history since %s from %s: %w: %v", since.UTC().Format(time.RFC3339), remote, ErrRemote, err)
+	}
+	after, err := s.shallowSet()
+	if err != nil {
+		return newest, false, err
+	}
+	for h := range set {
+		if !after[h] {
+			return newest, true, nil
+		}
+	}
+	return newest, false, nil
+}
+
 // checkBaseHere fails with errNeedsDeeperHistory when ours and theirs
 // part beyond the shallow boundary (cutInDifference); in a repository
 // fetched whole it reads one file's metadata.
@@ -314,26 +412,32 @@ func (s *Store) cutInDifference(ctx context.Context, ours, theirs plumbing.Hash,
 
 // skipArchivesBeforeCutOff drops from a fetch's refspecs the record
 // archives made more than a day before the shallow history's cut-off
-// (the oldest commit at the boundary), by the day in their names
+// (the oldest commit at the boundary; before, when the first fetch of the
+// state has not fetched its window yet, the time the window starts at,
+// which that oldest commit will not precede), by the day in their names
 // (RecordArchivePrefix + "<yyyy-mm-dd>-<id>"). They would come whole
 // (parentless commits: no window applies), a day of a team's archived
 // records each, and serve nothing here: the state commit an archive's
 // manifest names is as old as the archive, beyond the boundary, so a merge
 // cannot believe it (archivedIndex.check) nor a restore read it, and sync
-// never adopts it. They stay on the remote until `git codex sync --full`
-// fetches the whole history, and them with it (docs/STATE.md, "A shallow
-// first sync"). A repository fetched whole, and an archive whose name
-// carries no day (an archived cycle), fetch as before. An archive named
-// with a wrong day is not fetched or is: either way it is checked as
-// every archive is, and one that is not here lets no deletion stand.
-func (s *Store) skipArchivesBeforeCutOff(specs []string) ([]string, error) {
-	set, err := s.shallowSet()
-	if err != nil || len(set) == 0 {
-		return specs, err
-	}
-	oldest, _, cut := s.boundaryTimes(set)
-	if !cut {
-		return specs, nil
+// never adopts it. They stay on the remote until `git codex sync --deepen`
+// reaches them or `--full` fetches the whole history, and them with it
+// (docs/STATE.md, "A shallow first sync"). A repository fetched whole, and
+// an archive whose name carries no day (an archived cycle), fetch as
+// before. An archive named with a wrong day is not fetched or is: either
+// way it is checked as every archive is, and one that is not here lets no
+// deletion stand.
+func (s *Store) skipArchivesBeforeCutOff(specs []string, windowFrom time.Time) ([]string, error) {
+	oldest := windowFrom
+	if oldest.IsZero() {
+		set, err := s.shallowSet()
+		if err != nil || len(set) == 0 {
+			return specs, err
+		}
+		var cut bool
+		if oldest, _, cut = s.boundaryTimes(set); !cut {
+			return specs, nil
+		}
 	}
 	out := specs[:0:0]
 	for _, spec := range specs {

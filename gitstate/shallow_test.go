@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -141,7 +142,7 @@ func TestShallowFirstSync(t *testing.T) {
 	var ce *gitstate.CutOffError
 	if _, err := p.sb.StateAt(ctx, p.now.Add(-25*24*time.Hour)); !errors.As(err, &ce) || !errors.Is(err, gitstate.ErrHistoryCutOff) {
 		t.Errorf("StateAt 25 days back: %v, want a CutOffError", err)
-	} else if !strings.Contains(err.Error(), "git codex sync --full") {
+	} else if !strings.Contains(err.Error(), "git codex sync --full") || !strings.Contains(err.Error(), "git codex sync --deepen <days>") {
 		t.Errorf("the error does not say how to fetch the rest: %v", err)
 	}
 
@@ -194,6 +195,64 @@ func TestShallowFirstSync(t *testing.T) {
 	if h, err := p.sb.StateAt(ctx, p.now.Add(-25*24*time.Hour)); err != nil || h != p.old[2] {
 		t.Errorf("StateAt 25 days back after Unshallow = %s, %v; want %s", h, err, p.old[2])
 	}
+}
+
+// Deepen moves the cut-off back to the days asked for, counted from the
+// state's newest commit, and never forward: a window shorter than what is
+// here fetches nothing and leaves the shallow file as it was.
+func TestShallowDeepen(t *testing.T) {
+	ctx := context.Background()
+	p := newShallowPair(t) // b has the last 10 days: the 3 recent commits, the tip a day back
+	shallowFile := filepath.Join(p.b, strings.TrimSpace(gitstatetest.Git(t, p.b, "rev-parse", "--git-path", "shallow")))
+	before := readFile(t, shallowFile)
+	// 2 days from the tip: what is here (git is not asked); 5: more,
+	// but no commit was made between 3 and 6 days back
+	for _, d := range []float64{2, 5} {
+		if from, ok, err := p.sb.Deepen(ctx, "origin", d, nil); err != nil || ok || !from.Equal(p.now.Add(-3*24*time.Hour)) {
+			t.Fatalf("Deepen %v = %v, %v, %v; want the boundary not moved, from the boundary's time", d, from, ok, err)
+		}
+		if after := readFile(t, shallowFile); after != before {
+			t.Errorf("Deepen %v changed the shallow file: %q, was %q", d, after, before)
+		}
+	}
+	// 22 days back from the tip (a day back): the old commits of 20 and
+	// 15 days back, not the one of 25
+	if _, ok, err := p.sb.Deepen(ctx, "origin", 22, nil); err != nil || !ok {
+		t.Fatalf("Deepen 22 = %v, %v", ok, err)
+	}
+	if got := gitstatetest.Git(t, p.b, "rev-list", "--count", gitstate.RefState); got != "5" {
+		t.Errorf("%s state commits after Deepen 22, want 5", got)
+	}
+	if b := strings.TrimSpace(readFile(t, shallowFile)); b != p.old[3] {
+		t.Errorf("shallow file %q after Deepen 22, want the commit of 20 days back %s", b, p.old[3])
+	}
+	if h, err := p.sb.StateAt(ctx, p.now.Add(-18*24*time.Hour)); err != nil || h != p.old[3] {
+		t.Errorf("StateAt 18 days back = %s, %v; want %s", h, err, p.old[3])
+	}
+	if _, err := p.sb.StateAt(ctx, p.now.Add(-26*24*time.Hour)); !errors.Is(err, gitstate.ErrHistoryCutOff) {
+		t.Errorf("StateAt 26 days back: %v, want ErrHistoryCutOff", err)
+	}
+	// a bad number of days is refused before anything runs
+	for _, d := range []float64{0, -1} {
+		if _, _, err := p.sb.Deepen(ctx, "origin", d, nil); err == nil {
+			t.Errorf("Deepen %v: no error", d)
+		}
+	}
+	// past the first commit: whole
+	if _, ok, err := p.sb.Deepen(ctx, "origin", 100, nil); err != nil || !ok {
+		t.Fatalf("Deepen 100 = %v, %v", ok, err)
+	}
+	if _, cut, err := p.sb.HistoryCutOff(ctx); err != nil || cut {
+		t.Errorf("HistoryCutOff after Deepen 100: %v, %v", cut, err)
+	}
+	if got := gitstatetest.Git(t, p.b, "rev-list", "--count", gitstate.RefState); got != "9" {
+		t.Errorf("%s state commits after Deepen 100, want 9", got)
+	}
+	// nothing left to deepen
+	if _, ok, err := p.sb.Deepen(ctx, "origin", 100, nil); err != nil || ok {
+		t.Errorf("Deepen of a whole history = %v, %v", ok, err)
+	}
+	gitstatetest.Git(t, p.b, "fsck", "--strict", "--no-dangling")
 }
 
 // A clock at the boundary is taken as given: the window's first commit
@@ -252,4 +311,47 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A first sync whose fetch fails between the tip and its window (here the
+// remote's record archive, fetched in between, fails git's object checks)
+// forgets the tip: the next sync is a first sync again and fetches the
+// window, rather than finding the remote's state here and fetching
+// nothing before it.
+func TestShallowFirstSyncFailsBetweenTipAndWindow(t *testing.T) {
+	ctx := context.Background()
+	p := newShallowPair(t)
+	// a commit git's fsck refuses (no author), under an archive's name
+	cmd := exec.Command("git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin")
+	cmd.Dir = p.origin
+	cmd.Stdin = strings.NewReader("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ncommitter x <x@y> 1 +0000\n\nno author\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.TrimSpace(string(out))
+	day := p.now.Format(time.DateOnly)
+	gitstatetest.Git(t, p.origin, "update-ref", gitstate.RecordArchivePrefix+day+"-bad", bad)
+
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "remote", "add", "origin", p.origin)
+	gitstatetest.Git(t, dir, "config", "codex.firstSyncDays", "10")
+	s, err := gitstate.Open(dir, gitstate.Options{Now: func() time.Time { return p.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Sync(ctx, "origin", syncOpts()); !errors.Is(err, gitstate.ErrInvalidState) {
+		t.Fatalf("first sync beside a malformed archive: %v, want ErrInvalidState", err)
+	}
+	if out := gitstatetest.Git(t, dir, "for-each-ref", gitstate.RemoteStateRef("origin")); out != "" {
+		t.Errorf("the tip's remote-tracking ref stayed: %s", out)
+	}
+	gitstatetest.Git(t, p.origin, "update-ref", "-d", gitstate.RecordArchivePrefix+day+"-bad")
+	if _, err := s.Sync(ctx, "origin", syncOpts()); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitstatetest.Git(t, dir, "rev-list", "--count", gitstate.RefState); got != "3" {
+		t.Errorf("the sync after fetched %s state commits, want the window's 3", got)
+	}
 }

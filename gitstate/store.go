@@ -70,6 +70,9 @@ type Store struct {
 	// (WholeHistory: `git codex sync --full`), whatever
 	// codex.firstSyncDays says.
 	wholeHistory atomic.Bool
+	// firstDays, when set, stands for codex.firstSyncDays
+	// (FirstSyncDays: `git codex sync --deepen <days>`).
+	firstDays atomic.Pointer[float64]
 	// midxWhole is the stat of the multi-pack-index last found to name
 	// only packs that are there (midxStale)
 	midxMu    sync.Mutex

@@ -171,7 +171,15 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 	// The first fetch of the state is shallow (shallow.go), on its own:
 	// git applies --shallow-since to every ref a fetch wants, and the
 	// notes and the archives (parentless commits, older than the window
-	// once archived) come whole.
+	// once archived) come whole. They come between the tip and the
+	// window: while the repository holds the tip alone, what the remote
+	// counts as ours to leave out of their pack is the tip's tree; after
+	// the window it was the whole window's objects, walked without the
+	// remote's bitmap (a shallow client's fetch cannot use it): at 72
+	// simulated hours the archives' fetch cost 0.53 s of CPU after the
+	// window and 0.32 s before it, and the window's fetch, which then
+	// finds the archived records' objects here, less too
+	// (docs/PERFORMANCE.md, "The first sync's window").
 	stateSpec := "+" + RefState + ":" + RemoteStateRef(remote)
 	var window time.Duration
 	if i := slices.Index(specs, stateSpec); i >= 0 {
@@ -183,21 +191,32 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			specs = slices.Delete(specs, i, i+1)
 		}
 	}
+	var since time.Time // the window's start, once its tip is here
 	for attempt := 1; ; attempt++ {
 		var err error
-		if window > 0 {
-			// once only: a second --depth=1 would cut the history
-			// fetched back to the tip
-			if err = s.fetchShallow(ctx, progress, args, remote, stateSpec, window); err == nil {
+		if window > 0 && since.IsZero() {
+			// once only: a second --depth=1 after the window would cut
+			// the history fetched back to the tip
+			since, err = s.fetchTip(ctx, progress, args, remote, stateSpec, window)
+		}
+		if err == nil && len(specs) > 0 {
+			if specs, err = s.skipArchivesBeforeCutOff(specs, since); err == nil && len(specs) > 0 {
+				err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
+			}
+			if err == nil {
+				specs = nil
+			}
+		}
+		if err == nil && window > 0 {
+			if err = s.fetchWindow(ctx, progress, args, remote, stateSpec, since); err == nil {
 				window = 0
 			}
 		}
-		if err == nil && len(specs) > 0 {
-			// (after the shallow fetch, which sets the cut-off)
-			specs, err = s.skipArchivesBeforeCutOff(specs)
-		}
-		if err == nil && len(specs) > 0 {
-			err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
+		if err != nil && window > 0 && !since.IsZero() && !strings.Contains(err.Error(), "cannot lock ref") {
+			// the tip came, its window did not: forget the tip, so the
+			// next sync is a first sync again rather than one that finds
+			// the remote's state here and fetches nothing before it
+			s.dropTracking(ctx, remote, RemoteStateRef(remote))
 		}
 		switch {
 		case err == nil:
@@ -519,6 +538,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 	}
 	defer unlock()
 	start := time.Now()
+	defer s.widenIndexCache(syncIndexBlocks)()
 	var w waiter
 	defer w.leave(s, remote)
 	deepened := false
@@ -614,6 +634,26 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			return res, fmt.Errorf("gitstate: sync %s: %w", remote, ctx.Err())
 		case <-time.After(wait):
 		}
+	}
+}
+
+// syncIndexBlocks is how many 1 KiB blocks of the big pack indexes a
+// sync's reads may hold, until it ends: 16 MiB, the indexes of ~600,000
+// objects (a week or so of a busy team's state). Its checks look up a
+// day's ~40,000 new objects and the trees they change, scattered over the
+// indexes, which the 512 blocks a long-lived process keeps cannot hold
+// (gitrepo.Objects.WidenIndexCache).
+const syncIndexBlocks = 16 << 10
+
+// widenIndexCache is gitrepo.Objects.WidenIndexCache under objMu.
+func (s *Store) widenIndexCache(blocks int) (restore func()) {
+	s.objMu.Lock()
+	r := s.objects.WidenIndexCache(blocks)
+	s.objMu.Unlock()
+	return func() {
+		s.objMu.Lock()
+		r()
+		s.objMu.Unlock()
 	}
 }
 

@@ -100,7 +100,7 @@ func Codes() []CodeInfo {
 		{ExecutionFailed, "a prompt command's template could not be rendered (no file for the edition asked for, an unreadable file, a broken front matter); details name the file and the cause"},
 		{UnsupportedRepo, "the repository uses a format git codex cannot write without corrupting it (SHA-256 object names, reftable refs); nothing was written"},
 		{StateUnreadable, "an object of the state is missing (e.g. pruned by `git gc --prune=now` beside a writer); nothing was written; the message names the last readable state to restore with `git codex init --restore <commit>`"},
-		{HistoryCutOff, "what was asked for (the state at a time, the base of a merge) lies before where this repository's history of the state stops: a shallow first sync fetched its last codex.firstSyncDays days; `git codex sync --full` fetches the rest"},
+		{HistoryCutOff, "what was asked for (the state at a time, the base of a merge) lies before where this repository's history of the state stops: a shallow first sync fetched its last codex.firstSyncDays days; `git codex sync --deepen <days>` fetches more of it, `git codex sync --full` all of it"},
 		{PreviousState, "`git codex init` found the state of a deleted refs/codex/state in the object store; restore it with `git codex init --restore <commit>`, or start afresh with `git codex init --fresh`"},
 		{ReadOnly, "the repository cannot be written (read-only .git, or a full disk) and the call needed to write; reads still answer, unrecorded"},
 		{SecretDetected, "an argument holds what looks like a credential (details name the field and the kind, never the value); nothing of it was stored. See docs/SECURITY.md"},

@@ -165,7 +165,7 @@ func (e *env) logCommand() *cli.Command {
 				return err
 			}
 			if cutOff != "" {
-				fmt.Fprintf(e.stderr, "history cut off at %s (commit %s): a shallow fetch left out what came before; `git codex sync --full` fetches the rest\n", cutOffAt.UTC().Format("2006-01-02 15:04 MST"), cutOff[:12])
+				fmt.Fprintf(e.stderr, "history cut off at %s (commit %s): a shallow fetch left out what came before; %s\n", cutOffAt.UTC().Format("2006-01-02 15:04 MST"), cutOff[:12], gitstate.FetchMoreHint)
 			}
 			return nil
 		},

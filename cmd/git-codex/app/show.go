@@ -104,7 +104,7 @@ func findEvent(c *cli.Context, st *gitstate.Store, arg string) (gitstate.Event, 
 		return gitstate.Event{}, tools.StoreError(err)
 	}
 	if found == nil && cutOff {
-		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record created in the history this repository has: a shallow fetch cut it short (`git codex sync --full` fetches the rest)", arg)
+		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record created in the history this repository has: a shallow fetch cut it short (%s)", arg, gitstate.FetchMoreHint)
 	}
 	if found == nil {
 		return gitstate.Event{}, tools.Errorf(tools.ResourceNotFound, "%q is neither a commit nor the id of a record; list events with `git codex log`", arg)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -95,14 +96,32 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 			if progress != nil {
 				fmt.Fprintf(progress, "syncing with %s...\n", remote)
 			}
+			deepen, err := deepenArg(c)
+			if err != nil {
+				return err
+			}
 			if c.Bool("full") {
 				// a first sync fetches it whole at once; a shallow
 				// repository is deepened after the sync (Unshallow)
 				st.WholeHistory()
 			}
-			_, wasCut, err := st.HistoryCutOff(c.Context)
+			if deepen > 0 {
+				// a first sync fetches that window at once; a cut-off
+				// history is deepened before the sync (below)
+				st.FirstSyncDays(deepen)
+			}
+			wasCutAt, wasCut, err := st.HistoryCutOff(c.Context)
 			if err != nil {
 				return tools.StoreError(err)
+			}
+			deepened := false
+			if deepen > 0 && wasCut {
+				// before the sync, as --full: its fetch then brings the
+				// record archives of the longer window
+				// (gitstate.skipArchivesBeforeCutOff)
+				if _, deepened, err = st.Deepen(c.Context, remote, deepen, progress); err != nil {
+					return tools.Errorf(tools.RemoteError, "could not fetch more of the state's history: %v", err)
+				}
 			}
 			if c.Bool("full") && wasCut {
 				// the history first: the sync then fetches (and adopts)
@@ -165,8 +184,8 @@ func (e *env) syncCommand(name, usage string, push bool) *cli.Command {
 				return writeJSON(e.stdout, r)
 			}
 			fmt.Fprintln(e.stdout, syncMessage(r, push))
-			if cut && !wasCut {
-				fmt.Fprintf(e.stdout, "fetched the state's history since %s only (codex.firstSyncDays); `git codex sync --full` fetches the rest\n", cutAt.UTC().Format("2006-01-02 15:04 MST"))
+			if msg := cutOffMessage(cutAt, cut, wasCutAt, wasCut, deepen, deepened); msg != "" {
+				fmt.Fprintln(e.stdout, msg)
 			}
 			for _, a := range r.ArchiveRefused {
 				fmt.Fprintf(e.stdout, "kept: %s: an archive holds it, but %s (%s)\n", a.Path, a.Reason, a.Archive)
@@ -315,7 +334,8 @@ func knownRemote(c *cli.Context, st *gitstate.Store, remote string) error {
 // has it.
 func syncFlags(push bool) []cli.Flag {
 	flags := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr (shown only on a terminal)"},
-		&cli.BoolFlag{Name: "full", Usage: "also fetch the state's whole history: a first sync fetches its last codex.firstSyncDays days (git config; 7 by default, 0: all), and `git codex log` says where it stops"}}
+		&cli.BoolFlag{Name: "full", Usage: "also fetch the state's whole history: a first sync fetches its last codex.firstSyncDays days (git config; 1 by default, 0: all), and `git codex log` says where it stops"},
+		&cli.Float64Flag{Name: "deepen", DefaultText: "none", Usage: "also fetch the state's history back to `DAYS` days before its newest commit (a decimal number): on a first sync instead of codex.firstSyncDays, afterwards moving back where the history here stops (never forward)"}}
 	if push {
 		flags = append(flags, &cli.BoolFlag{Name: "reads", Usage: "also push this machine's reads and refusals (refs/codex/reads/<machine>/*) and fetch every machine's, for an audit (`git codex log --reads`); a plain sync moves none"})
 	}
@@ -340,3 +360,46 @@ func countPaths(refused []archiveRefused) int {
 	}
 	return len(paths)
 }
+
+// deepenArg is --deepen's days, 0 when not given: a number of days above
+// 0, and not beside --full, which fetches them all.
+func deepenArg(c *cli.Context) (float64, error) {
+	if !c.IsSet("deepen") {
+		return 0, nil
+	}
+	days := c.Float64("deepen")
+	if !(days > 0) || days >= 1e6 {
+		return 0, usageError{err: fmt.Errorf("--deepen takes a number of days above 0, not %s (`--full` fetches the whole history)", strconvDays(days)), help: c.Command.HelpName}
+	}
+	if c.Bool("full") {
+		return 0, usageError{err: errors.New("--deepen and --full do not go together: --full fetches the whole history"), help: c.Command.HelpName}
+	}
+	return days, nil
+}
+
+// cutOffMessage is the line a sync prints about where the state's history
+// here starts, when that is news: a first sync that fetched a window of
+// it, or a --deepen (which says where the history starts now, or that it
+// already went back that far).
+func cutOffMessage(cutAt time.Time, cut bool, wasCutAt time.Time, wasCut bool, deepen float64, deepened bool) string {
+	const when = "2006-01-02 15:04 MST"
+	switch {
+	case cut && !wasCut:
+		setting := "codex.firstSyncDays"
+		if deepen > 0 {
+			setting = "--deepen"
+		}
+		return fmt.Sprintf("fetched the state's history since %s only (%s); %s", cutAt.UTC().Format(when), setting, gitstate.FetchMoreHint)
+	case deepen <= 0 || !wasCut:
+	case !cut:
+		return "fetched the state's history back to its first commit: it is whole here now"
+	case deepened:
+		return fmt.Sprintf("fetched the state's history since %s (it started at %s here); `git codex sync --full` fetches the rest", cutAt.UTC().Format(when), wasCutAt.UTC().Format(when))
+	default:
+		return fmt.Sprintf("the state's history here starts at %s, and --deepen %s fetched nothing older: it already reaches back that far, or the remote has no older commit within %s days of its newest", cutAt.UTC().Format(when), strconvDays(deepen), strconvDays(deepen))
+	}
+	return ""
+}
+
+// strconvDays spells a number of days as typed: 3, 1.5.
+func strconvDays(d float64) string { return strconv.FormatFloat(d, 'f', -1, 64) }

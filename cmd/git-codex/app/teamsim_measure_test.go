@@ -33,7 +33,7 @@ type simFigures struct {
 	FirstSync    time.Duration // `git codex sync` of a fresh clone, a process (codex.firstSyncDays=0: the whole history)
 	// ShallowBytes, ShallowFetch and ShallowSync are the same for a
 	// fresh clone whose first sync fetches the last simWindow of the
-	// state's history (codex.firstSyncDays, the default being 30 days).
+	// state's history (codex.firstSyncDays, the default being 1 day).
 	ShallowBytes  int64
 	ArchiveBytes  int64 // of ShallowBytes, what the archives brought that the window had not (they come whole)
 	ArchivesAlone int64 // what a fetch of origin's refs/codex/archive/* alone stores: what they bring once the window no longer holds their records
@@ -164,7 +164,7 @@ func (s *teamSim) measure(bin, laggard string, elapsed time.Duration) simFigures
 
 // simWindow is how much of the state's history the shallow first sync
 // of a fresh clone fetches in the simulation: GIT_CODEX_SIM_WINDOW ("1d",
-// "12h"), by default git codex's own (codex.firstSyncDays, 7 days).
+// "12h"), by default git codex's own (gitstate.DefaultFirstSyncDays: 1 day).
 func simWindow(tb testing.TB) time.Duration {
 	return simSpan(tb, os.Getenv("GIT_CODEX_SIM_WINDOW"), gitstate.DefaultFirstSyncDays*24*time.Hour)
 }
@@ -205,7 +205,7 @@ func (s *teamSim) measureShallow(bin, dir string) (bytes, archives int64, fetch,
 	start = time.Now()
 	s.simProc(bin, dir, "", "sync", "-q", "origin")
 	sync = time.Since(start)
-	// a window as long as the run (7 days at the seventh) fetches it all:
+	// a window as long as the run (a day at the first checkpoint, by default) fetches it all:
 	// the commits at its edge are the team's setup, within the second
 	if out := s.gitOut(dir, "rev-parse", "--is-shallow-repository"); strings.TrimSpace(out) != "true" && s.elapsed() > window+time.Minute {
 		s.tb.Fatalf("the shallow first sync fetched the whole history (is-shallow-repository: %s; %s simulated, window %s)", out, s.elapsed(), window)

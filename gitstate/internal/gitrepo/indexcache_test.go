@@ -152,3 +152,49 @@ func BenchmarkBigIndexLookup(b *testing.B) {
 		})
 	}
 }
+
+// TestWidenIndexCache: a widened cache holds the blocks of an index over
+// its usual bound (a batch's scattered lookups then read each block once),
+// and restore brings it back to the bound with every object still found;
+// a limit a test set is left alone.
+func TestWidenIndexCache(t *testing.T) {
+	common, blobs := bigPackRepo(t, 25000) // an index of ~690 blocks
+	r := Open(common, t.TempDir())
+	defer r.Close()
+	readAll := func(what string) {
+		t.Helper()
+		for h, want := range blobs {
+			got, err := r.Blob(h)
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("%s: %s: %q, %v", what, h, got, err)
+			}
+		}
+	}
+	restore := r.WidenIndexCache(4096)
+	readAll("widened")
+	if n := r.ixc.cachedBlocks(); n <= indexCacheBlocks {
+		t.Errorf("widened: %d blocks cached, want the index's ~690", n)
+	}
+	restore()
+	if n := r.ixc.cachedBlocks(); n == 0 || n > indexCacheBlocks || len(r.ixc.slots) > indexCacheBlocks {
+		t.Errorf("restored: %d blocks cached in %d slots, want 1..%d", n, len(r.ixc.slots), indexCacheBlocks)
+	}
+	readAll("restored")
+	if n := r.ixc.cachedBlocks(); n > indexCacheBlocks {
+		t.Errorf("restored, after reading: %d blocks cached, want at most %d", n, indexCacheBlocks)
+	}
+
+	r.Close() // (idempotent: the deferred Close finds nothing open)
+	r = Open(common, t.TempDir())
+	defer r.Close()
+	r.ixc.limit = 3
+	restore = r.WidenIndexCache(4096)
+	readAll("a test's limit")
+	if n := r.ixc.cachedBlocks(); n > 3 {
+		t.Errorf("a test's limit of 3 widened: %d blocks cached", n)
+	}
+	restore()
+	if r.ixc.limit != 3 {
+		t.Errorf("limit %d after restore, want the test's 3", r.ixc.limit)
+	}
+}

@@ -81,6 +81,12 @@ func (o *Objects) Has(h plumbing.Hash) error {
 	return err
 }
 
+// WidenIndexCache lets the cache of big index blocks hold up to blocks
+// blocks (of 1 KiB) until restore is called: for a batch of lookups
+// scattered over the indexes, such as a sync's checks (see
+// indexCache.widen). Calls must not nest.
+func (o *Objects) WidenIndexCache(blocks int) (restore func()) { return o.ixc.widen(blocks) }
+
 // find looks h up, reading the list of packs again once if the lookup may
 // have missed a repack, and asks git for what is still not found (git's
 // own reader sees the same directory and copes with repacks itself).
