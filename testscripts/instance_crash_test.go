@@ -132,10 +132,11 @@ func TestSpawnKilledAnyTime(t *testing.T) {
 			run(repo, "git-codex", "kill", in.ID)
 		}
 	}
-	run(repo, "git-codex", "reap")
-	run(repo, "git-codex", "cleanup")
+	reaped := run(repo, "git-codex", "reap", "--json")
+	cleaned := run(repo, "git-codex", "cleanup", "--json")
 	if out := run(repo, "git-codex", "ps", "--json"); strings.Contains(out, `"id"`) {
-		t.Errorf("instances left after cleanup:\n%s", out)
+		// what reap and cleanup said of it (each item's error) tells why
+		t.Errorf("instances left after cleanup:\n%s\nreap said:\n%s\ncleanup said:\n%s", out, reaped, cleaned)
 	}
 	if out := run(repo, "git", "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
 		t.Errorf("worktrees left:\n%s", out)
