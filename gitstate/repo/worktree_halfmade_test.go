@@ -91,7 +91,9 @@ func halfMadeAt(t *testing.T, dir, path, branch, step string) (admin string) {
 // Nothing was checked out: WorkIn calls it half-made, not an error, and
 // RemoveWorktree and DeleteBranch remove all of it.
 func TestCleanupOfWorktreeKilledWritingItsGitFile(t *testing.T) {
-	for _, step := range []string{".git", "gitdir", "locked"} {
+	// each file git writes, killed between its open and its write; "all"
+	// is killed after them all, before HEAD names the branch
+	for _, step := range []string{"locked", "gitdir", ".git", "HEAD", "commondir", "all"} {
 		t.Run(step, func(t *testing.T) {
 			dir := gitstatetest.NewRepo(t)
 			gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
@@ -129,5 +131,24 @@ func TestCleanupOfWorktreeKilledWritingItsGitFile(t *testing.T) {
 				t.Errorf("git fsck: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestWorkInKeepsABrokenWorktreeWithFiles: a .git file git cannot read
+// beside other files is not what a killed `git worktree add` leaves (it
+// checks nothing out before the .git file is whole): WorkIn cannot tell
+// what it holds and says so, and cleanup keeps it.
+func TestWorkInKeepsABrokenWorktreeWithFiles(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	s := openRepo(t, dir)
+	path := filepath.Join(t.TempDir(), "c2")
+	halfMadeAt(t, dir, path, "codex/c2", ".git")
+	if err := os.WriteFile(filepath.Join(path, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.WorkIn(context.Background(), path, "codex/c2")
+	if err == nil || w.HalfMade {
+		t.Fatalf("WorkIn = %+v, %v; want an error, not a half-made worktree", w, err)
 	}
 }
