@@ -94,10 +94,9 @@ func (r *Repo) WorkIn(ctx context.Context, path, branch string) (WorktreeWork, e
 	var w WorktreeWork
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		w.Exists = true
-		if halfMade(path) {
-			w.HalfMade = true
-			return w, nil
-		}
+		w.HalfMade = halfMade(path)
+	}
+	if w.Exists && !w.HalfMade {
 		var out bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", "-C", path, "status", "--porcelain", "--untracked-files=all", "--ignored=matching")
 		cmd.Env = gitcli.Env()
@@ -139,21 +138,31 @@ func unquotePath(p string) string {
 
 // halfMade reports whether the worktree at path is one `git worktree add`
 // began and never finished: an empty directory without its .git file yet,
-// or one whose admin directory still holds git's "initializing" lock.
+// one holding nothing but a .git file git never wrote (killed between
+// opening it and writing it: empty, which git refuses as "invalid gitfile
+// format", so `git status` there fails), or one whose admin directory
+// still holds git's "initializing" lock. git writes the .git file in one
+// write, so it is either empty or whole; nothing is checked out before
+// it is whole, so none of these holds work.
 func halfMade(path string) bool {
-	if _, err := os.Lstat(filepath.Join(path, ".git")); os.IsNotExist(err) {
+	dotgit := filepath.Join(path, ".git")
+	fi, err := os.Lstat(dotgit)
+	if os.IsNotExist(err) {
 		// killed before it wrote even the .git file: an empty directory
 		entries, err := os.ReadDir(path)
 		return err == nil && len(entries) == 0
 	}
-	dotgit := filepath.Join(path, ".git")
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	content, err := os.ReadFile(dotgit)
 	if err != nil {
 		return false
 	}
 	admin, ok := gitcli.ParseGitFile(dotgit, content)
 	if !ok {
-		return false
+		entries, err := os.ReadDir(path)
+		return err == nil && len(entries) == 1
 	}
 	b, err := os.ReadFile(filepath.Join(admin, "locked"))
 	return err == nil && strings.TrimSpace(string(b)) == "initializing"
@@ -243,22 +252,33 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 // killed `git worktree add` left for path before it wrote the gitdir file
 // that `git worktree unlock <path>` finds it by: git makes
 // "<common>/worktrees/<name>" (named after the path's last element) and
-// locks it first, then writes the rest. Only a lock of that kind whose
-// gitdir file is missing or names path is removed; then `git worktree
-// prune` removes the directory (its gitdir is missing or leads nowhere).
-// The caller knows that no spawn of that worktree is still running.
+// locks it first, then writes the rest. Each file is opened, then
+// written, so a kill in between leaves it empty: an empty gitdir file is
+// one never written, and an empty lock is git's "initializing" never
+// written when no gitdir follows it (`git worktree lock` locks only a
+// worktree git knows, by its gitdir). Only a lock of that kind whose
+// gitdir file is missing, empty or names path is removed; then `git
+// worktree prune` removes the directory (its gitdir is missing or leads
+// nowhere). The caller knows that no spawn of that worktree is still
+// running.
 func (r *Repo) unlockHalfMade(path string) {
 	admin := filepath.Join(r.gitDir, "worktrees", filepath.Base(path))
 	b, err := os.ReadFile(filepath.Join(admin, "locked"))
-	if err != nil || strings.TrimSpace(string(b)) != "initializing" {
+	if err != nil {
 		return
 	}
-	if g, err := os.ReadFile(filepath.Join(admin, "gitdir")); err == nil {
-		if filepath.Clean(strings.TrimSpace(string(g))) != filepath.Join(path, ".git") {
-			return // another worktree's
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	lock := strings.TrimSpace(string(b))
+	if lock != "initializing" && lock != "" {
 		return
+	}
+	g, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+	switch gitdir := strings.TrimSpace(string(g)); {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && gitdir == "":
+		// git never wrote it
+	case err != nil || lock == "":
+		return
+	case filepath.Clean(gitdir) != filepath.Join(path, ".git"):
+		return // another worktree's
 	}
 	os.Remove(filepath.Join(admin, "locked"))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
@@ -41,5 +42,113 @@ func TestRemoveWorktreeKilledBeforeItsGitdir(t *testing.T) {
 	}
 	if out, err := gitstatetest.GitErr(dir, "worktree", "list"); err != nil {
 		t.Fatalf("git worktree list: %v\n%s", err, out)
+	}
+}
+
+// halfMadeAt makes what `git worktree add -b <branch> <path>` (git 2.39)
+// leaves when killed at step: it creates the branch (a `git branch`
+// child), then the admin directory "worktrees/<name>" and its "locked"
+// file, the worktree's directory, the admin's gitdir, the worktree's .git
+// file, the admin's HEAD (the null id) and commondir, and only then points
+// HEAD at the branch and checks out. Each file is opened (truncated) and
+// then written, so a kill between the two leaves it empty.
+func halfMadeAt(t *testing.T, dir, path, branch, step string) (admin string) {
+	t.Helper()
+	gitstatetest.Git(t, dir, "branch", branch, "HEAD")
+	admin = filepath.Join(dir, ".git", "worktrees", filepath.Base(path))
+	files := []struct{ name, content string }{
+		{filepath.Join(admin, "locked"), "initializing"},
+		{filepath.Join(admin, "gitdir"), filepath.Join(path, ".git") + "\n"},
+		{filepath.Join(path, ".git"), "gitdir: " + admin + "\n"},
+		{filepath.Join(admin, "HEAD"), "0000000000000000000000000000000000000000\n"},
+		{filepath.Join(admin, "commondir"), "../..\n"},
+	}
+	for _, d := range []string{admin, path} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		content := f.content
+		if filepath.Base(f.name) == step {
+			content = "" // killed between its open and its write
+		}
+		if err := os.WriteFile(f.name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f.name) == step {
+			break
+		}
+	}
+	return admin
+}
+
+// TestCleanupOfWorktreeKilledWritingItsGitFile: `git worktree add` killed
+// after it opened the worktree's .git file and before it wrote it (seen in
+// TestSpawnKilledAnyTime at load 10: `git worktree list` showed it
+// "locked initializing" with a null HEAD) leaves an empty .git file, which
+// git refuses ("invalid gitfile format"), so `git status` there fails.
+// Nothing was checked out: WorkIn calls it half-made, not an error, and
+// RemoveWorktree and DeleteBranch remove all of it.
+func TestCleanupOfWorktreeKilledWritingItsGitFile(t *testing.T) {
+	// each file git writes, killed between its open and its write; "all"
+	// is killed after them all, before HEAD names the branch
+	for _, step := range []string{"locked", "gitdir", ".git", "HEAD", "commondir", "all"} {
+		t.Run(step, func(t *testing.T) {
+			dir := gitstatetest.NewRepo(t)
+			gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+			s := openRepo(t, dir)
+			path := filepath.Join(t.TempDir(), "c2")
+			admin := halfMadeAt(t, dir, path, "codex/c2", step)
+			if step == "locked" {
+				// killed before it made the worktree's directory
+				os.Remove(path)
+			}
+			ctx := context.Background()
+			w, err := s.WorkIn(ctx, path, "codex/c2")
+			if err != nil {
+				t.Fatalf("WorkIn: %v", err)
+			}
+			if w.Exists && !w.HalfMade || w.Lost() {
+				t.Fatalf("WorkIn = %+v, want a half-made worktree holding no work", w)
+			}
+			if err := s.RemoveWorktree(ctx, path); err != nil {
+				t.Fatalf("remove: %v", err)
+			}
+			if err := s.DeleteBranch(ctx, "codex/c2"); err != nil {
+				t.Fatalf("delete branch: %v", err)
+			}
+			if _, err := os.Stat(admin); err == nil {
+				t.Errorf("the admin directory is still there")
+			}
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("the worktree's directory is still there")
+			}
+			if out := gitstatetest.Git(t, dir, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+				t.Errorf("worktrees left:\n%s", out)
+			}
+			if out, err := gitstatetest.GitErr(dir, "fsck", "--no-dangling"); err != nil {
+				t.Errorf("git fsck: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestWorkInKeepsABrokenWorktreeWithFiles: a .git file git cannot read
+// beside other files is not what a killed `git worktree add` leaves (it
+// checks nothing out before the .git file is whole): WorkIn cannot tell
+// what it holds and says so, and cleanup keeps it.
+func TestWorkInKeepsABrokenWorktreeWithFiles(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	s := openRepo(t, dir)
+	path := filepath.Join(t.TempDir(), "c2")
+	halfMadeAt(t, dir, path, "codex/c2", ".git")
+	if err := os.WriteFile(filepath.Join(path, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.WorkIn(context.Background(), path, "codex/c2")
+	if err == nil || w.HalfMade {
+		t.Fatalf("WorkIn = %+v, %v; want an error, not a half-made worktree", w, err)
 	}
 }
