@@ -168,6 +168,11 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 	if _, err := builtin.Registry().Init(s.ctx, s.clones[0].st, tools.Origin{ID: simHuman}); err != nil {
 		tb.Fatal(err)
 	}
+	// the simulated workers complete their tasks without a review loop
+	// (no agents run here to review them): without this every
+	// COMPLETED was refused and tasks piled up open, ~1,350 at a week,
+	// which no real team's status shows
+	s.mustCall(0, simHuman, "", "config_set", map[string]any{"key": "task.allow_skip_review", "value": "on"}, nil)
 	for i := 0; i < cfg.Workers+cfg.Supervisors; i++ {
 		a := &simAgent{id: fmt.Sprintf("w%02d", i), worker: true, clone: i % cfg.Clones}
 		typ := "worker"
