@@ -86,8 +86,11 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 // this host (or any process on another host) and was written less than 12
 // hours ago, else write "<pid> <host>" into the lock and rename it to
 // "gc.pid"; then git maintenance's ("objects/maintenance.lock", created
-// exclusively as git does), or it gives up if `git maintenance` is
-// running. When git is done it removes them (gc.pid only if it still names
+// exclusively as git does). While either is taken (a git gc, or the `git
+// maintenance run --auto` a write started beside it) it waits, up to 30
+// s, then gives up: giving up at once left the packs of a burst's last
+// writes unrolled when maintenance happened to run then
+// (TestGitRepacksSmallPacks, 35 packs of 32 in CI). When git is done it removes them (gc.pid only if it still names
 // this shell). So the locks name a live process for exactly as long as git
 // runs. All of it happens here, in a process of its own session, never in
 // the writer: a writer killed at any moment leaves no lock behind (a
@@ -107,17 +110,24 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 // step, so that window is a few instructions wide, not a repack's length.
 const backgroundScript = `d=$1 host=$2 lock=$3 again=$4; shift 4
 unlock() { if [ "$(cat "$d/gc.pid" 2>/dev/null)" = "$$ $host" ]; then rm -f "$d/gc.pid"; fi; }
-if [ "$lock" = gc ]; then
-	(set -C; printf '%s %s' "$$" "$host" >"$d/gc.pid.lock") 2>/dev/null || exit 0
+m="$d/objects/maintenance.lock"
+take() {
+	(set -C; printf '%s %s' "$$" "$host" >"$d/gc.pid.lock") 2>/dev/null || return 1
 	if [ -f "$d/gc.pid" ] && [ -n "$(find "$d/gc.pid" -mmin -720 2>/dev/null)" ]; then
 		read -r pid h 2>/dev/null <"$d/gc.pid"
 		if [ -n "$pid" ] && { [ "$h" != "$host" ] || kill -0 "$pid" 2>/dev/null; }; then
-			rm -f "$d/gc.pid.lock"; exit 0
+			rm -f "$d/gc.pid.lock"; return 1
 		fi
 	fi
 	mv -f "$d/gc.pid.lock" "$d/gc.pid" || { rm -f "$d/gc.pid.lock"; exit 0; }
-	m="$d/objects/maintenance.lock"
-	if ! (set -C; : >"$m") 2>/dev/null; then unlock; exit 0; fi
+	if ! (set -C; : >"$m") 2>/dev/null; then unlock; return 1; fi
+}
+if [ "$lock" = gc ]; then
+	i=0
+	until take; do
+		i=$((i + 1)); [ "$i" -lt 300 ] || exit 0
+		sleep 0.1
+	done
 	trap 'rm -f "$m"; unlock' EXIT
 	trap 'exit 1' HUP INT TERM
 fi

@@ -402,3 +402,30 @@ func TestMaintenanceEnvDropsTheAgents(t *testing.T) {
 		t.Fatalf("maintenanceEnv = %v, want %v", got, want)
 	}
 }
+
+// TestRepackWaitsForGitMaintenance: a repack a write starts while `git
+// maintenance` holds its lock waits for it rather than giving up, so the
+// packs of a burst's last writes are rolled up once maintenance is done
+// (in CI, a maintenance run --auto started by the same write left 35).
+func TestRepackWaitsForGitMaintenance(t *testing.T) {
+	s, dir := openInit(t)
+	lock := filepath.Join(commonDir(t, dir), "objects", "maintenance.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := 0; i < n; i++ {
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the repack started and found the lock taken
+	if _, packs, _ := objectFiles(t, dir); packs < gitstate.RepackAt {
+		t.Fatalf("%d packs while git maintenance held its lock; want them left alone", packs)
+	}
+	os.Remove(lock)
+	waitForBackground(t, dir)
+	if _, packs, _ := objectFiles(t, dir); packs >= gitstate.RepackAt {
+		t.Fatalf("%d packs after git maintenance ended; want the waiting repack to have rolled them up under %d", packs, gitstate.RepackAt)
+	}
+}
