@@ -115,20 +115,25 @@ func BenchmarkTeamMonth(b *testing.B) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // TestTeamSimulationHolds is the simulation at CI size: the team works
-// half a simulated hour (~1,400 calls) on three clones, then every call
-// must be recorded exactly once in what the clones and origin hold.
+// on three clones, then every call must be recorded exactly once in what
+// the clones and origin hold. The design a team runs (retention) works a
+// simulated day (~68k calls, ~5 min of CPU), syncing every simulated hour
+// and archiving hourly, so that a UTC midnight passes and a day's reads
+// are folded; the designs before it work half a simulated hour (~1,400
+// calls), since a day of every call a commit on the state takes ~20 min.
 func TestTeamSimulationHolds(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a simulated half hour: ~1,400 calls")
+		t.Skip("a simulated day: ~68k calls")
 	}
 	for _, d := range simDesigns {
 		t.Run("design="+d.name, func(t *testing.T) {
 			cfg := simConfig{Span: 30 * time.Minute, Workers: 16, Supervisors: 4, Clones: 3,
 				SyncEvery: 10 * time.Minute, ReadsOnState: d.readsOnState, Seed: 2}
 			if d.retain {
-				// archive what was read 5 minutes ago, every 10 minutes;
+				// archive what ended an hour ago, every simulated hour;
 				// origin repacked after every sync round, as a forge would
-				cfg.Retain, cfg.RetainEvery, cfg.Origin = "5m", 10*time.Minute, originForge
+				cfg.Span, cfg.SyncEvery = 24*time.Hour, time.Hour
+				cfg.Retain, cfg.RetainEvery, cfg.Origin = "1h", time.Hour, originForge
 			}
 			s := newTeamSim(t, cfg)
 			s.run(nil)
@@ -141,6 +146,18 @@ func TestTeamSimulationHolds(t *testing.T) {
 			}
 			if recorded != s.calls {
 				t.Errorf("%d calls made, %d recorded on origin's state and the clones' reads refs", s.calls, recorded)
+			}
+			if d.retain {
+				// a UTC midnight passed: the archiving clone's reads of
+				// the day before were folded, and counted above through
+				// the fold
+				folds := ""
+				for _, c := range s.clones {
+					folds += s.gitOut(c.dir, "log", "--format=%(trailers:key=Codex-Folded,valueonly,separator=)", "--glob=refs/codex/reads/*")
+				}
+				if strings.TrimSpace(folds) == "" {
+					t.Errorf("no reads ref was folded in a simulated day")
+				}
 			}
 			if d.readsOnState {
 				return

@@ -450,7 +450,7 @@ func (s *teamSim) recordedCalls(dir string, patterns ...string) int {
 	if len(refs) == 0 {
 		return 0
 	}
-	cmd := exec.Command("git", append([]string{"log", "--format=%(trailers:key=Codex-Tool,valueonly,separator=)"}, refs...)...)
+	cmd := exec.Command("git", append([]string{"log", "--format=%(trailers:key=Codex-Tool,valueonly,separator=)%x09%(trailers:key=Codex-Folded,valueonly,separator=)"}, refs...)...)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
@@ -458,7 +458,18 @@ func (s *teamSim) recordedCalls(dir string, patterns ...string) int {
 	}
 	n := 0
 	for _, line := range strings.Split(string(out), "\n") {
-		if line = strings.TrimSpace(line); line != "" && line != "sync" && line != "init" {
+		tool, folded, _ := strings.Cut(line, "\t")
+		if folded = strings.TrimSpace(folded); folded != "" {
+			// a fold of a day's reads (gitstate.FoldReads): one commit
+			// standing for that many read commits
+			k, err := strconv.Atoi(folded)
+			if err != nil {
+				s.tb.Fatalf("%s: Codex-Folded %q", dir, folded)
+			}
+			n += k
+			continue
+		}
+		if tool = strings.TrimSpace(tool); tool != "" && tool != "sync" && tool != "init" {
 			n++
 		}
 	}
