@@ -21,7 +21,7 @@ TAGS    ?= urfave_cli_no_docs
 # pure-Go user lookup and DNS resolver serve). Tests build as usual.
 BUILDENV := CGO_ENABLED=0
 
-.PHONY: build install install-man test test-short bench bench-parallel bench-month lint fmt clean
+.PHONY: build install install-man test test-short bench bench-parallel bench-month bench-month-kept lint fmt clean
 
 build:
 	$(BUILDENV) $(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-codex ./cmd/git-codex
@@ -63,6 +63,12 @@ bench-parallel:
 # stderr); `make bench` runs it for a simulated day.
 bench-month:
 	GIT_CODEX_SIM_SPAN=$${GIT_CODEX_SIM_SPAN:-30d} GIT_CODEX_BUILD_TAGS='$(TAGS)' GIT_CODEX_BUILD_ENV='$(BUILDENV)' $(GO) test -tags '$(TAGS)' -run '^$$' -bench 'TeamMonth' -benchtime 1x -timeout 0 ./cmd/git-codex/app
+
+# The checkpoints a bench-month run kept (GIT_CODEX_SIM_KEEP=<dir>) measured
+# again with this tree's binary, each process figure alternating with an
+# empty state: GIT_CODEX_SIM_KEPT=<dir> [GIT_CODEX_SIM_KEPT_AT=168h,336h].
+bench-month-kept:
+	GIT_CODEX_BUILD_TAGS='$(TAGS)' GIT_CODEX_BUILD_ENV='$(BUILDENV)' $(GO) test -tags '$(TAGS)' -run '^$$' -bench 'TeamMonthKept' -benchtime 1x -timeout 0 ./cmd/git-codex/app
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
