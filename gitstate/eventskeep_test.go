@@ -47,7 +47,7 @@ func TestKeptCommitsWalkAsEventsOf(t *testing.T) {
 	}
 	type shown struct {
 		Commit, FoldedIn, Auth string
-		Changed, CutOff      bool
+		Changed, CutOff        bool
 	}
 	walk := func(events func(context.Context, []string, func(gitstate.Event) bool) error, limit int) []shown {
 		t.Helper()
