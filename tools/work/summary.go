@@ -60,47 +60,56 @@ func Summary(sn *gitstate.Snapshot, caller string, whole bool) (StatusSummary, e
 		return StatusSummary{}, err
 	}
 	sort.Slice(s.Locks, func(i, j int) bool { return s.Locks[i].Name < s.Locks[j].Name })
-	v, err := sn.Reduce(dirTasks, taskCounts())
+	if whole {
+		v, err := sn.Reduce(dirTasks, taskCounts("status.tasks", wholeTask))
+		if err != nil {
+			return StatusSummary{}, err
+		}
+		tasks := v.(taskPart[Task])
+		s.Active = append(s.Active, tasks.Active...)
+		sort.Slice(s.Active, func(i, j int) bool { return s.Active[i].CreatedAt.Before(s.Active[j].CreatedAt) })
+		s.Tasks = tasks.counts()
+		return s, nil
+	}
+	v, err := sn.Reduce(dirTasks, taskCounts("status.taskheads", headOfTask))
 	if err != nil {
 		return StatusSummary{}, err
 	}
-	tasks := v.(taskPart)
-	for state, n := range tasks.Counts {
-		s.Tasks[state] = n
+	tasks := v.(taskPart[taskHead])
+	heads := append([]taskHead(nil), tasks.Active...)
+	sort.Slice(heads, func(i, j int) bool { return heads[i].CreatedAt.Before(heads[j].CreatedAt) })
+	for _, h := range heads {
+		s.Active = append(s.Active, h.task())
 	}
-	active := append([]taskHead(nil), tasks.Active...)
-	sort.Slice(active, func(i, j int) bool { return active[i].CreatedAt.Before(active[j].CreatedAt) })
-	for _, h := range active {
-		if !whole {
-			s.Active = append(s.Active, h.task())
-			continue
-		}
-		var t Task
-		data, err := sn.Read(h.Path)
-		if err == nil {
-			err = json.Unmarshal(data, &t)
-		}
-		if err != nil {
-			return StatusSummary{}, fmt.Errorf("read task %s: %w", h.Path, err)
-		}
-		s.Active = append(s.Active, t)
-	}
+	s.Tasks = tasks.counts()
 	return s, nil
 }
 
 // taskPart is what status shows of the tasks under a directory: how many
-// there are in each state, and the heads of the active ones.
-type taskPart struct {
+// there are in each state, and the active ones (IN_PROGRESS, REVIEW),
+// whole (Task: status --json prints them) or their heads (taskHead:
+// status prints no more).
+type taskPart[T any] struct {
 	Counts map[string]int `json:"counts"`
-	Active []taskHead     `json:"active"`
+	Active []T            `json:"active"`
 }
 
-// taskHead is what status prints of an active task, and where its record
-// is. A part kept whole tasks before (issue 27): at a simulated week, with
-// hundreds of tasks in progress, decoding that file was ~20 ms of every
-// status.
+// counts is a copy of p's counts, for the caller to keep.
+func (p taskPart[T]) counts() map[string]int {
+	out := make(map[string]int, len(p.Counts))
+	for state, n := range p.Counts {
+		out[state] = n
+	}
+	return out
+}
+
+// taskHead is what status prints of an active task. Whole tasks in the
+// parts status keeps made its file large where many tasks are active: at a
+// simulated week, with 666 tasks in progress, decoding 480 KB of them was
+// ~20 ms of every status (issue 27); their heads are half of that file,
+// and status decodes only the tasks directory's part when it did not
+// change.
 type taskHead struct {
-	Path      string     `json:"path"`
 	ID        string     `json:"id"`
 	Title     string     `json:"title"`
 	State     string     `json:"state"`
@@ -122,29 +131,40 @@ func (h taskHead) task() Task {
 	return t
 }
 
+// wholeTask reads a task whole, for taskCounts.
+func wholeTask(data []byte) (state string, t Task, err error) {
+	err = json.Unmarshal(data, &t)
+	return t.State, t, err
+}
+
+// headOfTask reads a task's head, for taskCounts.
+func headOfTask(data []byte) (state string, h taskHead, err error) {
+	err = json.Unmarshal(data, &h)
+	return h.State, h, err
+}
+
 // taskCounts reads the tasks by directory (gitstate.Reduction), its parts
-// kept for the next process: tasks never leave the tip (~6k at a month of
-// the simulated team), and status read every one of them at every call.
-func taskCounts() gitstate.Reduction {
+// kept for the next process under name: tasks never leave the tip (~6k at
+// a month of the simulated team), and status read every one of them at
+// every call. read decodes a task into what the parts hold of it.
+func taskCounts[T any](name string, read func(data []byte) (string, T, error)) gitstate.Reduction {
 	return gitstate.Reduction{
-		// the parts hold heads (status.tasks held whole tasks)
-		Name: "status.taskheads",
+		Name: name,
 		Leaf: func(path string, data []byte) (any, error) {
-			var t taskHead
-			if err := json.Unmarshal(data, &t); err != nil {
+			state, t, err := read(data)
+			if err != nil {
 				return nil, fmt.Errorf("decode %s: %w", path, err)
 			}
-			p := taskPart{Counts: map[string]int{t.State: 1}}
-			if t.State == TaskInProgress || t.State == TaskReview {
-				t.Path = path
-				p.Active = []taskHead{t}
+			p := taskPart[T]{Counts: map[string]int{state: 1}}
+			if state == TaskInProgress || state == TaskReview {
+				p.Active = []T{t}
 			}
 			return p, nil
 		},
 		Join: func(parts []any) any {
-			out := taskPart{Counts: map[string]int{}}
+			out := taskPart[T]{Counts: map[string]int{}}
 			for _, v := range parts {
-				p := v.(taskPart)
+				p := v.(taskPart[T])
 				for state, n := range p.Counts {
 					out.Counts[state] += n
 				}
@@ -155,7 +175,7 @@ func taskCounts() gitstate.Reduction {
 		Keep: &gitstate.KeepParts{
 			Encode: func(part any) ([]byte, error) { return json.Marshal(part) },
 			Decode: func(data []byte) (any, error) {
-				var p taskPart
+				var p taskPart[T]
 				err := json.Unmarshal(data, &p)
 				return p, err
 			},
