@@ -27,7 +27,7 @@ import (
 // entry whose bytes are not its id's, is done without), and the walk is
 // EventsOf's own, so it shows exactly what EventsOf shows. The file holds
 // the commits of the last process's walks only, so it stays the size of
-// one window.
+// one window. A KeptCommits is for one goroutine's walks, then Save.
 type KeptCommits struct {
 	s    *Store
 	file string
