@@ -53,6 +53,13 @@ func (s *Store) Events(ctx context.Context, rev string, fn func(Event) bool) err
 // commit (FoldReads) shows as the reads its reads.jsonl holds, each in its
 // place by time and marked FoldedIn, not as the fold commit.
 func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool) error {
+	return s.walkEvents(ctx, revs, s.readCommit, fn)
+}
+
+// walkEvents is EventsOf reading each commit with read: the store's
+// readCommit, or a reader that keeps what it read for the next process
+// (KeptCommits).
+func (s *Store) walkEvents(ctx context.Context, revs []string, read func(plumbing.Hash) (*gitrepo.Commit, error), fn func(Event) bool) error {
 	// A queue ordered by commit time: the newest commit not yet shown
 	// comes next, each commit once (git log's default order).
 	q := &commitQueue{}
@@ -65,7 +72,7 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 		if seen[h] {
 			continue
 		}
-		start, err := s.readCommit(h)
+		start, err := read(h)
 		if err != nil {
 			return err
 		}
@@ -126,14 +133,14 @@ func (s *Store) EventsOf(ctx context.Context, revs []string, fn func(Event) bool
 				continue
 			}
 			seen[p] = true
-			pc, err := s.readCommit(p)
+			pc, err := read(p)
 			if err != nil {
 				return fmt.Errorf("gitstate: walk history: %w", err)
 			}
 			heap.Push(q, pc)
 		}
 		ev := eventOf(c)
-		ev.Changed = !ev.IsRead() && s.treeChanged(c)
+		ev.Changed = !ev.IsRead() && treeChanged(read, c)
 		if !fn(ev) {
 			return nil
 		}
@@ -224,17 +231,18 @@ func (s *Store) Event(ctx context.Context, rev string) (Event, error) {
 		ev.CutOff = true
 		return ev, nil
 	}
-	ev.Changed = !ev.IsRead() && s.treeChanged(c)
+	ev.Changed = !ev.IsRead() && treeChanged(s.readCommit, c)
 	return ev, nil
 }
 
-// treeChanged reports whether c's tree differs from its first parent's. A
-// parent that cannot be read (a shallow clone) counts as a change.
-func (s *Store) treeChanged(c *gitrepo.Commit) bool {
+// treeChanged reports whether c's tree differs from its first parent's
+// (read with read). A parent that cannot be read (a shallow clone) counts
+// as a change.
+func treeChanged(read func(plumbing.Hash) (*gitrepo.Commit, error), c *gitrepo.Commit) bool {
 	if len(c.ParentHashes) == 0 {
 		return true
 	}
-	p, err := s.readCommit(c.ParentHashes[0])
+	p, err := read(c.ParentHashes[0])
 	if err != nil {
 		return true
 	}

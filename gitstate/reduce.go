@@ -88,7 +88,11 @@ type keptRun struct {
 
 func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction, depth int, k *keptRun) (any, error) {
 	kept := k != nil && depth <= 1
-	if v, ok := sn.s.reduced.get(r.Name, dir, h); ok {
+	v, ok := sn.s.reduced.get(r.Name, dir, h)
+	if !ok && kept {
+		v, ok = sn.s.keptPart(r, dir, h)
+	}
+	if ok {
 		if kept {
 			k.parts[dir] = keptPart{h, v}
 		}
@@ -122,7 +126,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 		}
 		parts = append(parts, v)
 	}
-	v := r.Join(parts)
+	v = r.Join(parts)
 	sn.s.reduced.put(r.Name, dir, h, v)
 	if kept {
 		k.parts[dir], k.fresh = keptPart{h, v}, true
@@ -175,8 +179,10 @@ type keptPart struct {
 type reduceMemo struct {
 	mu    sync.Mutex
 	slots map[slotKey]*memoSlot
-	// loaded are the reductions whose kept parts were read (KeepParts)
+	// loaded are the reductions whose kept parts were read (KeepParts),
+	// raw those parts not yet decoded
 	loaded map[string]bool
+	raw    map[slotKey]rawPart
 }
 
 type slotKey struct {

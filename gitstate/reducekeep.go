@@ -10,19 +10,29 @@ import (
 
 // keptFile is where r's parts are kept (KeepParts), "" when its name
 // cannot name a file.
-func (s *Store) keptFile(r Reduction) string {
-	for i, c := range r.Name {
+func (s *Store) keptFile(r Reduction) string { return s.keptPath(r.Name, ".json") }
+
+// keptPath is the file of this machine's, under .git/codex/reduced/, that
+// keeps what name made for the next process (KeepParts, KeepCommits), ""
+// when name cannot name a file.
+func (s *Store) keptPath(name, ext string) string {
+	for i, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '-' || c == '_')) {
 			return "" // a name that cannot name a file here
 		}
 	}
-	if r.Name == "" {
+	if name == "" {
 		return ""
 	}
-	return filepath.Join(s.commonDir, "codex", "reduced", r.Name+".json")
+	return filepath.Join(s.commonDir, "codex", "reduced", name+ext)
 }
 
-// loadKept adds r's kept parts to the store's memory, once per process.
+// loadKept reads r's kept parts, once per process, into the store's
+// memory as they are in the file: each is decoded only when a Reduce
+// meets its tree (keptPart). The file holds the reduced directory's part
+// and each subdirectory's, and a state whose directory is unchanged needs
+// only the first (at a simulated week, decoding every part of the tasks
+// was ~20 ms of each status: issue 27).
 func (s *Store) loadKept(r Reduction) {
 	m := &s.reduced
 	m.mu.Lock()
@@ -44,14 +54,45 @@ func (s *Store) loadKept(r Reduction) {
 	if json.Unmarshal(data, &kept) != nil {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.raw == nil {
+		m.raw = map[slotKey]rawPart{}
+	}
 	for dir, kp := range kept {
-		if !plumbing.IsHash(kp.Tree) {
-			continue
-		}
-		if v, err := r.Keep.Decode(kp.Part); err == nil {
-			m.put(r.Name, dir, plumbing.NewHash(kp.Tree), v)
+		if plumbing.IsHash(kp.Tree) {
+			m.raw[slotKey{r.Name, dir}] = rawPart{plumbing.NewHash(kp.Tree), kp.Part}
 		}
 	}
+}
+
+// rawPart is a kept part as the file held it, not yet decoded.
+type rawPart struct {
+	tree plumbing.Hash
+	part json.RawMessage
+}
+
+// keptPart is the part of dir at tree h that r's kept file held,
+// decoded (and then remembered as Reduce's own parts are); ok is false
+// when the file held none for that tree or it could not be decoded.
+func (s *Store) keptPart(r Reduction, dir string, h plumbing.Hash) (v any, ok bool) {
+	m := &s.reduced
+	k := slotKey{r.Name, dir}
+	m.mu.Lock()
+	raw, ok := m.raw[k]
+	if ok && raw.tree == h {
+		delete(m.raw, k)
+	}
+	m.mu.Unlock()
+	if !ok || raw.tree != h {
+		return nil, false
+	}
+	v, err := r.Keep.Decode(raw.part)
+	if err != nil {
+		return nil, false
+	}
+	m.put(r.Name, dir, h, v)
+	return v, true
 }
 
 // keptFilePart is a directory's part as the kept file holds it.
@@ -61,8 +102,7 @@ type keptFilePart struct {
 }
 
 // writeKept replaces r's kept parts with parts: those of the state just
-// reduced. Written aside and renamed, so a reader finds the old file or
-// the new one whole; two processes that write at once leave one's.
+// reduced.
 func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 	file := s.keptFile(r)
 	if file == "" {
@@ -77,11 +117,23 @@ func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 		out[dir] = keptFilePart{Tree: p.tree.String(), Part: b}
 	}
 	data, err := json.Marshal(out)
-	shared := s.config().shared
-	if err != nil || shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
+	if err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), r.Name+".*.tmp")
+	s.replaceKept(file, data)
+}
+
+// replaceKept writes data as a kept file (writeKept, KeptCommits.Save):
+// written aside and renamed, so a reader finds the old file or the new
+// one whole; two processes that write at once leave one's. Readable by
+// all and writable as core.sharedRepository says, as git's own files. A
+// file that cannot be written is done without.
+func (s *Store) replaceKept(file string, data []byte) {
+	shared := s.config().shared
+	if shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*.tmp")
 	if err != nil {
 		return
 	}

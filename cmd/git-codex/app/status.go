@@ -75,7 +75,7 @@ func (e *env) runStatus(c *cli.Context, opts statusOptions) error {
 	err = st.View(c.Context, func(sn *gitstate.Snapshot) error {
 		r.Commit, r.Clock = sn.Commit(), sn.Clock()
 		var err error
-		if r.StatusSummary, err = work.Summary(sn, caller); err != nil {
+		if r.StatusSummary, err = work.Summary(sn, caller, opts.JSON); err != nil {
 			return err
 		}
 		r.Ignored, err = e.reg.IgnoredSettings(sn)
@@ -107,9 +107,15 @@ const authWindow = 1000
 // lastEvents fills in the tip's event, the newest change, and the
 // unauthenticated calls among the newest authWindow: those of the
 // state's history and of this machine's reads refs, where reads and
-// refusals are recorded (an agent that only polls is counted too).
+// refusals are recorded (an agent that only polls is counted too). The
+// walks read their commits through the ones the last status kept
+// (gitstate.KeepCommits): most of the window is the same commits from one
+// status to the next, and reading them from the packs was half of a
+// status on a week-old state (issue 27).
 func lastEvents(ctx context.Context, st *gitstate.Store, r *statusReport) error {
-	err := st.Events(ctx, r.Commit, func(ev gitstate.Event) bool {
+	kept := st.KeepCommits("status")
+	defer kept.Save()
+	err := kept.EventsOf(ctx, []string{r.Commit}, func(ev gitstate.Event) bool {
 		if ev.Commit == r.Commit {
 			r.LastEvent, r.LastEventAt = ev.Summary, ev.Time
 		}
@@ -127,7 +133,7 @@ func lastEvents(ctx context.Context, st *gitstate.Store, r *statusReport) error 
 		return err
 	}
 	n := 0
-	return st.EventsOf(ctx, append([]string{r.Commit}, reads...), func(ev gitstate.Event) bool {
+	return kept.EventsOf(ctx, append([]string{r.Commit}, reads...), func(ev gitstate.Event) bool {
 		n++
 		r.UnauthenticatedWindow = n
 		if a := ev.Get(gitstate.TrailerAuth); a == "none" || a == "invalid" {

@@ -118,3 +118,17 @@ func (c *Commit) Parents() []plumbing.Hash {
 	}
 	return c.ParentHashes
 }
+
+// CommitOf decodes data, the content of the commit object h as Objects.Read
+// returns it, into what Commit returns, marked Shallow if shallow lists it:
+// for a reader that keeps commits' bytes (gitstate's kept commits) and reads
+// the shallow file once for a whole walk.
+func CommitOf(h plumbing.Hash, data []byte, shallow Shallow) (*Commit, error) {
+	c, err := decodeCommit(data)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: decode commit %s: %w", h, err)
+	}
+	c.Hash = h
+	c.Shallow = shallow[h]
+	return c, nil
+}
