@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -224,13 +225,31 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool) {
 		return 0, false // a corrupt fan-out: git fsck reports it
 	}
 	var buf [20]byte
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
+	cmp := func(m int) (int, bool) {
 		name, err := p.at(idxFanout+m*20, buf[:])
 		if err != nil {
 			return 0, false
 		}
-		switch c := bytes.Compare(name, h[:]); {
+		return bytes.Compare(name, h[:]), true
+	}
+	if p.idx == nil && hi-lo > gallopMin {
+		// a big index, read a block at a time: start where h would be if
+		// the bucket's names were spread evenly (they are hashes), then
+		// gallop out from there to a bracket, which is then searched
+		m, found, ok := p.bracket(h, &lo, &hi, cmp)
+		if !ok {
+			return 0, false
+		}
+		if found {
+			return p.offset(m), true
+		}
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		c, ok := cmp(m)
+		switch {
+		case !ok:
+			return 0, false
 		case c == 0:
 			return p.offset(m), true
 		case c < 0:
@@ -240,6 +259,60 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// gallopMin is the fan-out bucket, in names, above which a lookup in a big
+// index starts from h's expected place (bracket) instead of halving: a
+// bucket of 50 names is a block of the index, which halving reads anyway.
+const gallopMin = 64
+
+// bracket narrows [lo, hi), the fan-out bucket of h, to a few names around
+// h's expected place, or finds h there (its place m, found). A bucket's
+// names are SHA-1 hashes, spread evenly, so h's place is about
+// lo + (hi-lo) × (the bytes of h after the first, as a fraction); it is off
+// by about √(hi-lo)/2 names, ~30 for a pack of a million objects, where a
+// block of the index holds 51. Halving a bucket of a million-object pack
+// (4,000 names) reads 7 blocks before it narrows to one; starting from the
+// expected place and stepping out by √(hi-lo)/2, doubling, reads that
+// place's block and mostly one more (issue 27: a write on a state of 64k
+// records looked ~75 blocks up, each a system call; a lookup's cost no
+// longer grows with the pack). ok is false when the index cannot be read.
+func (p *packFile) bracket(h plumbing.Hash, lo, hi *int, cmp func(int) (int, bool)) (m int, found, ok bool) {
+	span := *hi - *lo
+	guess := *lo + int(uint64(binary.BigEndian.Uint32(h[1:5]))*uint64(span)>>32)
+	step := max(1, int(math.Sqrt(float64(span)))/2)
+	c, ok := cmp(guess)
+	if !ok || c == 0 {
+		return guess, ok, ok
+	}
+	if c < 0 {
+		*lo = guess + 1
+		for n := guess + step; n < *hi; n, step = n+step, step*2 {
+			c, ok := cmp(n)
+			if !ok || c == 0 {
+				return n, ok, ok
+			}
+			if c > 0 {
+				*hi = n
+				break
+			}
+			*lo = n + 1
+		}
+		return 0, false, true
+	}
+	*hi = guess
+	for n := guess - step; n >= *lo; n, step = n-step, step*2 {
+		c, ok := cmp(n)
+		if !ok || c == 0 {
+			return n, ok, ok
+		}
+		if c < 0 {
+			*lo = n + 1
+			break
+		}
+		*hi = n
+	}
+	return 0, false, true
 }
 
 // offset returns the offset in the pack of the i-th object of the index,
