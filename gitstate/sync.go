@@ -561,8 +561,16 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			return res, err
 		}
 		res.Found = adv.found()
+		// one index of the record archives for the round's merge and its
+		// adoption of the fetched archives: the archive a day-behind sync
+		// brings is checked once, not in each (~0.03-0.05 s, a walk of
+		// its ~1,850 records beside its state commit's tree)
+		var archived *archivedIndex
+		if opts.Layout != nil {
+			archived = s.archivedIndex(ctx, opts.Layout)
+		}
 		if res.Found {
-			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit}
+			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit, archived: archived}
 			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
 			if errors.Is(err, errNeedsDeeperHistory) && !deepened {
 				// the histories part beyond the shallow boundary: fetch
@@ -590,7 +598,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if err := s.mergeNotes(ctx, remote, fetchedNotes(remote, adv)); err != nil {
 			return res, err
 		}
-		if err := s.adoptArchives(ctx, remote, opts.Layout); err != nil {
+		if err := s.adoptArchives(ctx, remote, opts.Layout, archived); err != nil {
 			return res, err
 		}
 		if !opts.Push {

@@ -207,7 +207,7 @@ func (s *Store) checkClock(ours, theirs plumbing.Hash, n uint64) error {
 // theirs would delete records of a directory the layout keeps: then a
 // fast-forward would lose what no tool can delete, and the sync merges
 // instead (mergeKept). It reads only subtrees that differ.
-func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout) (bool, error) {
+func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout, archived *archivedIndex) (bool, error) {
 	var trees [2]plumbing.Hash
 	for i, h := range []plumbing.Hash{ours, theirs} {
 		c, err := s.readCommit(h)
@@ -216,7 +216,6 @@ func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layou
 		}
 		trees[i] = c.TreeHash
 	}
-	archived := s.archivedIndex(ctx, layout)
 	deleter := theirs // the side whose deletions an archive must explain
 	var walk func(parts []string, o, t plumbing.Hash) (bool, error)
 	walk = func(parts []string, o, t plumbing.Hash) (bool, error) {
