@@ -288,7 +288,11 @@ func (s *Store) checkCommits(incoming []string, validate CommitValidator) error 
 	var bad []string
 	for _, id := range incoming {
 		h := plumbing.NewHash(id)
-		c, err := s.readCommit(h)
+		// the object as it is: these checks read no parents, so the
+		// shallow file (a stat a commit through readCommit) is not asked
+		s.objMu.Lock()
+		c, err := s.objects.Objects.Commit(h)
+		s.objMu.Unlock()
 		if err != nil {
 			return fmt.Errorf("gitstate: %w: commit %s: %v", ErrInvalidState, id, err)
 		}
