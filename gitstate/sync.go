@@ -191,6 +191,10 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			specs = slices.Delete(specs, i, i+1)
 		}
 	}
+	var tips []string
+	if window == 0 {
+		tips = s.negotiationTips(remote)
+	}
 	var since time.Time // the window's start, once its tip is here
 	for attempt := 1; ; attempt++ {
 		var err error
@@ -201,7 +205,7 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		}
 		if err == nil && len(specs) > 0 {
 			if specs, err = s.skipArchivesBeforeCutOff(specs, since); err == nil && len(specs) > 0 {
-				err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
+				err = s.gitProgress(ctx, progress, append(append(append(args[:len(args):len(args)], tips...), remote), specs...)...)
 			}
 			if err == nil {
 				specs = nil
@@ -237,6 +241,38 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
 		}
 	}
+}
+
+// negotiationTips are the --negotiation-tip options of a fetch after the
+// first: the local state, its remote-tracking ref and the notes refs, local
+// and fetched. By default git offers the remote every local ref's history
+// as what it has, newest first, and the newest commits of a clone are its
+// own reads (refs/codex/reads/*, never pushed): a day-behind sync of the
+// simulation's clone 0 offered them in vain until git gave up (256), in 5
+// rounds where 3 do (docs/PERFORMANCE.md, "The day-behind sync over a
+// week"); each round is a round trip to a networked remote. What git
+// codex fetches has its history in those refs, so the remote still leaves
+// out of its pack all that is here. None when there is no state here (a
+// first sync: git's own choice), and only refs that exist (git dies on a
+// tip that does not resolve).
+func (s *Store) negotiationTips(remote string) []string {
+	var tips []string
+	for _, ref := range []string{RefState, RemoteStateRef(remote)} {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, ref); err == nil && ok {
+			tips = append(tips, "--negotiation-tip="+ref)
+		}
+	}
+	if len(tips) == 0 {
+		return nil
+	}
+	notes, _ := gitrepo.ListRefs(s.commonDir, "refs/notes/")
+	fetched, _ := gitrepo.ListRefs(s.commonDir, remoteDir(remote)+"notes/")
+	for _, ref := range append(notes, fetched...) {
+		if strings.HasPrefix(ref, NotesPrefix) || strings.HasPrefix(ref, remoteDir(remote)+"notes/") {
+			tips = append(tips, "--negotiation-tip="+ref)
+		}
+	}
+	return tips
 }
 
 // fsckErrors is what git's object checks said of a refused fetch: its
