@@ -248,9 +248,9 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 // and fetched. By default git offers the remote every local ref's history
 // as what it has, newest first, and the newest commits of a clone are its
 // own reads (refs/codex/reads/*, never pushed): a day-behind sync of the
-// simulation's clone 0 offered them in vain until git gave up (256), in 5
-// rounds where 3 do (docs/PERFORMANCE.md, "The day-behind sync over a
-// week"); each round is a round trip to a networked remote. What git
+// simulation's clone 0 offered ~500 of them, in vain, in 5 rounds where 2
+// do (docs/PERFORMANCE.md, "The day-behind sync over a week"); each round
+// is a round trip to a networked remote. What git
 // codex fetches has its history in those refs, so the remote still leaves
 // out of its pack all that is here. None when there is no state here (a
 // first sync: git's own choice), and only refs that exist (git dies on a
