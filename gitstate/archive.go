@@ -62,14 +62,14 @@ func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv adve
 // remembered (archiverefused.go): the same archive commit is not walked
 // again at the next sync, only when the remote's ref moves. layout says
 // what a record archive may hold (DirLayout.Retention): without one, no
-// record archive is adopted.
-func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout) error {
+// record archive is adopted. checks, if not nil, is the index the round's
+// merge used: an archive it checked is not walked again.
+func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout, checks *archivedIndex) error {
 	var out bytes.Buffer
 	prefix := remoteDir(remote) + "archive/"
 	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
 		return err
 	}
-	var checks *archivedIndex
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 2 || !plumbing.IsHash(f[1]) {

@@ -75,7 +75,7 @@ func (s *Store) MergeTrees(base, ours, theirs string, resolve Resolver) (string,
 		}
 		return plumbing.NewHash(h)
 	}
-	h, r, err := s.mergeTrees(context.Background(), hash(base), hash(ours), hash(theirs), [2]plumbing.Hash{}, resolve, nil)
+	h, r, err := s.mergeTrees(context.Background(), hash(base), hash(ours), hash(theirs), [2]plumbing.Hash{}, resolve, nil, nil)
 	return h.String(), r, err
 }
 

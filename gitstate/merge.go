@@ -65,8 +65,13 @@ type Sides struct {
 // tips are the commits of ours and theirs (zero where there is none): a
 // record one side deleted leaves a kept directory only if an archive whose
 // state commit is in that side's history holds it (archivedAway).
-func (s *Store) mergeTrees(ctx context.Context, base, ours, theirs plumbing.Hash, tips [2]plumbing.Hash, resolve Resolver, layout *Layout) (plumbing.Hash, MergeReport, error) {
-	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}, tips: tips, archived: s.archivedIndex(ctx, layout)}
+//
+// archived answers for the archives (nil: an index of its own).
+func (s *Store) mergeTrees(ctx context.Context, base, ours, theirs plumbing.Hash, tips [2]plumbing.Hash, resolve Resolver, layout *Layout, archived *archivedIndex) (plumbing.Hash, MergeReport, error) {
+	if archived == nil {
+		archived = s.archivedIndex(ctx, layout)
+	}
+	m := &merger{s: s, resolve: resolve, layout: layout, out: &gitrepo.Batch{}, tips: tips, archived: archived}
 	root, err := m.merge("", dirNode(base), dirNode(ours), dirNode(theirs))
 	if err != nil {
 		return plumbing.ZeroHash, MergeReport{}, err
@@ -354,6 +359,10 @@ type Check struct {
 	// Commit checks every incoming commit, after the store's own checks of
 	// its message and signatures (checkCommits); nil: those only.
 	Commit CommitValidator
+	// archived is the record archives' index the merge uses (nil: one of
+	// its own): Sync passes the one its adoption of the fetched archives
+	// uses next, so an archive the merge checked is not walked again.
+	archived *archivedIndex
 }
 
 // MergeValidated is Merge that first checks what the merge would bring in
@@ -424,8 +433,9 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	}
 	var validate Validator
 	var layout *Layout
+	var archived *archivedIndex
 	if check != nil {
-		validate, layout = check.Validate, check.Layout
+		validate, layout, archived = check.Validate, check.Layout, check.archived
 		if err := s.checkIncoming(ours, theirs, behind, layout); err != nil {
 			return MergeResult{}, err
 		}
@@ -433,9 +443,12 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 			return MergeResult{}, err
 		}
 	}
+	if archived == nil && layout != nil {
+		archived = s.archivedIndex(ctx, layout)
+	}
 	ff := !ok || ahead == 0
 	if ff && ok && layout != nil {
-		drops, err := s.dropsKept(ctx, ours, theirs, layout)
+		drops, err := s.dropsKept(ctx, ours, theirs, layout, archived)
 		if err != nil {
 			return MergeResult{}, err
 		}
@@ -450,14 +463,14 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 		}
 		return MergeResult{Status: MergeFastForward, Commit: theirs.String()}, nil
 	}
-	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, validate, layout, finish)
+	c, report, err := s.mergeCommit(ctx, ours, theirs, resolve, validate, layout, archived, finish)
 	if err != nil {
 		return MergeResult{}, err
 	}
 	return MergeResult{Status: MergeMerged, Commit: c.Hash, Report: report}, nil
 }
 
-func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, validate Validator, layout *Layout, finish MergeFunc) (Commit, MergeReport, error) {
+func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, resolve Resolver, validate Validator, layout *Layout, archived *archivedIndex, finish MergeFunc) (Commit, MergeReport, error) {
 	base, err := s.mergeBase(ctx, ours, theirs)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
@@ -481,7 +494,7 @@ func (s *Store) mergeCommit(ctx context.Context, ours, theirs plumbing.Hash, res
 			clock = clock.Witness(clockOf(c.Message))
 		}
 	}
-	root, report, err := s.mergeTrees(ctx, trees[0], trees[1], trees[2], [2]plumbing.Hash{ours, theirs}, resolve, layout)
+	root, report, err := s.mergeTrees(ctx, trees[0], trees[1], trees[2], [2]plumbing.Hash{ours, theirs}, resolve, layout, archived)
 	if err != nil {
 		return Commit{}, MergeReport{}, err
 	}

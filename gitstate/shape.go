@@ -333,15 +333,17 @@ func (s *Store) checkShape(from, to plumbing.Hash, slotAt func(parts []string) s
 					return err
 				}
 			default:
-				size, err := s.objectSize(e.hash)
+				s.objMu.Lock()
+				typ, size, err := s.objects.Stat(e.hash)
+				s.objMu.Unlock()
 				if err != nil {
 					return shapeError(p, "unreadable: %v", err)
 				}
 				if size > sl.max {
 					return shapeError(p, "%d bytes, more than the %d a file there may have", size, sl.max)
 				}
-				if err := s.isBlob(e.hash); err != nil {
-					return shapeError(p, "not a readable file: %v", err)
+				if typ != plumbing.BlobObject {
+					return shapeError(p, "not a readable file: %s is a %s", e.hash, typ)
 				}
 			}
 		}

@@ -191,6 +191,10 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 			specs = slices.Delete(specs, i, i+1)
 		}
 	}
+	var tips []string
+	if window == 0 {
+		tips = s.negotiationTips(remote)
+	}
 	var since time.Time // the window's start, once its tip is here
 	for attempt := 1; ; attempt++ {
 		var err error
@@ -201,7 +205,7 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		}
 		if err == nil && len(specs) > 0 {
 			if specs, err = s.skipArchivesBeforeCutOff(specs, since); err == nil && len(specs) > 0 {
-				err = s.gitProgress(ctx, progress, append(append(args[:len(args):len(args)], remote), specs...)...)
+				err = s.gitProgress(ctx, progress, append(append(append(args[:len(args):len(args)], tips...), remote), specs...)...)
 			}
 			if err == nil {
 				specs = nil
@@ -237,6 +241,38 @@ func (s *Store) fetch(ctx context.Context, remote string, progress io.Writer) (a
 		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
 		}
 	}
+}
+
+// negotiationTips are the --negotiation-tip options of a fetch after the
+// first: the local state, its remote-tracking ref and the notes refs, local
+// and fetched. By default git offers the remote every local ref's history
+// as what it has, newest first, and the newest commits of a clone are its
+// own reads (refs/codex/reads/*, never pushed): a day-behind sync of the
+// simulation's clone 0 offered ~500 of them, in vain, in 5 rounds where 2
+// do (docs/PERFORMANCE.md, "The day-behind sync over a week"); each round
+// is a round trip to a networked remote. What git
+// codex fetches has its history in those refs, so the remote still leaves
+// out of its pack all that is here. None when there is no state here (a
+// first sync: git's own choice), and only refs that exist (git dies on a
+// tip that does not resolve).
+func (s *Store) negotiationTips(remote string) []string {
+	var tips []string
+	for _, ref := range []string{RefState, RemoteStateRef(remote)} {
+		if _, ok, err := gitrepo.ReadRef(s.commonDir, ref); err == nil && ok {
+			tips = append(tips, "--negotiation-tip="+ref)
+		}
+	}
+	if len(tips) == 0 {
+		return nil
+	}
+	notes, _ := gitrepo.ListRefs(s.commonDir, "refs/notes/")
+	fetched, _ := gitrepo.ListRefs(s.commonDir, remoteDir(remote)+"notes/")
+	for _, ref := range append(notes, fetched...) {
+		if strings.HasPrefix(ref, NotesPrefix) || strings.HasPrefix(ref, remoteDir(remote)+"notes/") {
+			tips = append(tips, "--negotiation-tip="+ref)
+		}
+	}
+	return tips
 }
 
 // fsckErrors is what git's object checks said of a refused fetch: its
@@ -561,8 +597,16 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 			return res, err
 		}
 		res.Found = adv.found()
+		// one index of the record archives for the round's merge and its
+		// adoption of the fetched archives: the archive a day-behind sync
+		// brings is checked once, not in each (~0.03-0.05 s, a walk of
+		// its ~1,850 records beside its state commit's tree)
+		var archived *archivedIndex
+		if opts.Layout != nil {
+			archived = s.archivedIndex(ctx, opts.Layout)
+		}
 		if res.Found {
-			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit}
+			check := Check{Validate: opts.Validate, Layout: opts.Layout, Commit: opts.ValidateCommit, archived: archived}
 			res.Merge, err = s.MergeValidated(ctx, RemoteStateRef(remote), opts.Resolve, check, opts.Finish)
 			if errors.Is(err, errNeedsDeeperHistory) && !deepened {
 				// the histories part beyond the shallow boundary: fetch
@@ -590,7 +634,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if err := s.mergeNotes(ctx, remote, fetchedNotes(remote, adv)); err != nil {
 			return res, err
 		}
-		if err := s.adoptArchives(ctx, remote, opts.Layout); err != nil {
+		if err := s.adoptArchives(ctx, remote, opts.Layout, archived); err != nil {
 			return res, err
 		}
 		if !opts.Push {

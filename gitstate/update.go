@@ -311,14 +311,6 @@ func (s *Store) readRaw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) 
 	return s.objects.Read(t, h)
 }
 
-// isBlob fails unless h names a blob (its content is not copied).
-func (s *Store) isBlob(h plumbing.Hash) error {
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
-	_, err := s.objects.Read(plumbing.BlobObject, h)
-	return err
-}
-
 func (s *Store) objectSize(h plumbing.Hash) (int64, error) {
 	s.objMu.Lock()
 	defer s.objMu.Unlock()

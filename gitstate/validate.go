@@ -207,7 +207,7 @@ func (s *Store) checkClock(ours, theirs plumbing.Hash, n uint64) error {
 // theirs would delete records of a directory the layout keeps: then a
 // fast-forward would lose what no tool can delete, and the sync merges
 // instead (mergeKept). It reads only subtrees that differ.
-func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout) (bool, error) {
+func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layout *Layout, archived *archivedIndex) (bool, error) {
 	var trees [2]plumbing.Hash
 	for i, h := range []plumbing.Hash{ours, theirs} {
 		c, err := s.readCommit(h)
@@ -216,7 +216,6 @@ func (s *Store) dropsKept(ctx context.Context, ours, theirs plumbing.Hash, layou
 		}
 		trees[i] = c.TreeHash
 	}
-	archived := s.archivedIndex(ctx, layout)
 	deleter := theirs // the side whose deletions an archive must explain
 	var walk func(parts []string, o, t plumbing.Hash) (bool, error)
 	walk = func(parts []string, o, t plumbing.Hash) (bool, error) {
@@ -289,7 +288,11 @@ func (s *Store) checkCommits(incoming []string, validate CommitValidator) error 
 	var bad []string
 	for _, id := range incoming {
 		h := plumbing.NewHash(id)
-		c, err := s.readCommit(h)
+		// the object as it is: these checks read no parents, so the
+		// shallow file (a stat a commit through readCommit) is not asked
+		s.objMu.Lock()
+		c, err := s.objects.Objects.Commit(h)
+		s.objMu.Unlock()
 		if err != nil {
 			return fmt.Errorf("gitstate: %w: commit %s: %v", ErrInvalidState, id, err)
 		}

@@ -93,6 +93,14 @@ func (o *Objects) TypeOf(h plumbing.Hash) (plumbing.ObjectType, error) {
 	return v.typ, err
 }
 
+// Stat returns the type and size of the object h, whatever it is, from
+// one lookup: a check of an incoming file's size and type (checkShape)
+// looked it up twice.
+func (o *Objects) Stat(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
+	v, err := o.anyType(h)
+	return v.typ, int64(len(v.data)), err
+}
+
 // PackCounts says how many of the packs known are open (their index
 // read): packs are opened when an object is looked up in them.
 func (o *Objects) PackCounts() (opened, known int) {

@@ -462,8 +462,11 @@ func (o *Objects) inflate(r io.Reader, size uint64) ([]byte, error) {
 	// the header's size is not trusted for the allocation (a corrupt one
 	// may say a terabyte): the buffer grows with what inflates, and the
 	// object is refused unless that is exactly size bytes
+	// MinRead more: ReadFrom wants that much room before each read, the
+	// one that finds the end included, and a buffer of exactly size bytes
+	// was allocated again, twice as big, for every object
 	var b bytes.Buffer
-	b.Grow(int(min(size, inflateGrowMax)))
+	b.Grow(int(min(size, inflateGrowMax)) + bytes.MinRead)
 	n, err := b.ReadFrom(io.LimitReader(o.zr, int64(size)+1))
 	if err != nil {
 		return nil, err
