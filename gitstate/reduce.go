@@ -3,6 +3,7 @@ package gitstate
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -46,6 +47,17 @@ type Reduction struct {
 type KeepParts struct {
 	Encode func(part any) ([]byte, error)
 	Decode func(data []byte) (any, error)
+	// Depth, when over 1, keeps that many levels of subdirectories (a
+	// state's mail is four levels deep: its leaf directories hold ~3
+	// records each, so a day's mail changes every directory above them)
+	// in another file, <Name>.parts (deepSet): for each directory, the
+	// part of the tree last reduced there.
+	Depth int
+	// Every, with Depth, bounds how often a process rewrites that file:
+	// at its first Reduce that made a part, then at most once in Every
+	// (a long-lived process reduces at every poll; the file is rewritten
+	// whole). Zero: after every Reduce that made a part.
+	Every time.Duration
 }
 
 // Reduce applies r to the records under dir: Join(nil) when there are
@@ -71,8 +83,11 @@ func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
 	if r.Keep == nil {
 		return sn.reduceTree(dir, h, t, r, 0, nil)
 	}
+	if r.Keep.Depth > 1 {
+		return sn.reduceKeptDeep(dir, h, t, r)
+	}
 	sn.s.loadKept(r)
-	k := &keptRun{parts: map[string]keptPart{}}
+	k := &keptRun{parts: map[string]keptPart{}, depth: 1}
 	v, err := sn.reduceTree(dir, h, t, r, 0, k)
 	if err == nil && k.fresh {
 		sn.s.writeKept(r, k.parts)
@@ -84,11 +99,17 @@ func (sn *Snapshot) Reduce(dir string, r Reduction) (any, error) {
 type keptRun struct {
 	parts map[string]keptPart // by directory
 	fresh bool                // one of them was made, not remembered
+	depth int                 // the levels below the directory reduced that are kept
+	set   *deepSet            // the parts kept deep (KeepParts.Depth), or nil
 }
 
 func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction, depth int, k *keptRun) (any, error) {
-	kept := k != nil && depth <= 1
-	if v, ok := sn.s.reduced.get(r.Name, dir, h); ok {
+	kept := k != nil && depth <= k.depth
+	v, ok := sn.s.reduced.get(r.Name, dir, h)
+	if !ok && k != nil && k.set != nil {
+		v, ok = sn.s.reduced.keptDeep(r, k.set, dir, h)
+	}
+	if ok {
 		if kept {
 			k.parts[dir] = keptPart{h, v}
 		}
@@ -122,7 +143,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 		}
 		parts = append(parts, v)
 	}
-	v := r.Join(parts)
+	v = r.Join(parts)
 	sn.s.reduced.put(r.Name, dir, h, v)
 	if kept {
 		k.parts[dir], k.fresh = keptPart{h, v}, true
@@ -177,6 +198,8 @@ type reduceMemo struct {
 	slots map[slotKey]*memoSlot
 	// loaded are the reductions whose kept parts were read (KeepParts)
 	loaded map[string]bool
+	// deep are the reductions' parts KeepParts.Depth keeps, by name
+	deep map[string]*deepSet
 }
 
 type slotKey struct {
@@ -210,6 +233,10 @@ func (m *reduceMemo) get(name, dir string, h plumbing.Hash) (any, bool) {
 func (m *reduceMemo) put(name, dir string, h plumbing.Hash, v any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.putLocked(name, dir, h, v)
+}
+
+func (m *reduceMemo) putLocked(name, dir string, h plumbing.Hash, v any) {
 	if m.slots == nil || len(m.slots) >= maxReduced {
 		m.slots = map[slotKey]*memoSlot{}
 	}

@@ -77,11 +77,20 @@ func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 		out[dir] = keptFilePart{Tree: p.tree.String(), Part: b}
 	}
 	data, err := json.Marshal(out)
+	if err == nil {
+		s.replaceKept(file, data)
+	}
+}
+
+// replaceKept replaces a kept file with data: written aside and renamed,
+// readable by all and writable as core.sharedRepository says. A file that
+// cannot be written is done without.
+func (s *Store) replaceKept(file string, data []byte) {
 	shared := s.config().shared
-	if err != nil || shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
+	if shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), r.Name+".*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*.tmp")
 	if err != nil {
 		return
 	}

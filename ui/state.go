@@ -100,7 +100,7 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 			out.Kinds = append(out.Kinds, kindJSON{Name: k.Name, Dir: k.Dir, Count: len(out.Agents), Records: []json.RawMessage{}})
 			continue
 		}
-		v, err := sn.Reduce(k.Dir, kindReduction(k.Name))
+		v, err := sn.Reduce(k.Dir, kindReduction(k.Name, tip))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,267 @@
+package gitstate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// deepSet is what a process keeps of a reduction whose parts are kept
+// deep (KeepParts.Depth): for each directory, the part of the tree last
+// reduced there. A directory whose tree did not change since is not
+// visited by a Reduce, nor are the directories below it, whose parts stay
+// as they were: those of its tree. So the set, and the file made of it,
+// holds every part of the state last reduced, however little a Reduce
+// read. (A part of a tree the directory no longer has is kept till the
+// directory is reduced again: it is named by its tree, so it is never
+// wrong, only of no use.)
+type deepSet struct {
+	load    sync.Once
+	parts   map[string]keptPart // by directory; under reduceMemo.mu
+	dirty   bool                // parts changed since the file was written
+	written time.Time           // when this process last wrote it; zero: never
+}
+
+// reduceKeptDeep is Reduce with KeepParts.Depth over 1.
+func (sn *Snapshot) reduceKeptDeep(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction) (any, error) {
+	set := sn.s.loadDeep(r)
+	k := &keptRun{parts: map[string]keptPart{}, depth: r.Keep.Depth, set: set}
+	v, err := sn.reduceTree(dir, h, t, r, 0, k)
+	if err != nil {
+		return nil, err
+	}
+	if parts := sn.s.reduced.mergeDeep(set, k.parts, r.Keep.Every, time.Now()); parts != nil {
+		// outside the memory's lock: other reads go on meanwhile
+		if data, err := encodeDeep(r, parts); err == nil {
+			sn.s.replaceKept(sn.s.deepFile(r), data)
+		}
+	}
+	return v, nil
+}
+
+// mergeDeep records a Reduce's kept parts in set; it returns what the
+// file should hold when it is due to be rewritten (nil otherwise).
+func (m *reduceMemo) mergeDeep(set *deepSet, parts map[string]keptPart, every time.Duration, now time.Time) map[string]keptPart {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for dir, p := range parts {
+		if old, ok := set.parts[dir]; !ok || old.tree != p.tree {
+			set.parts[dir], set.dirty = p, true
+		}
+	}
+	if !set.dirty || !set.written.IsZero() && now.Sub(set.written) < every {
+		return nil
+	}
+	set.dirty, set.written = false, now
+	out := make(map[string]keptPart, len(set.parts))
+	for dir, p := range set.parts {
+		out[dir] = p
+	}
+	return out
+}
+
+// deepFile is where r's deep parts are kept, "" when its name cannot name
+// a file.
+func (s *Store) deepFile(r Reduction) string {
+	f := s.keptFile(r)
+	if f == "" {
+		return ""
+	}
+	return f[:len(f)-len(".json")] + ".parts"
+}
+
+// loadDeep is r's deep set, read from its file once per process; what the
+// file holds is added to the store's memory of parts too.
+func (s *Store) loadDeep(r Reduction) *deepSet {
+	m := &s.reduced
+	m.mu.Lock()
+	set := m.deep[r.Name]
+	if set == nil {
+		if m.deep == nil {
+			m.deep = map[string]*deepSet{}
+		}
+		set = &deepSet{parts: map[string]keptPart{}}
+		m.deep[r.Name] = set
+	}
+	m.mu.Unlock()
+	set.load.Do(func() {
+		file := s.deepFile(r)
+		if file == "" {
+			return
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return
+		}
+		parts, err := decodeDeep(r, data)
+		if err != nil {
+			return // not one this version wrote, or damaged: read afresh, and replaced
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for dir, p := range parts {
+			if _, ok := set.parts[dir]; !ok {
+				set.parts[dir] = p
+			}
+		}
+	})
+	return set
+}
+
+// keptBytes is a part as the deep file holds it, not decoded yet: a
+// server that starts reads ~22k parts of a month's mail and, when the
+// state did not change much since, uses a few of them (a part whose
+// directory did not change stands for all below it). Reduce decodes one
+// when it uses it (keptDeep); written again, its bytes are copied.
+type keptBytes []byte
+
+// keptDeep is the part of directory dir, tree h, that set holds, decoded
+// (and remembered as Reduce's other parts are); ok is false when it holds
+// none, or bytes Decode refuses, which Reduce then makes afresh.
+func (m *reduceMemo) keptDeep(r Reduction, set *deepSet, dir string, h plumbing.Hash) (any, bool) {
+	m.mu.Lock()
+	p, ok := set.parts[dir]
+	m.mu.Unlock()
+	if !ok || p.tree != h {
+		return nil, false
+	}
+	v := p.part
+	if b, raw := v.(keptBytes); raw {
+		var err error
+		if v, err = r.Keep.Decode(b); err != nil {
+			return nil, false
+		}
+	}
+	m.put(r.Name, dir, h, v)
+	return v, true
+}
+
+// The deep file is binary, not JSON as <Name>.json is: it holds a part
+// per directory (~22k for a month's mail at the retention default), and
+// decoding them as JSON cost more than the page it serves. It is
+//
+//	deepMagic, uvarint len(Name), Name, uvarint count,
+//	count × (uvarint len(dir), dir, 20-byte tree id, uvarint len(part), part),
+//	CRC-32C (Castagnoli) of all that, 4 bytes big-endian
+//
+// The checksum is what lets a part be trusted: a tree id says which tree
+// a part was made of, but not that its bytes are those written; a file
+// whose sum, magic or name does not match is not used at all.
+const deepMagic = "git codex kept parts 1\n"
+
+var errDeepFile = errors.New("not a kept parts file")
+
+func deepSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
+	dirs := make([]string, 0, len(parts))
+	for dir := range parts {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs) // the same parts, the same bytes
+	var b bytes.Buffer
+	b.WriteString(deepMagic)
+	putString := func(s string) {
+		b.Write(binary.AppendUvarint(nil, uint64(len(s))))
+		b.WriteString(s)
+	}
+	putString(r.Name)
+	b.Write(binary.AppendUvarint(nil, uint64(len(dirs))))
+	for _, dir := range dirs {
+		p := parts[dir]
+		data, ok := p.part.(keptBytes)
+		if !ok {
+			var err error
+			if data, err = r.Keep.Encode(p.part); err != nil {
+				return nil, err
+			}
+		}
+		putString(dir)
+		b.Write(p.tree[:])
+		b.Write(binary.AppendUvarint(nil, uint64(len(data))))
+		b.Write(data)
+	}
+	b.Write(binary.BigEndian.AppendUint32(nil, deepSum(b.Bytes())))
+	return b.Bytes(), nil
+}
+
+func decodeDeep(r Reduction, data []byte) (map[string]keptPart, error) {
+	if len(data) < len(deepMagic)+4 {
+		return nil, errDeepFile
+	}
+	body, sum := data[:len(data)-4], data[len(data)-4:]
+	if deepSum(body) != binary.BigEndian.Uint32(sum) || !bytes.HasPrefix(body, []byte(deepMagic)) {
+		return nil, errDeepFile
+	}
+	d := deepReader{b: body[len(deepMagic):]}
+	if name := d.bytes(); string(name) != r.Name {
+		return nil, errDeepFile
+	}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) { // each entry takes more than a byte
+		return nil, errDeepFile
+	}
+	parts := make(map[string]keptPart, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		dir := string(d.bytes())
+		var tree plumbing.Hash
+		copy(tree[:], d.next(len(tree)))
+		data := d.bytes()
+		if d.err != nil {
+			break
+		}
+		parts[dir] = keptPart{tree, keptBytes(data)}
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return nil, errDeepFile
+	}
+	return parts, nil
+}
+
+// deepReader reads a deep file's fields; past its end (or at a length
+// that does not fit) it sets err and reads nothing more.
+type deepReader struct {
+	b   []byte
+	err error
+}
+
+func (d *deepReader) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errDeepFile
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *deepReader) next(n int) []byte {
+	if d.err != nil || n > len(d.b) {
+		d.err = errDeepFile
+		return nil
+	}
+	out := d.b[:n:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *deepReader) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.err = errDeepFile
+		return nil
+	}
+	return d.next(int(n))
+}
