@@ -58,6 +58,10 @@ type KeepParts struct {
 	// (a long-lived process reduces at every poll; the file is rewritten
 	// whole). Zero: after every Reduce that made a part.
 	Every time.Duration
+	// ReadOnly, with Depth, uses the parts kept but records none of this
+	// state's: for a past state the page shows, whose parts would replace
+	// the tip's that the next process reads first.
+	ReadOnly bool
 }
 
 // Reduce applies r to the records under dir: Join(nil) when there are
@@ -111,17 +115,25 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 	}
 	if ok {
 		if kept {
-			k.parts[dir] = keptPart{h, v}
+			k.parts[dir] = keptPart{tree: h, part: v}
 		}
 		return v, nil
 	}
 	parts := make([]any, 0, len(t.Entries))
+	var recs *keptRecords // a deep keep's records (KeepParts.Depth)
+	if kept && k.set != nil {
+		recs = sn.s.reduced.keptRecordsOf(k.set, dir)
+	}
 	for _, e := range t.Entries {
 		p := e.Name
 		if dir != "" {
 			p = dir + "/" + e.Name
 		}
 		if e.Mode != filemode.Dir {
+			if v, ok := recs.find(r, e.Name, e.Hash); ok {
+				parts = append(parts, v)
+				continue
+			}
 			b, err := sn.s.readBlob(e.Hash)
 			if err != nil {
 				return nil, sn.note(err)
@@ -130,6 +142,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 			if err != nil {
 				return nil, err
 			}
+			recs.add(e.Name, e.Hash, v)
 			parts = append(parts, v)
 			continue
 		}
@@ -146,7 +159,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 	v = r.Join(parts)
 	sn.s.reduced.put(r.Name, dir, h, v)
 	if kept {
-		k.parts[dir], k.fresh = keptPart{h, v}, true
+		k.parts[dir], k.fresh = keptPart{tree: h, part: v, records: recs.made()}, true
 	}
 	return v, nil
 }
@@ -185,6 +198,9 @@ func (tx *Tx) reduceWhole(dir string, r Reduction) (any, error) {
 type keptPart struct {
 	tree plumbing.Hash
 	part any
+	// records are the parts of the tree's records, when kept deep
+	// (keptRecords): []keptRecord, keptBytes, or nil
+	records any
 }
 
 // reduceMemo is the directories' parts a Store remembers: for each
@@ -251,6 +267,6 @@ func (m *reduceMemo) putLocked(name, dir string, h plumbing.Hash, v any) {
 			return
 		}
 	}
-	sl.parts[sl.next] = keptPart{h, v}
+	sl.parts[sl.next] = keptPart{tree: h, part: v}
 	sl.next = 1 - sl.next
 }

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,12 +22,14 @@ import (
 // BenchmarkFirstStateOfAProcess is what a freshly started `git codex ui`
 // does first (issue 27): a new store (a process's memory starts empty) and
 // its first /api/state, on a copy of the state GIT_CODEX_VIEWS_STATE names
-// (say /tmp/bigstate-30d, TestMakeBigState's month). With
-// GIT_CODEX_VIEWS_AT (a time) each op also asks ?at= it, as the page's
-// history slider does. Files the store keeps on the machine between
-// processes (.git/codex/reduced) stay from one op to the next, as they
-// would between two servers; GIT_CODEX_VIEWS_NOKEEP=1 removes them before
-// each op, as on a machine that never served the page.
+// (say /tmp/bigstate-30d, TestMakeBigState's month). Each op starts with
+// the parts a server that ran before left (.git/codex/reduced), made of
+// the tip, or of GIT_CODEX_VIEWS_KEPTAT (a revision: say
+// refs/codex/state~4500, a day before the month's tip, so each op reads
+// what changed since); GIT_CODEX_VIEWS_NOKEEP=1: with none, as on a
+// machine that never served the page. With GIT_CODEX_VIEWS_AT (a time)
+// each op also asks ?at= it, as the page's history slider does.
+// GIT_CODEX_VIEWS_PROFILE names a CPU profile of the ops alone.
 func BenchmarkFirstStateOfAProcess(b *testing.B) {
 	src := os.Getenv("GIT_CODEX_VIEWS_STATE")
 	if src == "" {
@@ -39,23 +43,43 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 	at := os.Getenv("GIT_CODEX_VIEWS_AT")
 	ctx := context.Background()
 	reg := builtin.Registry()
-	// GIT_CODEX_VIEWS_PROFILE: a CPU profile of the ops (not of the
-	// server that ran first to leave the kept parts)
-	if file := os.Getenv("GIT_CODEX_VIEWS_PROFILE"); file != "" {
-		if os.Getenv("GIT_CODEX_VIEWS_NOKEEP") == "" {
-			st, err := gitstate.Open(dir, gitstate.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv, err := New(Options{Store: st, Registry: reg, Caller: "human:b@example.com"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := httptest.NewRequestWithContext(ctx, "GET", "/api/state", nil)
-			req.Host = "127.0.0.1"
-			srv.Handler().ServeHTTP(httptest.NewRecorder(), req)
-			st.Close()
+	serve := func(path string) (*gitstate.Store, func(string)) {
+		st, err := gitstate.Open(dir, gitstate.Options{})
+		if err != nil {
+			b.Fatal(err)
 		}
+		srv, err := New(Options{Store: st, Registry: reg, Caller: "human:b@example.com"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := srv.Handler()
+		return st, func(path string) {
+			req := httptest.NewRequestWithContext(ctx, "GET", path, nil)
+			req.Host = "127.0.0.1"
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+		}
+	}
+	kept := filepath.Join(dir, ".git", "codex", "reduced")
+	saved := filepath.Join(b.TempDir(), "reduced")
+	nokeep := os.Getenv("GIT_CODEX_VIEWS_NOKEEP") != ""
+	if !nokeep {
+		tip := gitOut(b, dir, "rev-parse", gitstate.RefState)
+		if rev := os.Getenv("GIT_CODEX_VIEWS_KEPTAT"); rev != "" {
+			gitOut(b, dir, "update-ref", gitstate.RefState, gitOut(b, dir, "rev-parse", rev))
+		}
+		st, get := serve("/api/state")
+		get("/api/state")
+		st.Close()
+		gitOut(b, dir, "update-ref", gitstate.RefState, tip)
+		if out, err := exec.Command("cp", "-a", kept, saved).CombinedOutput(); err != nil {
+			b.Fatalf("%v %s", err, out)
+		}
+	}
+	if file := os.Getenv("GIT_CODEX_VIEWS_PROFILE"); file != "" {
 		f, err := os.Create(file)
 		if err != nil {
 			b.Fatal(err)
@@ -67,39 +91,44 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if os.Getenv("GIT_CODEX_VIEWS_NOKEEP") != "" {
-			b.StopTimer()
-			os.RemoveAll(filepath.Join(dir, ".git", "codex", "reduced"))
-			b.StartTimer()
-		}
-		st, err := gitstate.Open(dir, gitstate.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv, err := New(Options{Store: st, Registry: reg, Caller: "human:b@example.com"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		h := srv.Handler()
-		get := func(path string) {
-			req := httptest.NewRequestWithContext(ctx, "GET", path, nil)
-			req.Host = "127.0.0.1"
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
-				b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		b.StopTimer()
+		os.RemoveAll(kept)
+		if !nokeep {
+			if out, err := exec.Command("cp", "-a", saved, kept).CombinedOutput(); err != nil {
+				b.Fatalf("%v %s", err, out)
 			}
 		}
-		began := time.Now()
-		get("/api/state")
-		first := time.Since(began)
-		line := fmt.Sprintf("op %d: first /api/state %s", i, first.Round(time.Millisecond))
+		b.StartTimer()
+		st, get := serve("/api/state")
+		// wall clock and this process's CPU time (user and system) of a request
+		timed := func(path string) string {
+			began, cpu := time.Now(), selfCPU(b)
+			get(path)
+			return fmt.Sprintf("%s (CPU %s)", time.Since(began).Round(time.Millisecond), (selfCPU(b) - cpu).Round(time.Millisecond))
+		}
+		line := fmt.Sprintf("op %d: first /api/state %s", i, timed("/api/state"))
 		if at != "" {
-			began = time.Now()
-			get("/api/state?at=" + url.QueryEscape(at))
-			line += fmt.Sprintf(", ?at= %s", time.Since(began).Round(time.Millisecond))
+			line += ", ?at= " + timed("/api/state?at="+url.QueryEscape(at))
+			line += ", again " + timed("/api/state?at="+url.QueryEscape(at))
 		}
 		b.Log(line)
 		st.Close()
 	}
+}
+
+func gitOut(b *testing.B, dir string, args ...string) string {
+	b.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

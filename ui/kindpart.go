@@ -44,12 +44,13 @@ const keptEvery = 30 * time.Second
 // the retention default holds ~63k records, and the page polls
 // /api/state; the store remembers each directory's part by tree id, so a
 // poll reads only the directories that changed and the newest records'
-// bytes. At the tip (keep) the parts are kept for the next server too
+// bytes. The tip's parts are kept for the next server too
 // (gitstate.KeepParts): a server that starts reads only what changed
 // since one last ran, where reading every record of a month took seconds
-// (issue 27). A past state's parts are not kept: the file holds the
-// tip's, which the next server shows first.
-func kindReduction(kind string, keep bool) gitstate.Reduction {
+// (issue 27). A past state (not tip) uses them where it has the tip's
+// directories, but its own are not kept: the file holds the tip's, which
+// the next server shows first.
+func kindReduction(kind string, tip bool) gitstate.Reduction {
 	r := gitstate.Reduction{
 		Name: "ui.kind." + kind,
 		Leaf: func(p string, data []byte) (any, error) {
@@ -75,9 +76,7 @@ func kindReduction(kind string, keep bool) gitstate.Reduction {
 		},
 		Join: joinKindParts,
 	}
-	if keep {
-		r.Keep = &gitstate.KeepParts{Encode: encodeKindPart, Decode: decodeKindPart, Depth: keptLevels, Every: keptEvery}
-	}
+	r.Keep = &gitstate.KeepParts{Encode: encodeKindPart, Decode: decodeKindPart, Depth: keptLevels, Every: keptEvery, ReadOnly: !tip}
 	return r
 }
 
