@@ -1,0 +1,146 @@
+package gitstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gitcodex/git-codex/gitstate"
+)
+
+// TestReduceKeepsDeepPartsForTheNextProcess: with KeepParts.Depth a
+// reduction keeps every level's parts and each directory's records (by
+// name and blob id) in .git/codex/reduced/<name>.parts; another Store (a
+// process) reduces the same state reading no record, and after a write
+// reads only the records that changed, however deep; a past state
+// (ReadOnly) reads what it does not share with the kept one and leaves
+// the file as it was; Every holds a process's rewrites back.
+func TestReduceKeepsDeepPartsForTheNextProcess(t *testing.T) {
+	s, dir := openInit(t)
+	ctx := context.Background()
+	put := func(paths ...string) {
+		t.Helper()
+		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			for _, p := range paths {
+				if err := tx.Put(p, rec{N: 1}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paths []string
+	for i := 0; i < 64; i++ {
+		paths = append(paths, fmt.Sprintf("d/%d/%d/%d/r%d.json", i%2, i%4, i%8, i))
+	}
+	put(paths...)
+	var first string
+	if err := s.View(ctx, func(sn *gitstate.Snapshot) error { first = sn.Commit(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	leaves := 0
+	sum := func(readOnly bool, every time.Duration) gitstate.Reduction {
+		return gitstate.Reduction{
+			Name: "test.deep",
+			Leaf: func(p string, data []byte) (any, error) {
+				leaves++
+				var r rec
+				return r.N, json.Unmarshal(data, &r)
+			},
+			Join: func(parts []any) any {
+				n := 0
+				for _, p := range parts {
+					n += p.(int)
+				}
+				return n
+			},
+			Keep: &gitstate.KeepParts{
+				Encode:   func(part any) ([]byte, error) { return json.Marshal(part) },
+				Decode:   func(data []byte) (any, error) { var n int; err := json.Unmarshal(data, &n); return n, err },
+				Depth:    3,
+				Every:    every,
+				ReadOnly: readOnly,
+			},
+		}
+	}
+	file := filepath.Join(dir, ".git", "codex", "reduced", "test.deep.parts")
+	// reduce reduces the state at at ("" the tip) in st, or in a new store
+	reduce := func(st *gitstate.Store, at string, r gitstate.Reduction, want, wantLeaves int) {
+		t.Helper()
+		if st == nil {
+			var err error
+			if st, err = gitstate.Open(dir, gitstate.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+		}
+		leaves = 0
+		err := st.ViewAt(ctx, at, func(sn *gitstate.Snapshot) error {
+			v, err := sn.Reduce("d", r)
+			if err == nil && v.(int) != want {
+				t.Errorf("sum %d, want %d", v, want)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaves != wantLeaves {
+			t.Errorf("read %d records, want %d", leaves, wantLeaves)
+		}
+	}
+	reduce(s, "", sum(false, 0), 64, 64)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+	reduce(nil, "", sum(false, 0), 64, 0)
+
+	put("d/1/3/7/new.json") // beside 8 records, three levels down
+	reduce(nil, "", sum(false, 0), 65, 1)
+	reduce(nil, "", sum(false, 0), 65, 0)
+
+	// a record rewritten (another blob) is read again; its neighbours not
+	_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("put"))
+		return tx.Put("d/1/3/7/r7.json", rec{N: 10})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduce(nil, "", sum(false, 0), 74, 1)
+
+	// the first state: the directories it shares with the tip from the
+	// file, and of d/1/3/7, which it does not, r7.json as it was then (the
+	// file has its later blob), not its 7 others; the file left as the
+	// tip's
+	kept, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduce(nil, first, sum(true, 0), 64, 1)
+	if now, _ := os.ReadFile(file); string(now) != string(kept) {
+		t.Error("a read-only reduce of a past state rewrote the kept parts")
+	}
+	reduce(nil, "", sum(false, 0), 74, 0)
+
+	// Every: a process writes at its first reduce that made a part, and
+	// not again within Every
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	put("d/0/0/0/a.json")
+	reduce(st, "", sum(false, time.Hour), 75, 1)
+	put("d/0/0/0/b.json")
+	reduce(st, "", sum(false, time.Hour), 76, 1)
+	reduce(nil, "", sum(false, 0), 76, 1) // the file has a.json's state, not b.json's
+}
