@@ -174,11 +174,22 @@ func deepSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.C
 
 func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
 	dirs := make([]string, 0, len(parts))
-	for dir := range parts {
+	size := len(deepMagic) + len(r.Name) + 16
+	for dir, p := range parts {
 		dirs = append(dirs, dir)
+		// what it will take, where it is known: bytes read from the file
+		// (most of them, in a process that read one) are written as they are
+		size += len(dir) + 40
+		if b, ok := p.part.(keptBytes); ok {
+			size += len(b)
+		}
+		if b, ok := p.records.(keptBytes); ok {
+			size += len(b)
+		}
 	}
 	sort.Strings(dirs) // the same parts, the same bytes
 	var b bytes.Buffer
+	b.Grow(size)
 	b.WriteString(deepMagic)
 	putString := func(s string) {
 		b.Write(binary.AppendUvarint(nil, uint64(len(s))))

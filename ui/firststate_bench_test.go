@@ -43,7 +43,7 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 	at := os.Getenv("GIT_CODEX_VIEWS_AT")
 	ctx := context.Background()
 	reg := builtin.Registry()
-	serve := func(path string) (*gitstate.Store, func(string)) {
+	serve := func() (*gitstate.Store, func(string)) {
 		st, err := gitstate.Open(dir, gitstate.Options{})
 		if err != nil {
 			b.Fatal(err)
@@ -71,7 +71,7 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 		if rev := os.Getenv("GIT_CODEX_VIEWS_KEPTAT"); rev != "" {
 			gitOut(b, dir, "update-ref", gitstate.RefState, gitOut(b, dir, "rev-parse", rev))
 		}
-		st, get := serve("/api/state")
+		st, get := serve()
 		get("/api/state")
 		st.Close()
 		gitOut(b, dir, "update-ref", gitstate.RefState, tip)
@@ -99,7 +99,7 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		st, get := serve("/api/state")
+		st, get := serve()
 		// wall clock and this process's CPU time (user and system) of a request
 		timed := func(path string) string {
 			began, cpu := time.Now(), selfCPU(b)
