@@ -131,6 +131,27 @@ func TestReduceKeepsDeepPartsForTheNextProcess(t *testing.T) {
 	}
 	reduce(nil, "", sum(false, 0), 74, 0)
 
+	// a temporary file a killed writer left is removed at the next write,
+	// one a writer may still be writing is not
+	stale, fresh := file+".123.tmp", file+".456.tmp"
+	for _, f := range []string{stale, fresh} {
+		if err := os.WriteFile(f, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	put("d/0/1/1/c.json")
+	reduce(nil, "", sum(false, 0), 75, 1)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a stale temporary file stays: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent temporary file was removed: %v", err)
+	}
+
 	// Every: a process writes at its first reduce that made a part, and
 	// not again within Every
 	st, err := gitstate.Open(dir, gitstate.Options{})
@@ -139,8 +160,8 @@ func TestReduceKeepsDeepPartsForTheNextProcess(t *testing.T) {
 	}
 	defer st.Close()
 	put("d/0/0/0/a.json")
-	reduce(st, "", sum(false, time.Hour), 75, 1)
-	put("d/0/0/0/b.json")
 	reduce(st, "", sum(false, time.Hour), 76, 1)
-	reduce(nil, "", sum(false, 0), 76, 1) // the file has a.json's state, not b.json's
+	put("d/0/0/0/b.json")
+	reduce(st, "", sum(false, time.Hour), 77, 1)
+	reduce(nil, "", sum(false, 0), 77, 1) // the file has a.json's state, not b.json's
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -90,6 +91,7 @@ func (s *Store) replaceKept(file string, data []byte) {
 	if shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
 		return
 	}
+	removeStaleTemps(file)
 	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*.tmp")
 	if err != nil {
 		return
@@ -107,5 +109,21 @@ func (s *Store) replaceKept(file string, data []byte) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+	}
+}
+
+// staleTemp is how old a kept file's temporary file is when no writer is
+// still writing it (a write takes milliseconds).
+const staleTemp = 10 * time.Minute
+
+// removeStaleTemps removes the temporary files of file that a process
+// killed while it wrote them left behind (the page's kept mail parts are
+// ~11 MB at a month): each write would otherwise leave one more.
+func removeStaleTemps(file string) {
+	temps, _ := filepath.Glob(file + ".*.tmp")
+	for _, t := range temps {
+		if fi, err := os.Stat(t); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(t)
+		}
 	}
 }
