@@ -165,3 +165,117 @@ func TestReduceKeepsDeepPartsForTheNextProcess(t *testing.T) {
 	reduce(st, "", sum(false, time.Hour), 77, 1)
 	reduce(nil, "", sum(false, 0), 77, 1) // the file has a.json's state, not b.json's
 }
+
+// TestReduceKeptDeepBesideWritersAndReaders: goroutines of one store
+// reducing with a deep keep (each rewriting the file) while a writer adds
+// records, and two other stores (processes) reading that file meanwhile,
+// each see a count some state had; once the writer is done, a new store
+// gives the last state's count from the file, reading no record.
+func TestReduceKeptDeepBesideWritersAndReaders(t *testing.T) {
+	s, dir := openInit(t)
+	ctx := context.Background()
+	leaves := make(chan struct{}, 1<<16)
+	count := gitstate.Reduction{
+		Name: "test.deepcount",
+		Leaf: func(string, []byte) (any, error) { leaves <- struct{}{}; return 1, nil },
+		Join: func(parts []any) any {
+			n := 0
+			for _, p := range parts {
+				n += p.(int)
+			}
+			return n
+		},
+		Keep: &gitstate.KeepParts{
+			Encode: func(part any) ([]byte, error) { return json.Marshal(part) },
+			Decode: func(data []byte) (any, error) { var n int; err := json.Unmarshal(data, &n); return n, err },
+			Depth:  3,
+		},
+	}
+	const writes = 30
+	done := make(chan struct{})
+	errs := make(chan error, 6)
+	for g := 0; g < 6; g++ {
+		st := s
+		if g >= 4 {
+			var err error
+			if st, err = gitstate.Open(dir, gitstate.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+		}
+		go func() {
+			last := 0
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				err := st.View(ctx, func(sn *gitstate.Snapshot) error {
+					v, err := sn.Reduce("d", count)
+					if err == nil && (v.(int) < last || v.(int) > writes) {
+						err = fmt.Errorf("count %d after %d", v, last)
+					}
+					if err == nil {
+						last = v.(int)
+					}
+					return err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < writes; i++ {
+		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			return tx.Put(fmt.Sprintf("d/%d/%d/%d/r%d.json", i%2, i%3, i%5, i), rec{N: i})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for g := 0; g < 6; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// one more record, reduced by the first store alone: its parts are
+	// the file's (the other stores' writes, which may have come after
+	// the first's, were of older states: never wrong, only of less use)
+	_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("put"))
+		return tx.Put("d/0/0/0/last.json", rec{N: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(ctx, func(sn *gitstate.Snapshot) error { _, err := sn.Reduce("d", count); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for len(leaves) > 0 {
+		<-leaves
+	}
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.View(ctx, func(sn *gitstate.Snapshot) error {
+		v, err := sn.Reduce("d", count)
+		if err == nil && v.(int) != writes+1 {
+			t.Errorf("count %d, want %d", v, writes+1)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(leaves); n != 0 {
+		t.Errorf("a new store read %d records beside the kept parts, want none", n)
+	}
+}
