@@ -157,6 +157,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 			continue
 		}
 		// its tree is read only if its part is not remembered
+		recs.addDir(e.Name, e.Hash)
 		v, err := sn.reduceTree(p, e.Hash, nil, r, depth+1, k)
 		if err != nil {
 			return nil, err
@@ -205,8 +206,8 @@ func (tx *Tx) reduceWhole(dir string, r Reduction) (any, error) {
 type keptPart struct {
 	tree plumbing.Hash
 	part any
-	// records are the parts of the tree's records, when kept deep
-	// (keptRecords): []keptRecord, keptBytes, or nil
+	// records are the tree's entries with its records' parts, when kept
+	// deep (keptRecords): []keptRecord, keptBytes, or nil
 	records any
 }
 

@@ -3,6 +3,7 @@ package gitstate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -277,5 +278,76 @@ func TestReduceKeptDeepBesideWritersAndReaders(t *testing.T) {
 	}
 	if n := len(leaves); n != 0 {
 		t.Errorf("a new store read %d records beside the kept parts, want none", n)
+	}
+}
+
+// TestReadKeptReadsWhatReadDoes: ReadKept, which walks the trees a deep
+// keep holds where they are the snapshot's, gives Read's bytes and errors:
+// in a new store that loaded the file, for a record the keep holds, one
+// rewritten since (its directory's tree is not the kept one), one added
+// since, a past state's, a missing one and a directory.
+func TestReadKeptReadsWhatReadDoes(t *testing.T) {
+	s, dir := openInit(t)
+	ctx := context.Background()
+	put := func(p string, n int) {
+		t.Helper()
+		_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+			tx.SetMeta(meta("put"))
+			return tx.Put(p, rec{N: n})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 12; i++ {
+		put(fmt.Sprintf("d/%d/%d/r%d.json", i%2, i%3, i), i)
+	}
+	var first string
+	if err := s.View(ctx, func(sn *gitstate.Snapshot) error { first = sn.Commit(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	count := gitstate.Reduction{
+		Name: "test.readkept",
+		Leaf: func(string, []byte) (any, error) { return 1, nil },
+		Join: func(parts []any) any { return len(parts) },
+		Keep: &gitstate.KeepParts{
+			Encode: func(part any) ([]byte, error) { return json.Marshal(part) },
+			Decode: func(data []byte) (any, error) { var n int; err := json.Unmarshal(data, &n); return n, err },
+			Depth:  2,
+		},
+	}
+	if err := s.View(ctx, func(sn *gitstate.Snapshot) error { _, err := sn.Reduce("d", count); return err }); err != nil {
+		t.Fatal(err)
+	}
+	put("d/1/1/r1.json", 100) // rewritten
+	put("d/0/2/new.json", 5)  // added
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, at := range []string{"", first} {
+		err := st.ViewAt(ctx, at, func(sn *gitstate.Snapshot) error {
+			r := count
+			if at != "" { // the past state as the page reads it: the keep holds the tip's trees
+				keep := *count.Keep
+				keep.ReadOnly = true
+				r.Keep = &keep
+			}
+			if _, err := sn.Reduce("d", r); err != nil { // loads the file
+				return err
+			}
+			for _, p := range []string{"d/0/0/r0.json", "d/1/1/r1.json", "d/0/2/new.json", "d/1/2/r5.json", "d/0/0/none.json", "d/0/0", "d/9/9/r.json"} {
+				want, werr := sn.Read(p)
+				got, gerr := sn.ReadKept(count, "d", p)
+				if string(got) != string(want) || (gerr == nil) != (werr == nil) || errors.Is(gerr, gitstate.ErrNotFound) != errors.Is(werr, gitstate.ErrNotFound) {
+					t.Errorf("at %q, %s: ReadKept %q, %v; Read %q, %v", at, p, got, gerr, want, werr)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

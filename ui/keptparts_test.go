@@ -167,6 +167,17 @@ func TestKeptPartsGiveWhatAWholeReadGives(t *testing.T) {
 	if after, _ := os.ReadFile(keptMail(dir)); !bytes.Equal(after, before) {
 		t.Error("?at= a past state rewrote the kept parts")
 	}
+
+	// a past state whose newest mail the tip has with other bytes (read
+	// since): the page shows it as it was then
+	sent := f.call(t, human, "mail_send", `{"to":"alice","subject":"newest","body":"b"}`).Data.(mail.MailSent)
+	var unread string
+	if err := f.st.View(ctx, func(sn *gitstate.Snapshot) error { unread = sn.Commit(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	f.call(t, "alice", "mail_read", `{"mail_id":"`+sent.MailID+`"}`)
+	check("after the newest mail was read")
+	sameAsWhole(t, f, "?at= before the newest mail was read", unread, firstState(t, dir, unread))
 }
 
 // TestKeptPartsFileNotTrusted: a kept parts file that is damaged (a byte
