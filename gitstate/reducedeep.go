@@ -19,7 +19,8 @@ import (
 
 // deepSet is what a process keeps of a reduction whose parts are kept
 // deep (KeepParts.Depth): for each directory, the part of the tree last
-// reduced there. A directory whose tree did not change since is not
+// reduced there, with that tree's entries and its records' parts
+// (keptRecords) when the directory was read afresh. A directory whose tree did not change since is not
 // visited by a Reduce, nor are the directories below it, whose parts stay
 // as they were: those of its tree. So the set, and the file made of it,
 // holds every part of the state last reduced, however little a Reduce
@@ -85,8 +86,8 @@ func (s *Store) deepFile(r Reduction) string {
 	return f[:len(f)-len(".json")] + ".parts"
 }
 
-// loadDeep is r's deep set, read from its file once per process; what the
-// file holds is added to the store's memory of parts too.
+// loadDeep is r's deep set, read from its file once per process (its
+// parts stay bytes until a Reduce uses them: keptDeep).
 func (s *Store) loadDeep(r Reduction) *deepSet {
 	m := &s.reduced
 	m.mu.Lock()
@@ -160,15 +161,15 @@ func (m *reduceMemo) keptDeep(r Reduction, set *deepSet, dir string, h plumbing.
 //	         uvarint len(records), records),
 //	CRC-32C (Castagnoli) of all that, 4 bytes big-endian
 //
-// The checksum is what lets a part be trusted: a tree id says which tree
-// a part was made of, but not that its bytes are those written; a file
-// whose sum, magic or name does not match is not used at all.
-//
-// and a directory's records (keptRecords) are
+// where a directory's records (its tree's entries, keptRecords) are
 //
 //	uvarint count, count × (uvarint len(name), name, 20-byte id,
 //	                        0 for a subdirectory (the id its tree's),
 //	                        or uvarint len(part)+1 and part for a record)
+//
+// The checksum is what lets a part be trusted: a tree id says which tree
+// a part was made of, but not that its bytes are those written; a file
+// whose sum, magic or name does not match is not used at all.
 const deepMagic = "git codex kept parts 2\n"
 
 var errDeepFile = errors.New("not a kept parts file")
