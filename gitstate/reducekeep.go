@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -117,22 +118,22 @@ func (s *Store) writeKept(r Reduction, parts map[string]keptPart) {
 		out[dir] = keptFilePart{Tree: p.tree.String(), Part: b}
 	}
 	data, err := json.Marshal(out)
-	if err != nil {
-		return
+	if err == nil {
+		s.replaceKept(file, data)
 	}
-	s.replaceKept(file, data)
 }
 
-// replaceKept writes data as a kept file (writeKept, KeptCommits.Save):
-// written aside and renamed, so a reader finds the old file or the new
-// one whole; two processes that write at once leave one's. Readable by
-// all and writable as core.sharedRepository says, as git's own files. A
-// file that cannot be written is done without.
+// replaceKept writes data as a kept file (writeKept, KeptCommits.Save,
+// the deep parts): written aside and renamed, so a reader finds the old
+// file or the new one whole; two processes that write at once leave one's.
+// Readable by all and writable as core.sharedRepository says, as git's own
+// files. A file that cannot be written is done without.
 func (s *Store) replaceKept(file string, data []byte) {
 	shared := s.config().shared
 	if shared.mkdirAll(filepath.Dir(file), s.commonDir) != nil {
 		return
 	}
+	removeStaleTemps(file)
 	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*.tmp")
 	if err != nil {
 		return
@@ -150,5 +151,21 @@ func (s *Store) replaceKept(file string, data []byte) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+	}
+}
+
+// staleTemp is how old a kept file's temporary file is when no writer is
+// still writing it (a write takes milliseconds).
+const staleTemp = 10 * time.Minute
+
+// removeStaleTemps removes the temporary files of file that a process
+// killed while it wrote them left behind (the page's kept mail parts are
+// ~11 MB at a month): each write would otherwise leave one more.
+func removeStaleTemps(file string) {
+	temps, _ := filepath.Glob(file + ".*.tmp")
+	for _, t := range temps {
+		if fi, err := os.Stat(t); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(t)
+		}
 	}
 }

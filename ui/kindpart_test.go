@@ -62,8 +62,14 @@ type wholeState struct {
 
 func wholeKinds(t *testing.T, f *fixture) wholeState {
 	t.Helper()
+	return wholeKindsAt(t, f, "")
+}
+
+// wholeKindsAt is wholeKinds of the state at a commit ("" the tip).
+func wholeKindsAt(t *testing.T, f *fixture, at string) wholeState {
+	t.Helper()
 	out := wholeState{kinds: map[string]kindJSON{}, Mail: map[string]mailCount{}}
-	err := f.st.View(context.Background(), func(sn *gitstate.Snapshot) error {
+	err := f.st.ViewAt(context.Background(), at, func(sn *gitstate.Snapshot) error {
 		for _, k := range f.reg.Kinds() {
 			recs, err := readKind(sn, k.Dir, "")
 			if err != nil {

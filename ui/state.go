@@ -100,14 +100,16 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 			out.Kinds = append(out.Kinds, kindJSON{Name: k.Name, Dir: k.Dir, Count: len(out.Agents), Records: []json.RawMessage{}})
 			continue
 		}
-		v, err := sn.Reduce(k.Dir, kindReduction(k.Name))
+		red := kindReduction(k.Name, tip)
+		v, err := sn.Reduce(k.Dir, red)
 		if err != nil {
 			return err
 		}
 		part := v.(kindPart)
 		kj := kindJSON{Name: k.Name, Dir: k.Dir, Count: part.count, Records: []json.RawMessage{}, More: part.count > perKind}
 		for _, rec := range part.newest {
-			data, err := sn.Read(rec.path)
+			// through the trees the reduce kept, where it did
+			data, err := sn.ReadKept(red, k.Dir, rec.path)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,146 @@
+package gitstate
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitcodex/git-codex/gitstate/internal/gitrepo"
+)
+
+// deepSet is what a process keeps of a reduction whose parts are kept
+// deep (KeepParts.Depth): for each directory, the part of the tree last
+// reduced there, with that tree's entries and its records' parts
+// (keptRecords) when the directory was read afresh. A directory whose
+// tree did not change since is not visited by a Reduce, nor are the
+// directories below it, whose parts stay as they were: those of its tree.
+// So the set, and the file made of it, holds every part of the state last
+// reduced, however little a Reduce read. (A part of a tree the directory
+// no longer has is kept till the directory is reduced again: it is named
+// by its tree, so it is never wrong, only of no use.)
+type deepSet struct {
+	load    sync.Once
+	parts   map[string]keptPart // by directory; under reduceMemo.mu
+	dirty   bool                // parts changed since the file was written
+	written time.Time           // when this process last wrote it; zero: never
+}
+
+// reduceKeptDeep is Reduce with KeepParts.Depth over 1.
+func (sn *Snapshot) reduceKeptDeep(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction) (any, error) {
+	set := sn.s.loadDeep(r)
+	// a directory read afresh may be most of a month's (a first server, a
+	// past state): its ~80k lookups, scattered over the indexes, would
+	// miss the 512 blocks a long-lived process keeps at every step
+	defer sn.s.widenIndexCache(syncIndexBlocks)()
+	k := &keptRun{parts: map[string]keptPart{}, depth: r.Keep.Depth, set: set}
+	v, err := sn.reduceTree(dir, h, t, r, 0, k)
+	if err != nil || r.Keep.ReadOnly {
+		return v, err
+	}
+	if parts := sn.s.reduced.mergeDeep(set, k.parts, r.Keep.Every, time.Now()); parts != nil {
+		// outside the memory's lock: other reads go on meanwhile
+		if data, err := encodeDeep(r, parts); err == nil {
+			sn.s.replaceKept(sn.s.deepFile(r), data)
+		}
+	}
+	return v, nil
+}
+
+// mergeDeep records a Reduce's kept parts in set; it returns what the
+// file should hold when it is due to be rewritten (nil otherwise).
+func (m *reduceMemo) mergeDeep(set *deepSet, parts map[string]keptPart, every time.Duration, now time.Time) map[string]keptPart {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for dir, p := range parts {
+		if old, ok := set.parts[dir]; !ok || old.tree != p.tree {
+			set.parts[dir], set.dirty = p, true
+		}
+	}
+	if !set.dirty || !set.written.IsZero() && now.Sub(set.written) < every {
+		return nil
+	}
+	set.dirty, set.written = false, now
+	out := make(map[string]keptPart, len(set.parts))
+	for dir, p := range set.parts {
+		out[dir] = p
+	}
+	return out
+}
+
+// deepFile is where r's deep parts are kept, "" when its name cannot name
+// a file.
+func (s *Store) deepFile(r Reduction) string {
+	f := s.keptFile(r)
+	if f == "" {
+		return ""
+	}
+	return f[:len(f)-len(".json")] + ".parts"
+}
+
+// loadDeep is r's deep set, read from its file once per process (its
+// parts stay bytes until a Reduce uses them: keptDeep).
+func (s *Store) loadDeep(r Reduction) *deepSet {
+	m := &s.reduced
+	m.mu.Lock()
+	set := m.deep[r.Name]
+	if set == nil {
+		if m.deep == nil {
+			m.deep = map[string]*deepSet{}
+		}
+		set = &deepSet{parts: map[string]keptPart{}}
+		m.deep[r.Name] = set
+	}
+	m.mu.Unlock()
+	set.load.Do(func() {
+		file := s.deepFile(r)
+		if file == "" {
+			return
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return
+		}
+		parts, err := decodeDeep(r, data)
+		if err != nil {
+			return // not one this version wrote, or damaged: read afresh, and replaced
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for dir, p := range parts {
+			if _, ok := set.parts[dir]; !ok {
+				set.parts[dir] = p
+			}
+		}
+	})
+	return set
+}
+
+// keptBytes is a part as the deep file holds it, not decoded yet: a
+// server that starts reads ~22k parts of a month's mail and, when the
+// state did not change much since, uses a few of them (a part whose
+// directory did not change stands for all below it). Reduce decodes one
+// when it uses it (keptDeep); written again, its bytes are copied.
+type keptBytes []byte
+
+// keptDeep is the part of directory dir, tree h, that set holds, decoded
+// (and remembered as Reduce's other parts are); ok is false when it holds
+// none, or bytes Decode refuses, which Reduce then makes afresh.
+func (m *reduceMemo) keptDeep(r Reduction, set *deepSet, dir string, h plumbing.Hash) (any, bool) {
+	m.mu.Lock()
+	p, ok := set.parts[dir]
+	m.mu.Unlock()
+	if !ok || p.tree != h {
+		return nil, false
+	}
+	v := p.part
+	if b, raw := v.(keptBytes); raw {
+		var err error
+		if v, err = r.Keep.Decode(b); err != nil {
+			return nil, false
+		}
+	}
+	m.put(r.Name, dir, h, v)
+	return v, true
+}

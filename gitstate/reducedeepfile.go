@@ -1,0 +1,215 @@
+package gitstate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The deep file is binary, not JSON as <Name>.json is: it holds a part
+// per directory (~22k for a month's mail at the retention default), and
+// decoding them as JSON cost more than the page it serves. It is
+//
+//	deepMagic, uvarint len(Name), Name, uvarint count,
+//	count × (uvarint len(dir), dir, 20-byte tree id, uvarint len(part), part,
+//	         uvarint len(records), records),
+//	CRC-32C (Castagnoli) of all that, 4 bytes big-endian
+//
+// where a directory's records (its tree's entries, keptRecords) are
+//
+//	uvarint count, count × (uvarint len(name), name, 20-byte id,
+//	                        0 for a subdirectory (the id its tree's),
+//	                        or uvarint len(part)+1 and part for a record)
+//
+// The checksum is what lets a part be trusted: a tree id says which tree
+// a part was made of, but not that its bytes are those written; a file
+// whose sum, magic or name does not match is not used at all.
+const deepMagic = "git codex kept parts 2\n"
+
+var errDeepFile = errors.New("not a kept parts file")
+
+func deepSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
+	dirs := make([]string, 0, len(parts))
+	size := len(deepMagic) + len(r.Name) + 16
+	for dir, p := range parts {
+		dirs = append(dirs, dir)
+		// what it will take, where it is known: bytes read from the file
+		// (most of them, in a process that read one) are written as they are
+		size += len(dir) + 40
+		if b, ok := p.part.(keptBytes); ok {
+			size += len(b)
+		}
+		if b, ok := p.records.(keptBytes); ok {
+			size += len(b)
+		}
+	}
+	sort.Strings(dirs) // the same parts, the same bytes
+	var b bytes.Buffer
+	b.Grow(size)
+	b.WriteString(deepMagic)
+	putString := func(s string) {
+		b.Write(binary.AppendUvarint(nil, uint64(len(s))))
+		b.WriteString(s)
+	}
+	putString(r.Name)
+	b.Write(binary.AppendUvarint(nil, uint64(len(dirs))))
+	for _, dir := range dirs {
+		p := parts[dir]
+		data, ok := p.part.(keptBytes)
+		if !ok {
+			var err error
+			if data, err = r.Keep.Encode(p.part); err != nil {
+				return nil, err
+			}
+		}
+		recs, err := encodeRecords(r, p.records)
+		if err != nil {
+			return nil, err
+		}
+		putString(dir)
+		b.Write(p.tree[:])
+		b.Write(binary.AppendUvarint(nil, uint64(len(data))))
+		b.Write(data)
+		b.Write(binary.AppendUvarint(nil, uint64(len(recs))))
+		b.Write(recs)
+	}
+	b.Write(binary.BigEndian.AppendUint32(nil, deepSum(b.Bytes())))
+	return b.Bytes(), nil
+}
+
+func decodeDeep(r Reduction, data []byte) (map[string]keptPart, error) {
+	if len(data) < len(deepMagic)+4 {
+		return nil, errDeepFile
+	}
+	body, sum := data[:len(data)-4], data[len(data)-4:]
+	if deepSum(body) != binary.BigEndian.Uint32(sum) || !bytes.HasPrefix(body, []byte(deepMagic)) {
+		return nil, errDeepFile
+	}
+	d := deepReader{b: body[len(deepMagic):]}
+	if name := d.bytes(); string(name) != r.Name {
+		return nil, errDeepFile
+	}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) { // each entry takes more than a byte
+		return nil, errDeepFile
+	}
+	parts := make(map[string]keptPart, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		dir := string(d.bytes())
+		var tree plumbing.Hash
+		copy(tree[:], d.next(len(tree)))
+		data, recs := d.bytes(), d.bytes()
+		if d.err != nil {
+			break
+		}
+		p := keptPart{tree: tree, part: keptBytes(data)}
+		if len(recs) > 0 {
+			p.records = keptBytes(recs)
+		}
+		parts[dir] = p
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return nil, errDeepFile
+	}
+	return parts, nil
+}
+
+// deepReader reads a deep file's fields; past its end (or at a length
+// that does not fit) it sets err and reads nothing more.
+type deepReader struct {
+	b   []byte
+	err error
+}
+
+func (d *deepReader) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errDeepFile
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *deepReader) next(n int) []byte {
+	if d.err != nil || n > len(d.b) {
+		d.err = errDeepFile
+		return nil
+	}
+	out := d.b[:n:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *deepReader) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.err = errDeepFile
+		return nil
+	}
+	return d.next(int(n))
+}
+
+func encodeRecords(r Reduction, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case keptBytes:
+		return v, nil
+	case []keptRecord:
+		b := binary.AppendUvarint(nil, uint64(len(v)))
+		for _, rec := range v {
+			b = binary.AppendUvarint(b, uint64(len(rec.name)))
+			b = append(b, rec.name...)
+			b = append(b, rec.blob[:]...)
+			if rec.dir {
+				b = append(b, 0)
+				continue
+			}
+			data, ok := rec.part.(keptBytes)
+			if !ok {
+				var err error
+				if data, err = r.Keep.Encode(rec.part); err != nil {
+					return nil, err
+				}
+			}
+			b = binary.AppendUvarint(b, uint64(len(data))+1)
+			b = append(b, data...)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+func decodeRecords(data []byte) ([]keptRecord, error) {
+	d := deepReader{b: data}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return nil, errDeepFile
+	}
+	out := make([]keptRecord, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		var rec keptRecord
+		rec.name = string(d.bytes())
+		copy(rec.blob[:], d.next(len(rec.blob)))
+		if n := d.uvarint(); n == 0 {
+			rec.dir = true
+		} else if n-1 > uint64(len(d.b)) {
+			d.err = errDeepFile
+		} else {
+			rec.part = keptBytes(d.next(int(n - 1)))
+		}
+		out = append(out, rec)
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return nil, errDeepFile
+	}
+	return out, nil
+}
