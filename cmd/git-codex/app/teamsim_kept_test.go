@@ -39,7 +39,8 @@ func BenchmarkTeamMonthKept(b *testing.B) {
 	if kept == "" {
 		b.Skip("GIT_CODEX_SIM_KEPT=<a directory a simulation kept its checkpoints in (GIT_CODEX_SIM_KEEP)>")
 	}
-	points := keptCheckpoints(b, kept)
+	all := keptCheckpoints(b, kept)
+	points := slices.Clone(all)
 	if at := os.Getenv("GIT_CODEX_SIM_KEPT_AT"); at != "" {
 		var want []time.Duration
 		for _, s := range strings.Split(at, ",") {
@@ -52,8 +53,8 @@ func BenchmarkTeamMonthKept(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "kept=%s window=%s\n%s\n", kept, simWindow(b), keptHeader)
 	for _, p := range points {
 		var prev string
-		if i := slices.Index(points, p); i > 0 {
-			prev = keptName(kept, "clone0-", points[i-1], "")
+		if i := slices.Index(all, p); i > 0 {
+			prev = keptName(kept, "clone0-", all[i-1], "")
 		}
 		m := newKeptMeasure(b, bin, keptName(kept, "clone0-", p, ""))
 		f := m.figures(kept, p, prev, empty)
@@ -80,11 +81,17 @@ type keptFigures struct {
 }
 
 // pair is a figure on a kept state and the same on the empty state,
-// medians of rounds that alternate between the two.
-type pair struct{ kept, empty time.Duration }
+// medians of rounds that alternate between the two: wall time, and for
+// processes their CPU (user and system), which a loaded machine swells
+// less than the wall.
+type pair struct{ kept, empty, keptCPU, emptyCPU time.Duration }
 
 func (p pair) String() string {
-	return fmt.Sprintf("%s/%s=x%.2f", keptMs(p.kept), keptMs(p.empty), float64(p.kept)/float64(p.empty))
+	s := fmt.Sprintf("%s/%s=x%.2f", keptMs(p.kept), keptMs(p.empty), float64(p.kept)/float64(p.empty))
+	if p.keptCPU > 0 && p.emptyCPU > 0 {
+		s += fmt.Sprintf("(cpu %s/%s=x%.2f)", keptMs(p.keptCPU), keptMs(p.emptyCPU), float64(p.keptCPU)/float64(p.emptyCPU))
+	}
+	return s
 }
 
 func keptMs(d time.Duration) string {
@@ -99,7 +106,7 @@ func (f keptFigures) row() string {
 	}
 	return strings.Join([]string{f.Elapsed.String(), fmt.Sprint(f.StateCommits), fmt.Sprint(f.Records),
 		mb(f.FetchBytes), keptMs(f.Fetch), keptMs(f.FirstSync), mb(f.ShallowBytes), keptMs(f.ShallowFetch), keptMs(f.ShallowSync), day,
-		f.Log.String(), f.Status.String(), pair{f.Inbox, f.EmptyInbox}.String(), f.InboxProcess.String(), f.Write.String(),
+		f.Log.String(), f.Status.String(), pair{kept: f.Inbox, empty: f.EmptyInbox}.String(), f.InboxProcess.String(), f.Write.String(),
 		keptMs(f.WebFirst), keptMs(f.WebAtWeek), keptMs(f.GC), f.Load}, "\t")
 }
 
@@ -144,6 +151,7 @@ type keptMeasure struct {
 	token string
 	st    *gitstate.Store
 	reg   *tools.Registry
+	cpu   time.Duration // the CPU of the processes run, summed
 }
 
 const keptAgent = "s00"
@@ -199,6 +207,7 @@ func (m *keptMeasure) run(env []string, dir string, args ...string) string {
 	if err != nil {
 		m.tb.Fatalf("git-codex %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	m.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return string(out)
 }
 
@@ -225,22 +234,21 @@ const keptRounds = 9
 // alternate runs fn on the kept copy and on the empty one in turn and
 // returns both medians.
 func alternate(m, empty *keptMeasure, fn func(*keptMeasure)) pair {
-	var k, e []time.Duration
+	var k, e, kc, ec []time.Duration
 	for range keptRounds {
 		for _, x := range []*keptMeasure{m, empty} {
-			start := time.Now()
+			start, cpu := time.Now(), x.cpu
 			fn(x)
-			d := time.Since(start)
+			d, c := time.Since(start), x.cpu-cpu
 			if x == m {
-				k = append(k, d)
+				k, kc = append(k, d), append(kc, c)
 			} else {
-				e = append(e, d)
+				e, ec = append(e, d), append(ec, c)
 			}
 		}
 	}
-	slices.Sort(k)
-	slices.Sort(e)
-	return pair{k[len(k)/2], e[len(e)/2]}
+	mid := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	return pair{mid(k), mid(e), mid(kc), mid(ec)}
 }
 
 // figures measures the checkpoint p; prev is clone 0 at the checkpoint
@@ -315,7 +323,7 @@ func (m *keptMeasure) figures(kept string, p time.Duration, prev string, empty *
 			}
 		}
 	})
-	f.Inbox, f.EmptyInbox = inbox.kept/21, inbox.empty/21
+	f.Inbox, f.EmptyInbox = inbox.kept/21, inbox.empty/21 // in-process: no CPU of its own
 	f.WebFirst, f.WebAtWeek = m.web(p)
 	f.Records = m.records()
 
