@@ -386,7 +386,15 @@ func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
 		}
 		size |= uint64(c&0x7f) << shift
 	}
-	var base packed
+	// a delta's own bytes are inflated before its base is read: they
+	// follow its header in the window that read the header, and the base,
+	// read first, moved the window elsewhere in the pack, so each delta of
+	// a chain read its stretch of the pack twice (issue 27: a past state's
+	// ~10k trees, scattered over a month's pack, mostly deltas)
+	var (
+		baseOff int64         // an OFS_DELTA's base
+		baseRef plumbing.Hash // a REF_DELTA's
+	)
 	switch typ {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 	case plumbing.OFSDeltaObject:
@@ -399,20 +407,10 @@ func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
 		if err != nil || rel <= 0 || rel > off {
 			return packed{}, fmt.Errorf("gitstate: %s at %d: bad delta base offset", p.name, off)
 		}
-		if base, err = o.readAt(p, off-rel, depth+1); err != nil {
-			return packed{}, err
-		}
+		baseOff = off - rel
 	case plumbing.REFDeltaObject:
-		var h plumbing.Hash
-		if _, err := io.ReadFull(r, h[:]); err != nil {
+		if _, err := io.ReadFull(r, baseRef[:]); err != nil {
 			return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
-		}
-		bp, boff, ok := o.findPacked(h)
-		if !ok {
-			return packed{}, fmt.Errorf("gitstate: %s at %d: delta base %s: %w", p.name, off, h, plumbing.ErrObjectNotFound)
-		}
-		if base, err = o.readAt(bp, boff, depth+1); err != nil {
-			return packed{}, err
 		}
 	default:
 		return packed{}, fmt.Errorf("gitstate: %s at %d: object type %d", p.name, off, typ)
@@ -423,6 +421,19 @@ func (o *Objects) readAt(p *packFile, off int64, depth int) (packed, error) {
 	}
 	v := packed{typ: typ, data: data}
 	if typ.IsDelta() {
+		var base packed
+		if typ == plumbing.OFSDeltaObject {
+			base, err = o.readAt(p, baseOff, depth+1)
+		} else {
+			bp, boff, ok := o.findPacked(baseRef)
+			if !ok {
+				return packed{}, fmt.Errorf("gitstate: %s at %d: delta base %s: %w", p.name, off, baseRef, plumbing.ErrObjectNotFound)
+			}
+			base, err = o.readAt(bp, boff, depth+1)
+		}
+		if err != nil {
+			return packed{}, err
+		}
 		if v.data, err = packfile.PatchDelta(base.data, data); err != nil {
 			return packed{}, fmt.Errorf("gitstate: %s at %d: %w", p.name, off, err)
 		}

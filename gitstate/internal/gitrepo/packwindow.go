@@ -17,6 +17,7 @@ type packWindow struct {
 	p   *packFile // the pack whose bytes buf holds; nil: none
 	off int64     // where in the pack buf begins
 	buf []byte    // the bytes read, at most packWindowSize
+	n   int       // reads of a pack made (for tests)
 }
 
 // packWindowSize is read at a time: tens of commits or trees of a
@@ -63,6 +64,7 @@ func (r *packReader) fill() error {
 		w.buf = make([]byte, packWindowSize)
 	}
 	w.p, w.buf = nil, w.buf[:size]
+	w.n++
 	n, err := r.p.f.ReadAt(w.buf, r.pos)
 	if n == 0 {
 		w.buf = w.buf[:0]
