@@ -49,7 +49,9 @@ var simDesigns = []struct {
 // design's own ("today=2d,retention=7d": the old design, slower, for the
 // ratios only) and GIT_CODEX_SIM_CHECKPOINT the interval between measured
 // checkpoints (default a day). GIT_CODEX_SIM_ORIGIN says what maintenance
-// origin gets: "forge" (default) or "push" (simConfig.Origin). Each design
+// origin gets: "forge" (default) or "push" (simConfig.Origin).
+// GIT_CODEX_SIM_RESUME=<dir> keeps each design's run at every checkpoint
+// and goes on from the last one kept (teamsim_resume_test.go). Each design
 // runs the same calls (same seed); the figures go to stderr as a table,
 // one row per checkpoint, and the last checkpoint's as metrics.
 func BenchmarkTeamMonth(b *testing.B) {
@@ -78,20 +80,36 @@ func BenchmarkTeamMonth(b *testing.B) {
 			if d.retain {
 				cfg.Retain = simRetain()
 			}
-			s := newTeamSim(b, cfg)
-			laggard := filepath.Join(s.root, "laggard")
-			s.gitOut(s.root, "clone", "-q", "--no-local", s.origin, laggard) // (see measure)
-			simConfigRepo(b, laggard)
-			gitstatetest.Git(b, laggard, "config", "codex.firstSyncDays", "0") // it fetches it all
-			b.Cleanup(func() { gitstatetest.WaitForMaintenance(b, laggard) })
 			var last simFigures
-			fmt.Fprintf(os.Stderr, "design=%s span=%s origin=%s window=%s\n%s\n", d.name, span, origin, simWindow(b), last.header())
-			empty := s.measure(bin, laggard, 0)
-			fmt.Fprintln(os.Stderr, empty.row())
+			resume := os.Getenv("GIT_CODEX_SIM_RESUME")
+			if resume != "" {
+				resume = filepath.Join(resume, d.name)
+			}
+			s, laggard, empty := (*teamSim)(nil), "", simFigures{}
+			if resume != "" {
+				s, laggard, empty = resumeTeamSim(b, cfg, resume, d.name)
+			}
+			if s != nil {
+				fmt.Fprintf(os.Stderr, "design=%s span=%s origin=%s window=%s, resumed at %s (%d calls)\n%s\n%s\n",
+					d.name, span, origin, simWindow(b), time.Duration(s.tick)*simTick, s.calls, last.header(), empty.row())
+			} else {
+				s = newTeamSim(b, cfg)
+				laggard = filepath.Join(s.root, "laggard")
+				s.gitOut(s.root, "clone", "-q", "--no-local", s.origin, laggard) // (see measure)
+				simConfigRepo(b, laggard)
+				gitstatetest.Git(b, laggard, "config", "codex.firstSyncDays", "0") // it fetches it all
+				b.Cleanup(func() { gitstatetest.WaitForMaintenance(b, laggard) })
+				fmt.Fprintf(os.Stderr, "design=%s span=%s origin=%s window=%s\n%s\n", d.name, span, origin, simWindow(b), last.header())
+				empty = s.measure(bin, laggard, 0)
+				fmt.Fprintln(os.Stderr, empty.row())
+			}
 			began := time.Now()
 			s.run(func(elapsed time.Duration) {
 				last = s.measure(bin, laggard, elapsed)
 				fmt.Fprintln(os.Stderr, last.row())
+				if resume != "" {
+					s.saveResume(resume, d.name, laggard, empty)
+				}
 			})
 			fmt.Fprintf(os.Stderr, "design=%s: %d calls (%d refused), %d syncs in %s; calls by tool: %v\n",
 				d.name, s.calls, s.refused, s.syncs, time.Since(began).Round(time.Second), s.byTool)

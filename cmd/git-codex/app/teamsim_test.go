@@ -95,6 +95,7 @@ type teamSim struct {
 	cfg    simConfig
 	ctx    context.Context
 	reg    *tools.Registry
+	pcg    *rand.PCG // rng's source, kept with a checkpoint to go on from (simResume)
 	rng    *rand.Rand
 	root   string
 	origin string
@@ -107,6 +108,13 @@ type teamSim struct {
 	mu    sync.Mutex // guards now: the stores' Now may be called from their goroutines
 	start time.Time
 	now   time.Time
+
+	// base is the simulated time the team's setup took; tick the last
+	// tick simulated, and order the agents' order in it (each tick
+	// shuffles the last one's): where run goes on from
+	base  time.Duration
+	tick  int
+	order []int
 
 	calls   int            // tool calls made by the simulation
 	byTool  map[string]int // calls per tool
@@ -136,8 +144,9 @@ type simAgent struct {
 // clones join with a sync.
 func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 	tb.Helper()
-	s := &teamSim{tb: tb, cfg: cfg, ctx: context.Background(), reg: builtin.Registry(), rng: rand.New(rand.NewPCG(cfg.Seed, 27)),
+	s := &teamSim{tb: tb, cfg: cfg, ctx: context.Background(), reg: builtin.Registry(), pcg: rand.NewPCG(cfg.Seed, 27),
 		root: tb.TempDir(), byTool: map[string]int{}}
+	s.rng = rand.New(s.pcg)
 	s.start = time.Now().Add(-simStartOffset).UTC().Truncate(time.Hour)
 	s.now = s.start
 	s.origin = filepath.Join(s.root, "origin.git")
@@ -188,6 +197,10 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 	}
 	for i := range s.clones {
 		s.sync(i)
+	}
+	s.base = s.elapsed()
+	for i := range s.agents {
+		s.order = append(s.order, i)
 	}
 	return s
 }
@@ -296,16 +309,15 @@ func (s *teamSim) run(at func(elapsed time.Duration)) {
 	checkpoints := append([]time.Duration(nil), s.cfg.Checkpoints...)
 	checkpoints = append(checkpoints, s.cfg.Span)
 	sort.Slice(checkpoints, func(i, j int) bool { return checkpoints[i] < checkpoints[j] })
+	for len(checkpoints) > 0 && checkpoints[0] <= time.Duration(s.tick)*simTick {
+		checkpoints = checkpoints[1:] // measured before a resume
+	}
 	ticks := int(s.cfg.Span / simTick)
 	syncTicks := max(1, int(s.cfg.SyncEvery/simTick))
-	order := make([]int, len(s.agents))
-	for i := range order {
-		order[i] = i
-	}
-	base := s.elapsed()
+	order, base := s.order, s.base
 	began := time.Now()
 	progressTicks := int(6 * time.Hour / simTick)
-	for t := 1; t <= ticks; t++ {
+	for t := s.tick + 1; t <= ticks; t++ {
 		if s.cfg.Measure && t%progressTicks == 0 { // a month runs for hours: say how far it is
 			fmt.Fprintf(os.Stderr, "  simulated %s: %d calls in %s\n", time.Duration(t)*simTick, s.calls, time.Since(began).Round(time.Second))
 		}
@@ -323,6 +335,7 @@ func (s *teamSim) run(at func(elapsed time.Duration)) {
 		for _, i := range order {
 			s.act(s.agents[i])
 		}
+		s.tick = t
 		for len(checkpoints) > 0 && time.Duration(t)*simTick >= checkpoints[0] {
 			for i := range s.clones { // what every machine has, before it is measured
 				s.sync(i)
