@@ -66,7 +66,8 @@ bench-month:
 
 # The checkpoints a bench-month run kept (GIT_CODEX_SIM_KEEP=<dir>) measured
 # again with this tree's binary, each process figure alternating with an
-# empty state: GIT_CODEX_SIM_KEPT=<dir> [GIT_CODEX_SIM_KEPT_AT=168h,336h].
+# empty state: GIT_CODEX_SIM_KEPT=<dir> [GIT_CODEX_SIM_KEPT_AT=168h,336h]
+# [GIT_CODEX_SIM_KEPT_SYNCS=3: runs of each sync measured].
 bench-month-kept:
 	GIT_CODEX_BUILD_TAGS='$(TAGS)' GIT_CODEX_BUILD_ENV='$(BUILDENV)' $(GO) test -tags '$(TAGS)' -run '^$$' -bench 'TeamMonthKept' -benchtime 1x -timeout 0 ./cmd/git-codex/app
 

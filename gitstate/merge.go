@@ -357,7 +357,9 @@ type Check struct {
 	// checks git's rules and the size bounds only.
 	Layout *Layout
 	// Commit checks every incoming commit, after the store's own checks of
-	// its message and signatures (checkCommits); nil: those only.
+	// its message and signatures (checkCommits); nil: those only. A
+	// merge calls it beside Validate, from another goroutine
+	// (checkCommitsAside).
 	Commit CommitValidator
 	// archived is the record archives' index the merge uses (nil: one of
 	// its own): Sync passes the one its adoption of the fetched archives
@@ -434,12 +436,17 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	var validate Validator
 	var layout *Layout
 	var archived *archivedIndex
+	// the incoming commits are read on a reader of their own while the
+	// checks after checkIncoming read trees and records (checkCommitsAside);
+	// the verdicts are reported in the order the checks were made one
+	// after the other before: checkIncoming's, checkCommits', dropsKept's,
+	// validateCommits'
+	commits := func() error { return nil }
 	if check != nil {
 		validate, layout, archived = check.Validate, check.Layout, check.archived
+		commits = s.checkCommitsAside(incoming, check.Commit)
+		defer commits() // nothing of the merge's reads outlives it
 		if err := s.checkIncoming(ours, theirs, behind, layout); err != nil {
-			return MergeResult{}, err
-		}
-		if err := s.checkCommits(incoming, check.Commit); err != nil {
 			return MergeResult{}, err
 		}
 	}
@@ -447,16 +454,24 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 		archived = s.archivedIndex(ctx, layout)
 	}
 	ff := !ok || ahead == 0
+	var dropsErr, validateErr error
 	if ff && ok && layout != nil {
-		drops, err := s.dropsKept(ctx, ours, theirs, layout, archived)
-		if err != nil {
-			return MergeResult{}, err
-		}
+		var drops bool
+		drops, dropsErr = s.dropsKept(ctx, ours, theirs, layout, archived)
 		ff = !drops
 	}
+	if ff && dropsErr == nil {
+		validateErr = s.validateCommits(ours, theirs, validate)
+	}
+	if err := commits(); err != nil {
+		return MergeResult{}, err
+	}
+	if dropsErr != nil {
+		return MergeResult{}, dropsErr
+	}
 	if ff {
-		if err := s.validateCommits(ours, theirs, validate); err != nil {
-			return MergeResult{}, err
+		if validateErr != nil {
+			return MergeResult{}, validateErr
 		}
 		if err := s.swapRef(RefState, ours, theirs); err != nil {
 			return MergeResult{}, err

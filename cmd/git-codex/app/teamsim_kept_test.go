@@ -28,7 +28,9 @@ import (
 // (GIT_CODEX_SIM_KEEP=<dir>: clone0-<elapsed> and origin-<elapsed>.git at
 // every checkpoint), with this tree's binary and at this machine's load:
 // GIT_CODEX_SIM_KEPT=<dir>, and GIT_CODEX_SIM_KEPT_AT="168h,336h" for some
-// checkpoints only. A month's simulation runs for hours beside whatever
+// checkpoints only; GIT_CODEX_SIM_KEPT_SYNCS the runs of each sync
+// measured (3: the default first sync and the day-behind one, medians of
+// wall and CPU). A month's simulation runs for hours beside whatever
 // else the machine does, so its own figures are read at that load; these
 // are taken when the machine is quiet, each process figure in alternation
 // with an empty state (the same commands, the same binary), so that the
@@ -69,15 +71,16 @@ const keptHeader = "simulated\tstate-commits\trecords\tfetch-MB\tfetch\tfirst-sy
 
 // keptFigures is one kept checkpoint measured again.
 type keptFigures struct {
-	Elapsed                                time.Duration
-	StateCommits, Records                  int
-	FetchBytes, ShallowBytes               int64
-	Fetch, FirstSync                       time.Duration
-	ShallowFetch, ShallowSync, DaySync, GC time.Duration
-	Inbox, EmptyInbox                      time.Duration // in-process, its audit record included
-	Log, Status, InboxProcess, Write       pair          // processes, against the empty state
-	WebFirst, WebAtWeek                    time.Duration
-	Load                                   string
+	Elapsed                          time.Duration
+	StateCommits, Records            int
+	FetchBytes, ShallowBytes         int64
+	Fetch, FirstSync                 time.Duration
+	ShallowFetch, GC                 time.Duration
+	ShallowSync, DaySync             cpuPair       // medians of keptSyncs runs, each on a fresh copy
+	Inbox, EmptyInbox                time.Duration // in-process, its audit record included
+	Log, Status, InboxProcess, Write pair          // processes, against the empty state
+	WebFirst, WebAtWeek              time.Duration
+	Load                             string
 }
 
 // pair is a figure on a kept state and the same on the empty state,
@@ -101,11 +104,11 @@ func keptMs(d time.Duration) string {
 func (f keptFigures) row() string {
 	mb := func(n int64) string { return fmt.Sprintf("%.2f", float64(n)/(1<<20)) }
 	day := "-"
-	if f.DaySync > 0 {
-		day = keptMs(f.DaySync)
+	if f.DaySync.wall > 0 {
+		day = f.DaySync.String()
 	}
 	return strings.Join([]string{f.Elapsed.String(), fmt.Sprint(f.StateCommits), fmt.Sprint(f.Records),
-		mb(f.FetchBytes), keptMs(f.Fetch), keptMs(f.FirstSync), mb(f.ShallowBytes), keptMs(f.ShallowFetch), keptMs(f.ShallowSync), day,
+		mb(f.FetchBytes), keptMs(f.Fetch), keptMs(f.FirstSync), mb(f.ShallowBytes), keptMs(f.ShallowFetch), f.ShallowSync.String(), day,
 		f.Log.String(), f.Status.String(), pair{kept: f.Inbox, empty: f.EmptyInbox}.String(), f.InboxProcess.String(), f.Write.String(),
 		keptMs(f.WebFirst), keptMs(f.WebAtWeek), keptMs(f.GC), f.Load}, "\t")
 }
@@ -228,6 +231,42 @@ func (m *keptMeasure) asAgent() []string {
 	return []string{"CODEX_INSTANCE=" + keptAgent, "CODEX_TOKEN=" + m.token}
 }
 
+// cpuPair is a process's wall time and CPU (user and system, its
+// children's included), medians of the runs taken.
+type cpuPair struct{ wall, cpu time.Duration }
+
+func (p cpuPair) String() string { return fmt.Sprintf("%s(cpu %s)", keptMs(p.wall), keptMs(p.cpu)) }
+
+// keptSyncs is how many times the syncs are measured, each on a fresh
+// copy (GIT_CODEX_SIM_KEPT_SYNCS; 3 by default).
+func keptSyncs(tb testing.TB) int {
+	n := 3
+	if v := os.Getenv("GIT_CODEX_SIM_KEPT_SYNCS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			tb.Fatalf("GIT_CODEX_SIM_KEPT_SYNCS=%q: a count", v)
+		}
+	}
+	return n
+}
+
+// syncs runs `git codex sync -q origin` keptSyncs times in the repository
+// setup makes (afresh each time; it is removed after) and returns the
+// medians.
+func (m *keptMeasure) syncs(setup func() string) cpuPair {
+	var walls, cpus []time.Duration
+	for range keptSyncs(m.tb) {
+		dir := setup()
+		start, cpu := time.Now(), m.cpu
+		m.run(nil, dir, "sync", "-q", "origin")
+		walls, cpus = append(walls, time.Since(start)), append(cpus, m.cpu-cpu)
+		gitstatetest.WaitForMaintenance(m.tb, dir)
+		os.RemoveAll(dir)
+	}
+	mid := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	return cpuPair{mid(walls), mid(cpus)}
+}
+
 // keptRounds is how many alternating rounds each process figure takes.
 const keptRounds = 9
 
@@ -287,26 +326,22 @@ func (m *keptMeasure) figures(kept string, p time.Duration, prev string, empty *
 	f.ShallowFetch = time.Since(start)
 	f.ShallowBytes = dirSize(filepath.Join(fresh, ".git", "objects"))
 	os.RemoveAll(fresh)
-	gitstatetest.Git(tb, root, "clone", "-q", "--no-local", origin, fresh)
-	simConfigRepo(tb, fresh)
-	gitstatetest.Git(tb, fresh, "config", "codex.firstSyncDays", strconv.FormatFloat(simWindow(tb).Hours()/24, 'f', 6, 64))
-	start = time.Now()
-	m.run(nil, fresh, "sync", "-q", "origin")
-	f.ShallowSync = time.Since(start)
-	gitstatetest.WaitForMaintenance(tb, fresh)
-	os.RemoveAll(fresh)
+	f.ShallowSync = m.syncs(func() string {
+		gitstatetest.Git(tb, root, "clone", "-q", "--no-local", origin, fresh)
+		simConfigRepo(tb, fresh)
+		gitstatetest.Git(tb, fresh, "config", "codex.firstSyncDays", strconv.FormatFloat(simWindow(tb).Hours()/24, 'f', 6, 64))
+		return fresh
+	})
 
 	// The day-behind sync: clone 0 as it was a checkpoint ago, synced
 	// with origin as it is now.
 	if prev != "" {
 		lag := filepath.Join(root, "laggard")
-		keptCopy(tb, prev, lag)
-		gitstatetest.Git(tb, lag, "remote", "set-url", "origin", origin)
-		start = time.Now()
-		m.run(nil, lag, "sync", "-q", "origin")
-		f.DaySync = time.Since(start)
-		gitstatetest.WaitForMaintenance(tb, lag)
-		os.RemoveAll(lag)
+		f.DaySync = m.syncs(func() string {
+			keptCopy(tb, prev, lag)
+			gitstatetest.Git(tb, lag, "remote", "set-url", "origin", origin)
+			return lag
+		})
 	}
 
 	f.Log = alternate(m, empty, func(x *keptMeasure) { x.run(nil, "", "log") })
