@@ -233,9 +233,16 @@ func (m *keptMeasure) asAgent() []string {
 
 // cpuPair is a process's wall time and CPU (user and system, its
 // children's included), medians of the runs taken.
-type cpuPair struct{ wall, cpu time.Duration }
+// grew is what the sync added to the repository's objects (the last
+// run's): what it fetched, as git stored it.
+type cpuPair struct {
+	wall, cpu time.Duration
+	grew      int64
+}
 
-func (p cpuPair) String() string { return fmt.Sprintf("%s(cpu %s)", keptMs(p.wall), keptMs(p.cpu)) }
+func (p cpuPair) String() string {
+	return fmt.Sprintf("%s(cpu %s, +%.2fMB)", keptMs(p.wall), keptMs(p.cpu), float64(p.grew)/(1<<20))
+}
 
 // keptSyncs is how many times the syncs are measured, each on a fresh
 // copy (GIT_CODEX_SIM_KEPT_SYNCS; 3 by default).
@@ -255,16 +262,20 @@ func keptSyncs(tb testing.TB) int {
 // medians.
 func (m *keptMeasure) syncs(setup func() string) cpuPair {
 	var walls, cpus []time.Duration
+	var grew int64
 	for range keptSyncs(m.tb) {
 		dir := setup()
+		objects := filepath.Join(dir, ".git", "objects")
+		before := dirSize(objects)
 		start, cpu := time.Now(), m.cpu
 		m.run(nil, dir, "sync", "-q", "origin")
 		walls, cpus = append(walls, time.Since(start)), append(cpus, m.cpu-cpu)
 		gitstatetest.WaitForMaintenance(m.tb, dir)
+		grew = dirSize(objects) - before
 		os.RemoveAll(dir)
 	}
 	mid := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
-	return cpuPair{mid(walls), mid(cpus)}
+	return cpuPair{mid(walls), mid(cpus), grew}
 }
 
 // keptRounds is how many alternating rounds each process figure takes.
