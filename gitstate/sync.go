@@ -344,7 +344,7 @@ func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) err
 		return err
 	}
 	defer unlock()
-	notes, err := s.localNotes(ctx)
+	notes, err := s.localNotes()
 	if err != nil {
 		return err
 	}
@@ -434,13 +434,55 @@ func lostRace(summary string) bool {
 	return false
 }
 
-// localNotes lists the notes refs git codex owns.
-func (s *Store) localNotes(ctx context.Context) ([]string, error) {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname)", NotesPrefix+"*"); err != nil {
+// localNotes lists the notes refs git codex owns (refs/notes/codex*, as
+// `git for-each-ref` matched that pattern: codex-reviews and codex/x too).
+func (s *Store) localNotes() ([]string, error) {
+	refs, err := s.refsUnder("refs/notes/")
+	if err != nil {
 		return nil, err
 	}
-	return strings.Fields(out.String()), nil
+	var out []string
+	for _, r := range refs {
+		if strings.HasPrefix(r.name, NotesPrefix) {
+			out = append(out, r.name)
+		}
+	}
+	return out, nil
+}
+
+// refAt is a ref and the object it points at.
+type refAt struct {
+	name string
+	hash plumbing.Hash
+}
+
+// refsUnder lists the refs under prefix (ending in "/") and their objects,
+// in name order, loose and packed, as `git for-each-ref <prefix>` lists
+// them but without a git process: a day-behind sync listed three
+// directories of refs, each a process start (docs/PERFORMANCE.md, "The
+// day-behind sync side by side on two CPUs"). Like git's listing it leaves
+// out a broken ref: one whose object this repository lacks, or that holds
+// no object id (git codex writes no symbolic refs there).
+func (s *Store) refsUnder(prefix string) ([]refAt, error) {
+	names, err := gitrepo.ListRefs(s.commonDir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]refAt, 0, len(names))
+	for _, n := range names {
+		h, ok, err := gitrepo.ReadRef(s.commonDir, n)
+		if err != nil || !ok {
+			continue // not an object id, or gone meanwhile
+		}
+		s.objMu.Lock()
+		err = s.objects.Has(h)
+		s.objMu.Unlock()
+		if err != nil {
+			continue
+		}
+		out = append(out, refAt{name: n, hash: h})
+	}
+	return out, nil
 }
 
 // MergeNotes merges each notes ref fetched from remote into the local one
@@ -450,15 +492,13 @@ func (s *Store) localNotes(ctx context.Context) ([]string, error) {
 // It holds the writer lock, like a transaction, so two syncs of one
 // repository take turns instead of racing on the notes refs.
 func (s *Store) MergeNotes(ctx context.Context, remote string) error {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", remoteDir(remote)+"notes/"); err != nil {
+	refs, err := s.refsUnder(remoteDir(remote) + "notes/")
+	if err != nil {
 		return err
 	}
 	var fetched [][2]string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
-			fetched = append(fetched, [2]string{f[0], f[1]})
-		}
+	for _, r := range refs {
+		fetched = append(fetched, [2]string{r.name, r.hash.String()})
 	}
 	return s.mergeNotes(ctx, remote, fetched)
 }
@@ -643,7 +683,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if _, ok, err := gitrepo.ReadRef(s.commonDir, RefState); err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("gitstate: nothing to push: %w", ErrNotInitialized))
 		}
-		notes, err := s.localNotes(ctx)
+		notes, err := s.localNotes()
 		if err != nil {
 			return res, err
 		}
