@@ -434,8 +434,9 @@ func lostRace(summary string) bool {
 	return false
 }
 
-// localNotes lists the notes refs git codex owns (refs/notes/codex*, as
-// `git for-each-ref` matched that pattern: codex-reviews and codex/x too).
+// localNotes lists the notes refs git codex owns: those `git for-each-ref
+// refs/notes/codex*` lists (codex, codex-reviews; its * does not cross a
+// slash).
 func (s *Store) localNotes() ([]string, error) {
 	refs, err := s.refsUnder("refs/notes/")
 	if err != nil {
@@ -443,7 +444,7 @@ func (s *Store) localNotes() ([]string, error) {
 	}
 	var out []string
 	for _, r := range refs {
-		if strings.HasPrefix(r.name, NotesPrefix) {
+		if rest, ok := strings.CutPrefix(r.name, NotesPrefix); ok && !strings.Contains(rest, "/") {
 			out = append(out, r.name)
 		}
 	}
@@ -460,9 +461,10 @@ type refAt struct {
 // in name order, loose and packed, as `git for-each-ref <prefix>` lists
 // them but without a git process: a day-behind sync listed three
 // directories of refs, each a process start (docs/PERFORMANCE.md, "The
-// day-behind sync side by side on two CPUs"). Like git's listing it leaves
-// out a broken ref: one whose object this repository lacks, or that holds
-// no object id (git codex writes no symbolic refs there).
+// day-behind sync side by side on two CPUs"). Like git's listing it keeps
+// a ref whose object is missing and leaves out one that holds no object id
+// (git's "ignoring broken ref"); a symbolic ref, which git codex never
+// writes there, is left out too.
 func (s *Store) refsUnder(prefix string) ([]refAt, error) {
 	names, err := gitrepo.ListRefs(s.commonDir, prefix)
 	if err != nil {
@@ -470,17 +472,9 @@ func (s *Store) refsUnder(prefix string) ([]refAt, error) {
 	}
 	out := make([]refAt, 0, len(names))
 	for _, n := range names {
-		h, ok, err := gitrepo.ReadRef(s.commonDir, n)
-		if err != nil || !ok {
-			continue // not an object id, or gone meanwhile
+		if h, ok, err := gitrepo.ReadRef(s.commonDir, n); err == nil && ok {
+			out = append(out, refAt{name: n, hash: h})
 		}
-		s.objMu.Lock()
-		err = s.objects.Has(h)
-		s.objMu.Unlock()
-		if err != nil {
-			continue
-		}
-		out = append(out, refAt{name: n, hash: h})
 	}
 	return out, nil
 }
