@@ -464,6 +464,7 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	if archived == nil && layout != nil {
 		archived = s.archivedIndex(ctx, layout)
 	}
+	archived.bringing(theirs, incoming)
 	var dropsErr error
 	if ff && ok && layout != nil {
 		// Beside checkTreesAside, this walk may read a tree whose shape
