@@ -122,8 +122,20 @@ func (o *Objects) locate(h plumbing.Hash) error {
 // WidenIndexCache lets the cache of big index blocks hold up to blocks
 // blocks (of 1 KiB) until restore is called: for a batch of lookups
 // scattered over the indexes, such as a sync's checks (see
-// indexCache.widen). Calls must not nest.
-func (o *Objects) WidenIndexCache(blocks int) (restore func()) { return o.ixc.widen(blocks) }
+// indexCache.widen); big indexes opened meanwhile are read whole within
+// that bound (indexCache.readWhole), and forgotten by restore: the next
+// lookup opens them again, a block at a time. Calls must not nest.
+func (o *Objects) WidenIndexCache(blocks int) (restore func()) {
+	narrow := o.ixc.widen(blocks)
+	return func() {
+		narrow()
+		for _, p := range o.packs {
+			if p.wide {
+				p.idx, p.fan, p.wide = nil, nil, false
+			}
+		}
+	}
+}
 
 // find looks h up, reading the list of packs again once if the lookup may
 // have missed a repack, and asks git for what is still not found (git's
