@@ -329,14 +329,16 @@ func (s *Store) checkCommitsAside(incoming []string, validate CommitValidator) (
 // checkIncoming's and, when they were asked for, validateCommits'.
 type treeVerdicts struct{ incoming, validate error }
 
-// checkTreesAside runs checkIncoming and then, if asked (validate: the
-// merge looks like a fast-forward, whose records are validated as they
-// come) and it passed, validateCommits, on a reader of their own in a
-// goroutine, so that dropsKept, which reads through the store's reader
-// (and with it the record archives' index, which stays on the merge's
-// goroutine), runs beside them on the machine's other CPU: a day-behind
-// sync's checkShape and validators ~0.12 s of CPU, its dropsKept ~0.1 s
-// (docs/PERFORMANCE.md, "The day-behind sync side by side on two CPUs").
+// checkTreesAside runs checkIncoming and then, if alsoValidate (the merge
+// looks like a fast-forward, whose records are validated as they come)
+// and it passed, validateCommits with validate, on a reader of their own
+// in a goroutine, so that dropsKept, which reads through the store's
+// reader (and with it the record archives' index, which stays on the
+// merge's goroutine), runs beside them on the machine's other CPU: a
+// day-behind sync's checkShape and validators ~0.14 s of CPU, its
+// dropsKept ~0.15 s (docs/PERFORMANCE.md, "The day-behind sync side by
+// side on two CPUs"). A verdict of the validators that the merge does not
+// use (dropsKept turned it into a merge) is dropped.
 // The validators still see only a tree whose shape passed: they run after
 // checkIncoming, on the same goroutine. It returns the wait for the
 // verdicts, which may be called any number of times, and whether they
