@@ -1,7 +1,6 @@
 package gitstate
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -18,19 +17,23 @@ import (
 // the remote's is at refs/codex/remotes/<remote>/archive/<id>.
 
 // localArchives lists the archive refs this repository has.
-func (s *Store) localArchives(ctx context.Context) ([]string, error) {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname)", ArchivePrefix); err != nil {
+func (s *Store) localArchives() ([]string, error) {
+	refs, err := s.refsUnder(ArchivePrefix)
+	if err != nil {
 		return nil, err
 	}
-	return strings.Fields(out.String()), nil
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.name
+	}
+	return names, nil
 }
 
 // unpublishedArchives lists the local archives the remote lacks: those it
 // did not advertise (adv), or without adv, those it had none of when last
 // fetched (no remote-tracking ref).
 func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv advertised) ([]string, error) {
-	refs, err := s.localArchives(ctx)
+	refs, err := s.localArchives()
 	if err != nil {
 		return nil, err
 	}
@@ -65,17 +68,13 @@ func (s *Store) unpublishedArchives(ctx context.Context, remote string, adv adve
 // record archive is adopted. checks, if not nil, is the index the round's
 // merge used: an archive it checked is not walked again.
 func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout, checks *archivedIndex) error {
-	var out bytes.Buffer
 	prefix := remoteDir(remote) + "archive/"
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", prefix); err != nil {
+	refs, err := s.refsUnder(prefix)
+	if err != nil {
 		return err
 	}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || !plumbing.IsHash(f[1]) {
-			continue
-		}
-		local := ArchivePrefix + strings.TrimPrefix(f[0], prefix)
+	for _, r := range refs {
+		local := ArchivePrefix + strings.TrimPrefix(r.name, prefix)
 		if _, ok, err := gitrepo.ReadRef(s.commonDir, local); err != nil {
 			return err
 		} else if ok {
@@ -85,12 +84,12 @@ func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout
 			if checks == nil {
 				checks = s.archivedIndex(ctx, layout)
 			}
-			why, remember, err := checks.refusal(f[0], plumbing.NewHash(f[1]))
+			why, remember, err := checks.refusal(r.name, r.hash)
 			if err != nil {
 				return err
 			}
 			if remember {
-				if err := s.rememberRefusal(ctx, plumbing.NewHash(f[1]), checks.print, why); err != nil {
+				if err := s.rememberRefusal(ctx, r.hash, checks.print, why); err != nil {
 					return err
 				}
 			}
@@ -99,7 +98,7 @@ func (s *Store) adoptArchives(ctx context.Context, remote string, layout *Layout
 			}
 		}
 		// create only: a ref made meanwhile is kept
-		if err := s.git(ctx, nil, "update-ref", local, f[1], plumbing.ZeroHash.String()); err != nil {
+		if err := s.git(ctx, nil, "update-ref", local, r.hash.String(), plumbing.ZeroHash.String()); err != nil {
 			return fmt.Errorf("gitstate: adopt %s: %w", local, err)
 		}
 	}

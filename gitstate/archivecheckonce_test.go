@@ -2,6 +2,7 @@ package gitstate_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,55 @@ func TestSyncChecksFetchedArchiveOnce(t *testing.T) {
 	}
 	if got := gitstatetest.Git(t, dir, "for-each-ref", "--format=%(refname)", gitstate.ArchivePrefix); got != ref {
 		t.Errorf("archive refs %q, want %s adopted", got, ref)
+	}
+}
+
+// TestArchiveOfIncomingStateNoAncestryProcess: a sync whose fetched archive
+// names a state commit the sync brings (the day's archive, made on a peer
+// during the day) knows that commit is in the history of the side that
+// deleted the records from the commits it brings, without `git merge-base
+// --is-ancestor`, and the deletion stands as before.
+func TestArchiveOfIncomingStateNoAncestryProcess(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openInit(t)
+	base := putRaw(t, s, taskPath, taskOpen, readPath, readMail)
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	gitstatetest.Git(t, filepath.Dir(origin), "init", "-q", "--bare", origin)
+	gitstatetest.Git(t, dir, "remote", "add", "origin", origin)
+	opts := gitstate.SyncOptions{Resolve: clockResolver, Finish: finishMeta, Push: true, Layout: archiveLayout(archiveRule)}
+	if _, err := s.Sync(ctx, "origin", opts); err != nil {
+		t.Fatal(err)
+	}
+	// a peer writes on, archives the read mail as its state then had it,
+	// and publishes its state without it
+	const ref = gitstate.RecordArchivePrefix + "2026-01-01-peer"
+	mid := putRaw(t, s, "other.json", "x")
+	theirs := putRaw(t, s, readPath, "")
+	writeArchive(t, dir, ref, map[string]string{"manifest.json": manifest(t, mid.Hash, map[string]int{"mail": 1}), readPath: readMail})
+	gitstatetest.Git(t, dir, "push", "-q", origin, gitstate.RefState+":"+gitstate.RefState, ref+":"+ref)
+	gitstatetest.Git(t, dir, "update-ref", "-d", ref)
+	resetState(t, dir, base.Hash)
+
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+	res, err := s.Sync(ctx, "origin", opts)
+	t.Setenv("GIT_TRACE", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Merge.Status != gitstate.MergeFastForward || res.Merge.Commit != theirs.Hash {
+		t.Fatalf("merge %s to %s, want a fast-forward to %s (the archive lets the deletion stand)", res.Merge.Status, res.Merge.Commit, theirs.Hash)
+	}
+	if got := gitstatetest.Git(t, dir, "for-each-ref", "--format=%(refname)", gitstate.ArchivePrefix); got != ref {
+		t.Errorf("archive refs %q, want %s adopted", got, ref)
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "merge-base") {
+			t.Errorf("the sync asked git for an ancestry it had listed: %s", line)
+		}
 	}
 }

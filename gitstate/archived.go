@@ -132,6 +132,11 @@ type archivedIndex struct {
 	err      error
 	// ancestor caches "state commit is in the history of tip"
 	ancestor map[[2]plumbing.Hash]bool
+	// brought are the commits a merge brings (rev-list ours..theirs, as
+	// hex), all in the history of broughtBy: inHistory answers for them
+	// without git (see bringing)
+	brought   []string
+	broughtBy plumbing.Hash
 	// trees caches the trees read, by name: a merge that lets thousands of
 	// archived records go looks each up in the same few trees
 	trees map[plumbing.Hash]map[string]gitrepo.TreeEntry
@@ -461,6 +466,17 @@ func countsText(c map[string]int) string {
 	return strings.Join(parts, " ")
 }
 
+// bringing tells the index the commits a merge brings from theirs
+// (incoming, as aheadBehind lists them): each is in theirs' history, which
+// inHistory then knows without a git process. The archive a day-behind
+// sync checks names a state commit of the day it brings
+// (docs/PERFORMANCE.md, "The day-behind sync side by side on two CPUs").
+func (a *archivedIndex) bringing(theirs plumbing.Hash, incoming []string) {
+	if a != nil {
+		a.broughtBy, a.brought = theirs, incoming
+	}
+}
+
 // inHistory reports whether the commit c is tip or one of its ancestors.
 func (a *archivedIndex) inHistory(c, tip plumbing.Hash) (bool, error) {
 	if tip.IsZero() {
@@ -472,6 +488,15 @@ func (a *archivedIndex) inHistory(c, tip plumbing.Hash) (bool, error) {
 	key := [2]plumbing.Hash{c, tip}
 	if in, ok := a.ancestor[key]; ok {
 		return in, nil
+	}
+	if tip == a.broughtBy && a.brought != nil {
+		for _, id := range a.brought {
+			a.ancestor[[2]plumbing.Hash{plumbing.NewHash(id), tip}] = true
+		}
+		a.brought = nil // learnt
+		if a.ancestor[key] {
+			return true, nil
+		}
 	}
 	err := a.s.git(a.ctx, nil, "merge-base", "--is-ancestor", c.String(), tip.String())
 	var ee *exec.ExitError

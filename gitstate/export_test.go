@@ -131,3 +131,16 @@ const BackgroundScript = backgroundScript
 
 // MidxPackNames is midxPackNames.
 func MidxPackNames(b []byte) ([]string, error) { return midxPackNames(b) }
+
+// RefsUnder is refsUnder, as "<name> <object>" lines.
+func (s *Store) RefsUnder(prefix string) ([]string, error) {
+	refs, err := s.refsUnder(prefix)
+	var out []string
+	for _, r := range refs {
+		out = append(out, r.name+" "+r.hash.String())
+	}
+	return out, err
+}
+
+// LocalNotes is localNotes.
+func (s *Store) LocalNotes() ([]string, error) { return s.localNotes() }

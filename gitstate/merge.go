@@ -436,32 +436,48 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 	var validate Validator
 	var layout *Layout
 	var archived *archivedIndex
-	// the incoming commits are read on a reader of their own while the
-	// checks after checkIncoming read trees and records (checkCommitsAside);
-	// the verdicts are reported in the order the checks were made one
-	// after the other before: checkIncoming's, checkCommits', dropsKept's,
-	// validateCommits'
+	ff := !ok || ahead == 0
+	// Three checks read side by side on the machine's two CPUs, each on a
+	// reader of its own: the incoming commits (checkCommitsAside), the
+	// incoming tree's shape and then, for what looks like a fast-forward,
+	// its records (checkTreesAside), and here, on the store's reader, the
+	// records a fast-forward would drop (dropsKept, with the archives'
+	// index). The verdicts are reported in the order the checks were made
+	// one after the other before: checkIncoming's, checkCommits',
+	// dropsKept's, validateCommits'.
 	commits := func() error { return nil }
+	trees := func() treeVerdicts { return treeVerdicts{} }
 	if check != nil {
 		validate, layout, archived = check.Validate, check.Layout, check.archived
 		commits = s.checkCommitsAside(incoming, check.Commit)
 		defer commits() // nothing of the merge's reads outlives it
-		if err := s.checkIncoming(ours, theirs, behind, layout); err != nil {
-			return MergeResult{}, err
+		var aside bool
+		trees, aside = s.checkTreesAside(ours, theirs, behind, layout, validate, ff)
+		defer trees()
+		if !aside {
+			// checked here, at once: nothing else reads a tree that failed
+			if v := trees(); v.incoming != nil {
+				return MergeResult{}, v.incoming
+			}
 		}
 	}
 	if archived == nil && layout != nil {
 		archived = s.archivedIndex(ctx, layout)
 	}
-	ff := !ok || ahead == 0
-	var dropsErr, validateErr error
+	archived.bringing(theirs, incoming)
+	var dropsErr error
 	if ff && ok && layout != nil {
+		// Beside checkTreesAside, this walk may read a tree whose shape
+		// fails; it reads only trees (and the archives' objects), which
+		// git checked as they came (a sync's fetch.fsckObjects), and its
+		// verdict counts only after checkIncoming's.
 		var drops bool
 		drops, dropsErr = s.dropsKept(ctx, ours, theirs, layout, archived)
 		ff = !drops
 	}
-	if ff && dropsErr == nil {
-		validateErr = s.validateCommits(ours, theirs, validate)
+	tv := trees()
+	if tv.incoming != nil {
+		return MergeResult{}, tv.incoming
 	}
 	if err := commits(); err != nil {
 		return MergeResult{}, err
@@ -470,8 +486,10 @@ func (s *Store) merge(ctx context.Context, rev string, resolve Resolver, check *
 		return MergeResult{}, dropsErr
 	}
 	if ff {
-		if validateErr != nil {
-			return MergeResult{}, validateErr
+		// validated beside dropsKept, as a fast-forward's records are;
+		// a merge instead validates the merged tree (mergeCommit)
+		if tv.validate != nil {
+			return MergeResult{}, tv.validate
 		}
 		if err := s.swapRef(RefState, ours, theirs); err != nil {
 			return MergeResult{}, err

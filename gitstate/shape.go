@@ -276,9 +276,15 @@ func joinPath(dir, name string) string {
 // into subtrees whose hashes differ: the cost follows the change, not the
 // state. It fails wrapping ErrInvalidState, naming the first bad path.
 func (s *Store) checkShape(from, to plumbing.Hash, slotAt func(parts []string) slot) error {
+	return checkShapeIn(s, from, to, slotAt)
+}
+
+// checkShapeIn is checkShape reading through r (a merge's check of a big
+// incoming change reads on a reader of its own: checkTreesAside).
+func checkShapeIn(r objReader, from, to plumbing.Hash, slotAt func(parts []string) slot) error {
 	var walk func(path string, parts []string, from, to plumbing.Hash) error
 	walk = func(path string, parts []string, from, to plumbing.Hash) error {
-		data, err := s.readRaw(plumbing.TreeObject, to)
+		data, err := r.readRaw(plumbing.TreeObject, to)
 		if err != nil {
 			return shapeError(path, "not a readable tree: %v", err)
 		}
@@ -294,7 +300,7 @@ func (s *Store) checkShape(from, to plumbing.Hash, slotAt func(parts []string) s
 		}
 		old := map[string]rawEntry{}
 		if !from.IsZero() {
-			t, err := s.readTree(from)
+			t, err := r.readTree(from)
 			if err != nil {
 				return err
 			}
@@ -333,9 +339,7 @@ func (s *Store) checkShape(from, to plumbing.Hash, slotAt func(parts []string) s
 					return err
 				}
 			default:
-				s.objMu.Lock()
-				typ, size, err := s.objects.Stat(e.hash)
-				s.objMu.Unlock()
+				typ, size, err := r.statObject(e.hash)
 				if err != nil {
 					return shapeError(p, "unreadable: %v", err)
 				}

@@ -361,7 +361,7 @@ func (s *Store) Push(ctx context.Context, remote string, progress io.Writer) err
 		return err
 	}
 	defer unlock()
-	notes, err := s.localNotes(ctx)
+	notes, err := s.localNotes()
 	if err != nil {
 		return err
 	}
@@ -451,13 +451,49 @@ func lostRace(summary string) bool {
 	return false
 }
 
-// localNotes lists the notes refs git codex owns.
-func (s *Store) localNotes(ctx context.Context) ([]string, error) {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname)", NotesPrefix+"*"); err != nil {
+// localNotes lists the notes refs git codex owns: those `git for-each-ref
+// refs/notes/codex*` lists (codex, codex-reviews; its * does not cross a
+// slash).
+func (s *Store) localNotes() ([]string, error) {
+	refs, err := s.refsUnder("refs/notes/")
+	if err != nil {
 		return nil, err
 	}
-	return strings.Fields(out.String()), nil
+	var out []string
+	for _, r := range refs {
+		if rest, ok := strings.CutPrefix(r.name, NotesPrefix); ok && !strings.Contains(rest, "/") {
+			out = append(out, r.name)
+		}
+	}
+	return out, nil
+}
+
+// refAt is a ref and the object it points at.
+type refAt struct {
+	name string
+	hash plumbing.Hash
+}
+
+// refsUnder lists the refs under prefix (ending in "/") and their objects,
+// in name order, loose and packed, as `git for-each-ref <prefix>` lists
+// them but without a git process: a day-behind sync listed three
+// directories of refs, each a process start (docs/PERFORMANCE.md, "The
+// day-behind sync side by side on two CPUs"). Like git's listing it keeps
+// a ref whose object is missing and leaves out one that holds no object id
+// (git's "ignoring broken ref"); a symbolic ref, which git codex never
+// writes there, is left out too.
+func (s *Store) refsUnder(prefix string) ([]refAt, error) {
+	names, err := gitrepo.ListRefs(s.commonDir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]refAt, 0, len(names))
+	for _, n := range names {
+		if h, ok, err := gitrepo.ReadRef(s.commonDir, n); err == nil && ok {
+			out = append(out, refAt{name: n, hash: h})
+		}
+	}
+	return out, nil
 }
 
 // MergeNotes merges each notes ref fetched from remote into the local one
@@ -467,15 +503,13 @@ func (s *Store) localNotes(ctx context.Context) ([]string, error) {
 // It holds the writer lock, like a transaction, so two syncs of one
 // repository take turns instead of racing on the notes refs.
 func (s *Store) MergeNotes(ctx context.Context, remote string) error {
-	var out bytes.Buffer
-	if err := s.git(ctx, &out, "for-each-ref", "--format=%(refname) %(objectname)", remoteDir(remote)+"notes/"); err != nil {
+	refs, err := s.refsUnder(remoteDir(remote) + "notes/")
+	if err != nil {
 		return err
 	}
 	var fetched [][2]string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
-			fetched = append(fetched, [2]string{f[0], f[1]})
-		}
+	for _, r := range refs {
+		fetched = append(fetched, [2]string{r.name, r.hash.String()})
 	}
 	return s.mergeNotes(ctx, remote, fetched)
 }
@@ -660,7 +694,7 @@ func (s *Store) Sync(ctx context.Context, remote string, opts SyncOptions) (Sync
 		if _, ok, err := gitrepo.ReadRef(s.commonDir, RefState); err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("gitstate: nothing to push: %w", ErrNotInitialized))
 		}
-		notes, err := s.localNotes(ctx)
+		notes, err := s.localNotes()
 		if err != nil {
 			return res, err
 		}

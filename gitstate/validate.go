@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +32,11 @@ const maxInvalidListed = 10
 // trees from and to (added or changed; deletions have nothing to check),
 // descending only into subtrees whose hashes differ.
 func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error {
+	return validateChangeIn(s, from, to, validate)
+}
+
+// validateChangeIn is validateChange reading through r.
+func validateChangeIn(r objReader, from, to plumbing.Hash, validate Validator) error {
 	if validate == nil || from == to {
 		return nil
 	}
@@ -41,7 +45,7 @@ func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error
 	walk = func(path string, from, to plumbing.Hash) error {
 		old := map[string]gitrepo.TreeEntry{}
 		if !from.IsZero() {
-			t, err := s.readTree(from)
+			t, err := r.readTree(from)
 			if err != nil {
 				return err
 			}
@@ -49,7 +53,7 @@ func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error
 				old[e.Name] = e
 			}
 		}
-		t, err := s.readTree(to)
+		t, err := r.readTree(to)
 		if err != nil {
 			return err
 		}
@@ -72,7 +76,7 @@ func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error
 				}
 				continue
 			}
-			data, err := s.readBlob(e.Hash)
+			data, err := r.readBlob(e.Hash)
 			if err != nil {
 				return err
 			}
@@ -97,8 +101,8 @@ func (s *Store) validateChange(from, to plumbing.Hash, validate Validator) error
 }
 
 // validateCommits is validateChange between two commits' trees (from may be
-// the zero hash: no state yet).
-func (s *Store) validateCommits(from, to plumbing.Hash, validate Validator) error {
+// the zero hash: no state yet), reading the trees and records through r.
+func (s *Store) validateCommits(r objReader, from, to plumbing.Hash, validate Validator) error {
 	if validate == nil {
 		return nil
 	}
@@ -113,7 +117,7 @@ func (s *Store) validateCommits(from, to plumbing.Hash, validate Validator) erro
 		}
 		trees[i] = c.TreeHash
 	}
-	return s.validateChange(trees[0], trees[1], validate)
+	return validateChangeIn(r, trees[0], trees[1], validate)
 }
 
 // checkType checks that h names an object of type want (a ref a remote
@@ -145,8 +149,9 @@ const maxRefTarget = 1 << 20
 
 // checkIncoming checks what a merge of the commit theirs, n commits ahead
 // of ours (zero: no local state yet), would bring in, before anything of it is used: its
-// clock (checkClock) and its tree's shape (checkShape against layout).
-func (s *Store) checkIncoming(ours, theirs plumbing.Hash, n uint64, layout *Layout) error {
+// clock (checkClock) and its tree's shape (checkShape against layout, its
+// trees read through r).
+func (s *Store) checkIncoming(r objReader, ours, theirs plumbing.Hash, n uint64, layout *Layout) error {
 	if err := s.checkClock(ours, theirs, n); err != nil {
 		return err
 	}
@@ -162,7 +167,7 @@ func (s *Store) checkIncoming(ours, theirs plumbing.Hash, n uint64, layout *Layo
 	if err != nil {
 		return fmt.Errorf("gitstate: %w: %v", ErrInvalidState, err)
 	}
-	return s.checkShape(from, c.TreeHash, layout.slotAt)
+	return checkShapeIn(r, from, c.TreeHash, layout.slotAt)
 }
 
 // checkClock refuses an incoming commit whose clock is further ahead of
@@ -312,12 +317,52 @@ func (s *Store) checkCommitsAside(incoming []string, validate CommitValidator) (
 		return func() error { return err }
 	}
 	done := make(chan error, 1)
-	r := gitrepo.Open(s.commonDir, filepath.Join(s.commonDir, "codex", "tmp"))
+	r := s.openAside()
 	go func() {
-		defer r.Close()
-		done <- checkCommitsIn(r.Objects.Commit, incoming, validate)
+		defer r.close()
+		done <- checkCommitsIn(r.readCommit, incoming, validate)
 	}()
 	return sync.OnceValue(func() error { return <-done })
+}
+
+// treeVerdicts are the verdicts of a merge's checks of the incoming tree:
+// checkIncoming's and, when they were asked for, validateCommits'.
+type treeVerdicts struct{ incoming, validate error }
+
+// checkTreesAside runs checkIncoming and then, if alsoValidate (the merge
+// looks like a fast-forward, whose records are validated as they come)
+// and it passed, validateCommits with validate, on a reader of their own
+// in a goroutine, so that dropsKept, which reads through the store's
+// reader (and with it the record archives' index, which stays on the
+// merge's goroutine), runs beside them on the machine's other CPU: a
+// day-behind sync's checkShape and validators ~0.14 s of CPU, its
+// dropsKept ~0.15 s (docs/PERFORMANCE.md, "The day-behind sync side by
+// side on two CPUs"). A verdict of the validators that the merge does not
+// use (dropsKept turned it into a merge) is dropped.
+// The validators still see only a tree whose shape passed: they run after
+// checkIncoming, on the same goroutine. It returns the wait for the
+// verdicts, which may be called any number of times, and whether they
+// are checked aside (false: checked already). Below asideCommits
+// incoming commits it checks here, at once, on the store's reader: a small
+// merge's checks cost less than a reader's start.
+func (s *Store) checkTreesAside(ours, theirs plumbing.Hash, n uint64, layout *Layout, validate Validator, alsoValidate bool) (wait func() treeVerdicts, aside bool) {
+	run := func(r objReader) (v treeVerdicts) {
+		if v.incoming = s.checkIncoming(r, ours, theirs, n, layout); v.incoming == nil && alsoValidate {
+			v.validate = s.validateCommits(r, ours, theirs, validate)
+		}
+		return v
+	}
+	if n < asideCommits {
+		v := run(s)
+		return func() treeVerdicts { return v }, false
+	}
+	done := make(chan treeVerdicts, 1)
+	r := s.openAside()
+	go func() {
+		defer r.close()
+		done <- run(r)
+	}()
+	return sync.OnceValue(func() treeVerdicts { return <-done }), true
 }
 
 // checkCommitsIn checks the incoming commits, read by read.

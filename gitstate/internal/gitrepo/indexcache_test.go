@@ -155,8 +155,10 @@ func BenchmarkBigIndexLookup(b *testing.B) {
 
 // TestWidenIndexCache: a widened cache holds the blocks of an index over
 // its usual bound (a batch's scattered lookups then read each block once),
-// and restore brings it back to the bound with every object still found;
-// a limit a test set is left alone.
+// or, when the index fits in the widened bound, the index is read whole
+// when opened; restore brings it back to the bound (an index read whole
+// forgotten, then opened a block at a time) with every object still
+// found; a limit a test set is left alone.
 func TestWidenIndexCache(t *testing.T) {
 	common, blobs := bigPackRepo(t, 25000) // an index of ~690 blocks
 	r := Open(common, t.TempDir())
@@ -170,10 +172,14 @@ func TestWidenIndexCache(t *testing.T) {
 			}
 		}
 	}
-	restore := r.WidenIndexCache(4096)
+	// a budget the index does not fit in: its blocks, more than the usual
+	restore := r.WidenIndexCache(600)
 	readAll("widened")
 	if n := r.ixc.cachedBlocks(); n <= indexCacheBlocks {
-		t.Errorf("widened: %d blocks cached, want the index's ~690", n)
+		t.Errorf("widened: %d blocks cached, want up to 600 of the index's ~690", n)
+	}
+	if p := r.packs[0]; p.idx != nil || p.ixf == nil {
+		t.Errorf("widened to less than the index: read whole")
 	}
 	restore()
 	if n := r.ixc.cachedBlocks(); n == 0 || n > indexCacheBlocks || len(r.ixc.slots) > indexCacheBlocks {
@@ -182,6 +188,31 @@ func TestWidenIndexCache(t *testing.T) {
 	readAll("restored")
 	if n := r.ixc.cachedBlocks(); n > indexCacheBlocks {
 		t.Errorf("restored, after reading: %d blocks cached, want at most %d", n, indexCacheBlocks)
+	}
+
+	// a budget it fits in: an index opened meanwhile is read whole, in
+	// one read, and forgotten when the cache narrows again; the next
+	// lookup opens it a block at a time
+	r.Close()
+	r = Open(common, t.TempDir())
+	restore = r.WidenIndexCache(4096)
+	readAll("widened, read whole")
+	if p := r.packs[0]; p.idx == nil || p.ixf != nil || !p.wide {
+		t.Errorf("widened to more than the index: not read whole (idx %d bytes, file %v)", len(p.idx), p.ixf != nil)
+	}
+	if n := r.ixc.cachedBlocks(); n != 0 {
+		t.Errorf("an index read whole left %d blocks cached", n)
+	}
+	restore()
+	if p := r.packs[0]; p.idx != nil || p.opened() {
+		t.Errorf("restored: the index read whole is still held (%d bytes)", len(p.idx))
+	}
+	readAll("restored after whole")
+	if p := r.packs[0]; p.idx != nil || p.ixf == nil || p.wide {
+		t.Errorf("restored: reopened whole, not a block at a time")
+	}
+	if n := r.ixc.cachedBlocks(); n == 0 || n > indexCacheBlocks {
+		t.Errorf("restored after whole, after reading: %d blocks cached, want 1..%d", n, indexCacheBlocks)
 	}
 
 	r.Close() // (idempotent: the deferred Close finds nothing open)

@@ -38,6 +38,7 @@ type packFile struct {
 	f     *rawFile    // nil until first read
 	seen  bool        // still listed, during a scan
 	bad   bool        // its index could not be opened: skipped until a scan drops it
+	wide  bool        // a big index read whole while the cache was widened (indexCache.readWhole)
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
@@ -83,7 +84,11 @@ func (p *packFile) openIndex() error {
 	}
 	read := size
 	if size > readIndexMax {
-		read = idxFanout
+		if p.cache != nil && p.cache.readWhole(size) {
+			p.wide = true
+		} else {
+			read = idxFanout
+		}
 	}
 	data := make([]byte, read)
 	if _, err := f.ReadAt(data, 0); err != nil {
