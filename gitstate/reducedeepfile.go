@@ -14,7 +14,8 @@ import (
 // per directory (~22k for a month's mail at the retention default), and
 // decoding them as JSON cost more than the page it serves. It is
 //
-//	deepMagic, uvarint len(Name), Name, uvarint count,
+//	deepMagic, uvarint len(Name), Name (with ".past" for the past
+//	states' set, pastSet), uvarint count,
 //	count × (uvarint len(dir), dir, 20-byte tree id, uvarint len(part), part,
 //	         uvarint len(records), records),
 //	CRC-32C (Castagnoli) of all that, 4 bytes big-endian
@@ -34,9 +35,17 @@ var errDeepFile = errors.New("not a kept parts file")
 
 func deepSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
-func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
+// deepName is the name a deep file of r's says it is of.
+func deepName(r Reduction, past bool) string {
+	if past {
+		return r.Name + ".past"
+	}
+	return r.Name
+}
+
+func encodeDeep(r Reduction, past bool, parts map[string]keptPart) ([]byte, error) {
 	dirs := make([]string, 0, len(parts))
-	size := len(deepMagic) + len(r.Name) + 16
+	size := len(deepMagic) + len(r.Name) + 24
 	for dir, p := range parts {
 		dirs = append(dirs, dir)
 		// what it will take, where it is known: bytes read from the file
@@ -57,7 +66,7 @@ func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
 		b.Write(binary.AppendUvarint(nil, uint64(len(s))))
 		b.WriteString(s)
 	}
-	putString(r.Name)
+	putString(deepName(r, past))
 	b.Write(binary.AppendUvarint(nil, uint64(len(dirs))))
 	for _, dir := range dirs {
 		p := parts[dir]
@@ -83,7 +92,7 @@ func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func decodeDeep(r Reduction, data []byte) (map[string]keptPart, error) {
+func decodeDeep(r Reduction, past bool, data []byte) (map[string]keptPart, error) {
 	if len(data) < len(deepMagic)+4 {
 		return nil, errDeepFile
 	}
@@ -92,7 +101,7 @@ func decodeDeep(r Reduction, data []byte) (map[string]keptPart, error) {
 		return nil, errDeepFile
 	}
 	d := deepReader{b: body[len(deepMagic):]}
-	if name := d.bytes(); string(name) != r.Name {
+	if name := d.bytes(); string(name) != deepName(r, past) {
 		return nil, errDeepFile
 	}
 	n := d.uvarint()
