@@ -15,10 +15,12 @@ import (
 // TestReducePastStateKeepsItsParts: a past state's reduce
 // (KeepParts.ReadOnly, the page's ?at=) keeps what it made afresh in
 // <name>.past.parts, apart from the tip's file, which it leaves as it
-// was; the next store (a process) reduces that state reading no record,
-// and a state beside it only its records that neither file has, matched
-// by name and blob (a record rewritten since has the same name in both
-// files with other blobs). A damaged past file is not used, and replaced.
+// was; the next store (a process) reduces that state reading no record
+// and no tree, and a state beside it only the records neither file has
+// (matched by name and blob: a record rewritten since has one name in
+// both files, with other blobs) and the directories that hold them. A
+// damaged past file, or the tip's in its place, is not used, and is
+// replaced.
 func TestReducePastStateKeepsItsParts(t *testing.T) {
 	s, dir := openInit(t)
 	ctx := context.Background()
@@ -45,7 +47,9 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 	first := put(1, paths...)
 	mid := put(10, "d/1/3/7/r7.json")              // 73
 	put(20, "d/1/3/7/r7.json", "d/1/3/7/new.json") // 103
-	leaves := 0
+	// leaves counts the records read, joins the directories reduced
+	// afresh (whose trees were read)
+	leaves, joins := 0, 0
 	sum := func(readOnly bool) gitstate.Reduction {
 		return gitstate.Reduction{
 			Name: "test.past",
@@ -55,6 +59,7 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 				return r.N, json.Unmarshal(data, &r)
 			},
 			Join: func(parts []any) any {
+				joins++
 				n := 0
 				for _, p := range parts {
 					n += p.(int)
@@ -72,14 +77,14 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 	reduced := filepath.Join(dir, ".git", "codex", "reduced")
 	tipFile, pastFile := filepath.Join(reduced, "test.past.parts"), filepath.Join(reduced, "test.past.past.parts")
 	// reduce reduces the state at at ("" the tip) in a new store
-	reduce := func(when, at string, want, wantLeaves int) {
+	reduce := func(when, at string, want, wantLeaves, wantJoins int) {
 		t.Helper()
 		st, err := gitstate.Open(dir, gitstate.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		leaves = 0
+		leaves, joins = 0, 0
 		err = st.ViewAt(ctx, at, func(sn *gitstate.Snapshot) error {
 			v, err := sn.Reduce("d", sum(at != ""))
 			if err == nil && v.(int) != want {
@@ -90,11 +95,11 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if leaves != wantLeaves {
-			t.Errorf("%s: read %d records, want %d", when, leaves, wantLeaves)
+		if leaves != wantLeaves || joins != wantJoins {
+			t.Errorf("%s: read %d records and %d directories, want %d and %d", when, leaves, joins, wantLeaves, wantJoins)
 		}
 	}
-	reduce("the tip", "", 103, 65)
+	reduce("the tip", "", 103, 65, 15)
 	tipKept, err := os.ReadFile(tipFile)
 	if err != nil {
 		t.Fatal(err)
@@ -104,19 +109,19 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 	}
 
 	// the first state: r7 as it was then, read once; then from its file
-	reduce("the first state", first, 64, 1)
+	reduce("the first state", first, 64, 1, 4)
 	if _, err := os.Stat(pastFile); err != nil {
 		t.Fatalf("a past state's reduce kept no file: %v", err)
 	}
-	reduce("the first state again", first, 64, 0)
+	reduce("the first state again", first, 64, 0, 0)
 	// mid's r7 is in neither file (the tip's has its later blob, the
 	// past one its earlier, under the same name); its neighbours are
-	reduce("the state between", mid, 73, 1)
-	reduce("the state between again", mid, 73, 0)
-	// the past file holds each directory's last past tree: d/1/3/7's is
-	// mid's now, the first state's directories above it first's still
-	reduce("the first state after the other", first, 64, 1)
-	reduce("the tip after the past states", "", 103, 0)
+	reduce("the state between", mid, 73, 1, 4)
+	reduce("the state between again", mid, 73, 0, 0)
+	// the past file holds each directory's last past tree read afresh:
+	// mid's now, from d down to d/1/3/7
+	reduce("the first state after the other", first, 64, 1, 4)
+	reduce("the tip after the past states", "", 103, 0, 0)
 	if now, _ := os.ReadFile(tipFile); !bytes.Equal(now, tipKept) {
 		t.Error("a past state's reduce rewrote the tip's kept parts")
 	}
@@ -131,14 +136,14 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 	if err := os.WriteFile(pastFile, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reduce("a damaged past file", first, 64, 1)
+	reduce("a damaged past file", first, 64, 1, 4)
 	if now, _ := os.ReadFile(pastFile); bytes.Equal(now, bad) {
 		t.Error("a damaged past file was not replaced")
 	}
-	reduce("the replaced past file", first, 64, 0)
+	reduce("the replaced past file", first, 64, 0, 0)
 	// the tip's file cannot stand for the past one (its name says whose)
 	if err := os.WriteFile(pastFile, tipKept, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reduce("the tip's file as the past one", first, 64, 1)
+	reduce("the tip's file as the past one", first, 64, 1, 4)
 }
