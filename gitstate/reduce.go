@@ -239,6 +239,9 @@ type reduceMemo struct {
 	// deep are the reductions' parts KeepParts.Depth keeps, by name
 	// (and the past states' set apart)
 	deep map[deepKey]*deepSet
+	// writes are the past states' files being written aside
+	// (reduceKeptDeep); Store.Close waits for them
+	writes sync.WaitGroup
 }
 
 type slotKey struct {

@@ -146,4 +146,76 @@ func TestReducePastStateKeepsItsParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	reduce("the tip's file as the past one", first, 64, 1, 4)
+
+	// goroutines of one store reducing past states at once, each writing
+	// the file aside; Close waits for the writes, and the file left is
+	// whole and serves the states it was written of
+	os.Remove(pastFile)
+	st, err := gitstate.Open(dir, gitstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		at, want := []string{first, mid}[g%2], []int{64, 73}[g%2]
+		go func() {
+			errs <- st.ViewAt(ctx, at, func(sn *gitstate.Snapshot) error {
+				r := sum(true)
+				r.Leaf = func(p string, data []byte) (any, error) { var r rec; return r.N, json.Unmarshal(data, &r) }
+				r.Join = func(parts []any) any {
+					n := 0
+					for _, p := range parts {
+						n += p.(int)
+					}
+					return n
+				}
+				v, err := sn.Reduce("d", r)
+				if err == nil && v.(int) != want {
+					err = fmt.Errorf("sum %d, want %d", v, want)
+				}
+				return err
+			})
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	good, err = os.ReadFile(pastFile)
+	if err != nil {
+		t.Fatalf("Close left no past file: %v", err)
+	}
+	found := map[string]int{}
+	for _, at := range []string{first, mid} {
+		if err := os.WriteFile(pastFile, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := gitstate.Open(dir, gitstate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves, joins = 0, 0
+		err = st.ViewAt(ctx, at, func(sn *gitstate.Snapshot) error {
+			v, err := sn.Reduce("d", sum(true))
+			if err == nil && v.(int) != map[string]int{first: 64, mid: 73}[at] {
+				t.Errorf("%.7s from the goroutines' file: sum %d", at, v)
+			}
+			return err
+		})
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaves > 1 || joins > 4 {
+			t.Errorf("%.7s from the goroutines' file: read %d records and %d directories, more than with none", at, leaves, joins)
+		}
+		found[at] = 4 - joins
+	}
+	// the file written last holds the state its writer merged last, at
+	// least its top directory: that state is read from it whole
+	if found[first] != 4 && found[mid] != 4 {
+		t.Errorf("the goroutines' file served %d of the first state's 4 directories and %d of the other's; want one state's 4", found[first], found[mid])
+	}
 }
