@@ -44,12 +44,17 @@ func (m *reduceMemo) keptRecordsOf(dir string, sets ...*deepSet) *keptRecords {
 		m.mu.Lock()
 		p := set.parts[dir]
 		m.mu.Unlock()
+		var recs []keptRecord
 		switch v := p.records.(type) {
 		case []keptRecord:
-			kr.old = append(kr.old, v...)
+			recs = v
 		case keptBytes:
-			recs, _ := decodeRecords(v) // (the file's sum held: bytes this wrote)
-			kr.old = append(kr.old, recs...)
+			recs, _ = decodeRecords(v) // (the file's sum held: bytes this wrote)
+		}
+		if kr.old == nil {
+			kr.old = recs
+		} else { // a copy: the set's own is not to grow
+			kr.old = append(kr.old[:len(kr.old):len(kr.old)], recs...)
 		}
 	}
 	if len(kr.old) > 16 {
@@ -93,7 +98,9 @@ func (kr *keptRecords) find(r Reduction, name string, blob plumbing.Hash) (any, 
 			return nil, false
 		}
 	}
-	kr.now = append(kr.now, keptRecord{name: name, blob: blob, part: v})
+	// kept as it was: bytes read from a file are written again as they
+	// are, not encoded anew (a past state's ~23k records a week back)
+	kr.now = append(kr.now, keptRecord{name: name, blob: blob, part: kr.old[i].part})
 	return v, true
 }
 
