@@ -122,7 +122,7 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 			line += ", events ?at= " + timed("/api/events?limit=50&at="+url.QueryEscape(at))
 		}
 		st.Close() // (waits for what the store writes aside)
-		b.Log(line + fmt.Sprintf("; the op's CPU, Close included, %s", (selfCPU(b) - opCPU).Round(time.Millisecond)))
+		b.Log(line + fmt.Sprintf("; the op's CPU, Close included, %s", (selfCPU(b)-opCPU).Round(time.Millisecond)))
 	}
 }
 
