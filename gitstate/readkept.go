@@ -21,10 +21,11 @@ func (sn *Snapshot) ReadKept(r Reduction, dir, path string) ([]byte, error) {
 		return sn.Read(path)
 	}
 	m := &sn.s.reduced
-	m.mu.Lock()
-	set := m.deep[r.Name]
-	m.mu.Unlock()
-	if set == nil {
+	set, past := m.deepSetOf(r, false), (*deepSet)(nil)
+	if r.Keep.ReadOnly {
+		past = m.deepSetOf(r, true) // a past state's trees may be there
+	}
+	if set == nil && past == nil {
 		return sn.Read(path)
 	}
 	parts, err := splitPath(dir)
@@ -39,6 +40,9 @@ func (sn *Snapshot) ReadKept(r Reduction, dir, path string) ([]byte, error) {
 	names := strings.Split(rel, "/")
 	for i, name := range names {
 		rec, ok := m.keptEntry(set, cur, tree, name)
+		if !ok {
+			rec, ok = m.keptEntry(past, cur, tree, name)
+		}
 		if !ok || rec.dir != (i < len(names)-1) {
 			return sn.Read(path)
 		}
@@ -54,6 +58,9 @@ func (sn *Snapshot) ReadKept(r Reduction, dir, path string) ([]byte, error) {
 // keptEntry is the entry name of dir's tree tree, if set holds that
 // tree's entries.
 func (m *reduceMemo) keptEntry(set *deepSet, dir string, tree plumbing.Hash, name string) (keptRecord, bool) {
+	if set == nil {
+		return keptRecord{}, false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := set.parts[dir]

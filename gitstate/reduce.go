@@ -59,8 +59,10 @@ type KeepParts struct {
 	// whole). Zero: after every Reduce that made a part.
 	Every time.Duration
 	// ReadOnly, with Depth, uses the parts kept but records none of this
-	// state's: for a past state the page shows, whose parts would replace
-	// the tip's that the next process reads first.
+	// state's among the tip's: for a past state the page shows, whose parts
+	// would replace the tip's that the next process reads first. What it
+	// made afresh goes to the past states' set instead, <Name>.past.parts
+	// (pastSet), which a ReadOnly Reduce uses beside the tip's.
 	ReadOnly bool
 }
 
@@ -105,6 +107,7 @@ type keptRun struct {
 	fresh bool                // one of them was made, not remembered
 	depth int                 // the levels below the directory reduced that are kept
 	set   *deepSet            // the parts kept deep (KeepParts.Depth), or nil
+	past  *deepSet            // with set, for a past state: the past states' (pastSet)
 }
 
 // reduceTree reduces dir, tree h; t is that tree, or nil to read it only
@@ -118,11 +121,16 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 	case ok || k == nil:
 	case k.set != nil: // kept deep (KeepParts.Depth)
 		v, ok = sn.s.reduced.keptDeep(r, k.set, dir, h)
+		if !ok && k.past != nil {
+			v, ok = sn.s.reduced.keptDeep(r, k.past, dir, h)
+		}
 	case kept: // kept a level deep, decoded only when reached
 		v, ok = sn.s.keptPart(r, dir, h)
 	}
 	if ok {
-		if kept {
+		// a past state's set records only what was made afresh: what it
+		// found is kept already, in its set or the tip's
+		if kept && k.past == nil {
 			k.parts[dir] = keptPart{tree: h, part: v}
 		}
 		return v, nil
@@ -136,7 +144,7 @@ func (sn *Snapshot) reduceTree(dir string, h plumbing.Hash, t *gitrepo.Tree, r R
 	parts := make([]any, 0, len(t.Entries))
 	var recs *keptRecords // a deep keep's records (KeepParts.Depth)
 	if kept && k.set != nil {
-		recs = sn.s.reduced.keptRecordsOf(k.set, dir)
+		recs = sn.s.reduced.keptRecordsOf(dir, k.set, k.past)
 	}
 	for _, e := range t.Entries {
 		p := e.Name
@@ -229,7 +237,11 @@ type reduceMemo struct {
 	loaded map[string]bool
 	raw    map[slotKey]rawPart
 	// deep are the reductions' parts KeepParts.Depth keeps, by name
-	deep map[string]*deepSet
+	// (and the past states' set apart)
+	deep map[deepKey]*deepSet
+	// writes are the past states' files being written aside
+	// (reduceKeptDeep); Store.Close waits for them
+	writes sync.WaitGroup
 }
 
 type slotKey struct {

@@ -20,31 +20,68 @@ import (
 // reduced, however little a Reduce read. (A part of a tree the directory
 // no longer has is kept till the directory is reduced again: it is named
 // by its tree, so it is never wrong, only of no use.)
+//
+// pastSet: a past state (KeepParts.ReadOnly, the page's ?at=) has a set
+// of its own, <Name>.past.parts, beside the tip's: the parts it made
+// afresh, each directory's of the last past tree read there. A week
+// back, a month's mail differs from the tip in ~10k of its ~20k
+// directories, and reading their trees was most of the ~400 ms of CPU a
+// fresh server's ?at= took (issue 27); the next server (or a later
+// ?at= near that state) finds them here by tree id. The tip's set is left
+// as it was, so the next server's first page still finds the tip's
+// parts first. A directory holds one past part, of the last state read
+// afresh there: a person going through several states keeps the last's.
 type deepSet struct {
+	past    bool // the past states' set (KeepParts.ReadOnly), not the tip's
 	load    sync.Once
 	parts   map[string]keptPart // by directory; under reduceMemo.mu
 	dirty   bool                // parts changed since the file was written
 	written time.Time           // when this process last wrote it; zero: never
 }
 
-// reduceKeptDeep is Reduce with KeepParts.Depth over 1.
+// reduceKeptDeep is Reduce with KeepParts.Depth over 1. A past state
+// (KeepParts.ReadOnly) uses the tip's set and the past states' set, and
+// records what it made in the latter (pastSet).
 func (sn *Snapshot) reduceKeptDeep(dir string, h plumbing.Hash, t *gitrepo.Tree, r Reduction) (any, error) {
-	set := sn.s.loadDeep(r)
+	set := sn.s.loadDeep(r, false)
 	// a directory read afresh may be most of a month's (a first server, a
 	// past state): its ~80k lookups, scattered over the indexes, would
 	// miss the 512 blocks a long-lived process keeps at every step
 	defer sn.s.widenIndexCache(syncIndexBlocks)()
 	k := &keptRun{parts: map[string]keptPart{}, depth: r.Keep.Depth, set: set}
+	into := set
+	if r.Keep.ReadOnly {
+		k.past = sn.s.loadDeep(r, true)
+		into = k.past
+	}
 	v, err := sn.reduceTree(dir, h, t, r, 0, k)
-	if err != nil || r.Keep.ReadOnly {
+	if err != nil {
 		return v, err
 	}
-	if parts := sn.s.reduced.mergeDeep(set, k.parts, r.Keep.Every, time.Now()); parts != nil {
+	parts := sn.s.reduced.mergeDeep(into, k.parts, r.Keep.Every, time.Now())
+	if parts == nil {
+		return v, nil
+	}
+	write := func() {
 		// outside the memory's lock: other reads go on meanwhile
-		if data, err := encodeDeep(r, parts); err == nil {
-			sn.s.replaceKept(sn.s.deepFile(r), data)
+		if data, err := encodeDeep(r, into.past, parts); err == nil {
+			sn.s.replaceKept(sn.s.deepFile(r, into.past), data)
 		}
 	}
+	if !into.past {
+		write()
+		return v, nil
+	}
+	// a past state's file is written beside the answer, not before it:
+	// its ~10k parts made afresh (a month's mail a week back) took ~40 ms
+	// to encode, a tenth of the ?at= that made them; the parts are not
+	// changed once made, and the map is this write's own
+	m := &sn.s.reduced
+	m.writes.Add(1)
+	go func() {
+		defer m.writes.Done()
+		write()
+	}()
 	return v, nil
 }
 
@@ -69,32 +106,38 @@ func (m *reduceMemo) mergeDeep(set *deepSet, parts map[string]keptPart, every ti
 	return out
 }
 
-// deepFile is where r's deep parts are kept, "" when its name cannot name
-// a file.
-func (s *Store) deepFile(r Reduction) string {
-	f := s.keptFile(r)
-	if f == "" {
-		return ""
+// deepFile is where r's deep parts are kept (past: the past states'
+// set's, pastSet), "" when its name cannot name a file.
+func (s *Store) deepFile(r Reduction, past bool) string {
+	if past {
+		return s.keptPath(r.Name, ".past.parts")
 	}
-	return f[:len(f)-len(".json")] + ".parts"
+	return s.keptPath(r.Name, ".parts")
 }
 
-// loadDeep is r's deep set, read from its file once per process (its
-// parts stay bytes until a Reduce uses them: keptDeep).
-func (s *Store) loadDeep(r Reduction) *deepSet {
+// deepKey names a deep set in a store's memory.
+type deepKey struct {
+	name string
+	past bool
+}
+
+// loadDeep is r's deep set (past: the past states', pastSet), read from
+// its file once per process (its parts stay bytes until a Reduce uses
+// them: keptDeep).
+func (s *Store) loadDeep(r Reduction, past bool) *deepSet {
 	m := &s.reduced
 	m.mu.Lock()
-	set := m.deep[r.Name]
+	set := m.deep[deepKey{r.Name, past}]
 	if set == nil {
 		if m.deep == nil {
-			m.deep = map[string]*deepSet{}
+			m.deep = map[deepKey]*deepSet{}
 		}
-		set = &deepSet{parts: map[string]keptPart{}}
-		m.deep[r.Name] = set
+		set = &deepSet{parts: map[string]keptPart{}, past: past}
+		m.deep[deepKey{r.Name, past}] = set
 	}
 	m.mu.Unlock()
 	set.load.Do(func() {
-		file := s.deepFile(r)
+		file := s.deepFile(r, past)
 		if file == "" {
 			return
 		}
@@ -102,7 +145,7 @@ func (s *Store) loadDeep(r Reduction) *deepSet {
 		if err != nil {
 			return
 		}
-		parts, err := decodeDeep(r, data)
+		parts, err := decodeDeep(r, past, data)
 		if err != nil {
 			return // not one this version wrote, or damaged: read afresh, and replaced
 		}
@@ -115,6 +158,13 @@ func (s *Store) loadDeep(r Reduction) *deepSet {
 		}
 	})
 	return set
+}
+
+// deepSetOf is r's deep set if this process loaded it, else nil.
+func (m *reduceMemo) deepSetOf(r Reduction, past bool) *deepSet {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.deep[deepKey{r.Name, past}]
 }
 
 // keptBytes is a part as the deep file holds it, not decoded yet: a

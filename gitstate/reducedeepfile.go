@@ -14,7 +14,8 @@ import (
 // per directory (~22k for a month's mail at the retention default), and
 // decoding them as JSON cost more than the page it serves. It is
 //
-//	deepMagic, uvarint len(Name), Name, uvarint count,
+//	deepMagic, uvarint len(Name), Name (with ".past" for the past
+//	states' set, pastSet), uvarint count,
 //	count × (uvarint len(dir), dir, 20-byte tree id, uvarint len(part), part,
 //	         uvarint len(records), records),
 //	CRC-32C (Castagnoli) of all that, 4 bytes big-endian
@@ -34,32 +35,29 @@ var errDeepFile = errors.New("not a kept parts file")
 
 func deepSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
-func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
+// deepName is the name a deep file of r's says it is of.
+func deepName(r Reduction, past bool) string {
+	if past {
+		return r.Name + ".past"
+	}
+	return r.Name
+}
+
+func encodeDeep(r Reduction, past bool, parts map[string]keptPart) ([]byte, error) {
 	dirs := make([]string, 0, len(parts))
-	size := len(deepMagic) + len(r.Name) + 16
-	for dir, p := range parts {
+	for dir := range parts {
 		dirs = append(dirs, dir)
-		// what it will take, where it is known: bytes read from the file
-		// (most of them, in a process that read one) are written as they are
-		size += len(dir) + 40
-		if b, ok := p.part.(keptBytes); ok {
-			size += len(b)
-		}
-		if b, ok := p.records.(keptBytes); ok {
-			size += len(b)
-		}
 	}
 	sort.Strings(dirs) // the same parts, the same bytes
-	var b bytes.Buffer
-	b.Grow(size)
-	b.WriteString(deepMagic)
-	putString := func(s string) {
-		b.Write(binary.AppendUvarint(nil, uint64(len(s))))
-		b.WriteString(s)
-	}
-	putString(r.Name)
-	b.Write(binary.AppendUvarint(nil, uint64(len(dirs))))
-	for _, dir := range dirs {
+	// each part's bytes first, then the file at its size: parts made
+	// afresh (a past state's ~10k directories) have no size to guess from,
+	// and growing the buffer as it went was a third of the write
+	// (bytes read from the file, most of them in a process that read one,
+	// are written as they are)
+	type encoded struct{ part, recs []byte }
+	enc := make([]encoded, len(dirs))
+	size := len(deepMagic) + len(r.Name) + 24
+	for i, dir := range dirs {
 		p := parts[dir]
 		data, ok := p.part.(keptBytes)
 		if !ok {
@@ -72,18 +70,29 @@ func encodeDeep(r Reduction, parts map[string]keptPart) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		putString(dir)
-		b.Write(p.tree[:])
-		b.Write(binary.AppendUvarint(nil, uint64(len(data))))
-		b.Write(data)
-		b.Write(binary.AppendUvarint(nil, uint64(len(recs))))
-		b.Write(recs)
+		enc[i] = encoded{data, recs}
+		size += len(dir) + len(p.tree) + len(data) + len(recs) + 3*binary.MaxVarintLen64
 	}
-	b.Write(binary.BigEndian.AppendUint32(nil, deepSum(b.Bytes())))
-	return b.Bytes(), nil
+	b := make([]byte, 0, size)
+	b = append(b, deepMagic...)
+	putBytes := func(s []byte) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	putBytes([]byte(deepName(r, past)))
+	b = binary.AppendUvarint(b, uint64(len(dirs)))
+	for i, dir := range dirs {
+		tree := parts[dir].tree
+		b = binary.AppendUvarint(b, uint64(len(dir)))
+		b = append(b, dir...)
+		b = append(b, tree[:]...)
+		putBytes(enc[i].part)
+		putBytes(enc[i].recs)
+	}
+	return binary.BigEndian.AppendUint32(b, deepSum(b)), nil
 }
 
-func decodeDeep(r Reduction, data []byte) (map[string]keptPart, error) {
+func decodeDeep(r Reduction, past bool, data []byte) (map[string]keptPart, error) {
 	if len(data) < len(deepMagic)+4 {
 		return nil, errDeepFile
 	}
@@ -92,7 +101,7 @@ func decodeDeep(r Reduction, data []byte) (map[string]keptPart, error) {
 		return nil, errDeepFile
 	}
 	d := deepReader{b: body[len(deepMagic):]}
-	if name := d.bytes(); string(name) != r.Name {
+	if name := d.bytes(); string(name) != deepName(r, past) {
 		return nil, errDeepFile
 	}
 	n := d.uvarint()
@@ -164,7 +173,7 @@ func encodeRecords(r Reduction, v any) ([]byte, error) {
 	case keptBytes:
 		return v, nil
 	case []keptRecord:
-		b := binary.AppendUvarint(nil, uint64(len(v)))
+		b := binary.AppendUvarint(make([]byte, 0, len(v)*96), uint64(len(v)))
 		for _, rec := range v {
 			b = binary.AppendUvarint(b, uint64(len(rec.name)))
 			b = append(b, rec.name...)

@@ -15,33 +15,56 @@ type keptRecord struct {
 }
 
 // keptRecords are the records of a directory whose part a Reduce makes
-// afresh: those kept of the tree last reduced there (old), and those of
-// this tree (now). A record that is in both with the same blob is not
-// read: a day's changes to a month's mail change ~2.8k of its ~21.5k
+// afresh: those kept of the tree last reduced there (old: the tip's set's
+// and, for a past state, the past states' set's), and those of this tree
+// (now). A record that is in old with the same name and blob is not read:
+// a day's changes to a month's mail change ~2.8k of its ~21.5k
 // directories but few of the records in them, and a state a week back
 // holds 49,144 records of which 41 are not at the tip (issue 27).
 type keptRecords struct {
-	old    []keptRecord
-	byName map[string]int // old's, in a big directory
-	now    []keptRecord
+	old   []keptRecord
+	byKey map[recordKey]int // old's, in a big directory
+	now   []keptRecord
 }
 
-// keptRecordsOf is what set keeps of dir's records.
-func (m *reduceMemo) keptRecordsOf(set *deepSet, dir string) *keptRecords {
-	m.mu.Lock()
-	p := set.parts[dir]
-	m.mu.Unlock()
+// recordKey is a record by name and blob: the two sets may hold one name
+// with two blobs (a mail read since the past state).
+type recordKey struct {
+	name string
+	blob plumbing.Hash
+}
+
+// keptRecordsOf is what sets (nil ones left out) keep of dir's records.
+func (m *reduceMemo) keptRecordsOf(dir string, sets ...*deepSet) *keptRecords {
 	kr := &keptRecords{}
-	switch v := p.records.(type) {
-	case []keptRecord:
-		kr.old = v
-	case keptBytes:
-		kr.old, _ = decodeRecords(v) // (the file's sum held: bytes this wrote)
+	for _, set := range sets {
+		if set == nil {
+			continue
+		}
+		m.mu.Lock()
+		p := set.parts[dir]
+		m.mu.Unlock()
+		var recs []keptRecord
+		switch v := p.records.(type) {
+		case []keptRecord:
+			recs = v
+		case keptBytes:
+			recs, _ = decodeRecords(v) // (the file's sum held: bytes this wrote)
+		}
+		if kr.old == nil {
+			kr.old = recs
+		} else { // a copy: the set's own is not to grow
+			kr.old = append(kr.old[:len(kr.old):len(kr.old)], recs...)
+		}
 	}
 	if len(kr.old) > 16 {
-		kr.byName = make(map[string]int, len(kr.old))
+		kr.byKey = make(map[recordKey]int, len(kr.old))
 		for i, rec := range kr.old {
-			kr.byName[rec.name] = i
+			if k := (recordKey{rec.name, rec.blob}); !rec.dir {
+				if _, dup := kr.byKey[k]; !dup {
+					kr.byKey[k] = i
+				}
+			}
 		}
 	}
 	return kr
@@ -53,19 +76,19 @@ func (kr *keptRecords) find(r Reduction, name string, blob plumbing.Hash) (any, 
 		return nil, false
 	}
 	i := -1
-	if kr.byName != nil {
-		if j, ok := kr.byName[name]; ok {
+	if kr.byKey != nil {
+		if j, ok := kr.byKey[recordKey{name, blob}]; ok {
 			i = j
 		}
 	} else {
 		for j := range kr.old {
-			if kr.old[j].name == name {
+			if rec := &kr.old[j]; rec.name == name && rec.blob == blob && !rec.dir {
 				i = j
 				break
 			}
 		}
 	}
-	if i < 0 || kr.old[i].dir || kr.old[i].blob != blob {
+	if i < 0 {
 		return nil, false
 	}
 	v := kr.old[i].part
@@ -75,7 +98,9 @@ func (kr *keptRecords) find(r Reduction, name string, blob plumbing.Hash) (any, 
 			return nil, false
 		}
 	}
-	kr.now = append(kr.now, keptRecord{name: name, blob: blob, part: v})
+	// kept as it was: bytes read from a file are written again as they
+	// are, not encoded anew (a past state's ~23k records a week back)
+	kr.now = append(kr.now, keptRecord{name: name, blob: blob, part: kr.old[i].part})
 	return v, true
 }
 

@@ -182,6 +182,7 @@ func (s *Store) unlockWriter() {
 
 // Close releases the writer lock's file descriptor.
 func (s *Store) Close() error {
+	s.reduced.writes.Wait() // a past state's kept parts, written aside
 	s.objMu.Lock()
 	s.objects.Close()
 	s.objMu.Unlock()

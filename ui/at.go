@@ -92,5 +92,50 @@ func parseTime(v string) (time.Time, bool) {
 
 // commitAt is the newest state commit made at or before t.
 func (s *Server) commitAt(r *http.Request, t time.Time) (string, error) {
-	return s.opts.Store.StateAt(r.Context(), t)
+	tip := s.tip(r)
+	if c, ok := s.atTimes.get(tip, t.Unix()); ok {
+		return c, nil
+	}
+	c, err := s.opts.Store.StateAt(r.Context(), t)
+	if err == nil && tip != "" && s.tip(r) == tip { // (the answer of that tip)
+		s.atTimes.put(tip, t.Unix(), c)
+	}
+	return c, err
+}
+
+// tip is the state's tip commit, "" when it cannot be read.
+func (s *Server) tip(r *http.Request) string {
+	var tip string
+	s.opts.Store.View(r.Context(), func(sn *gitstate.Snapshot) error { tip = sn.Commit(); return nil })
+	return tip
+}
+
+// atTimes remembers what ?at= times resolved to at one tip: the page
+// showing a past state asks /api/state and /api/events with the same
+// ?at=, and each resolution is a `git rev-list` (a week back on a month's
+// state ~20 ms of its CPU, ~60 ms wall: issue 27). At another tip it
+// starts again: a sync may bring commits made before a time.
+type atTimes struct {
+	mu  sync.Mutex
+	tip string
+	at  map[int64]string // by the time's second (StateAt's resolution)
+}
+
+// maxAtTimes bounds the times remembered (a person tries a few).
+const maxAtTimes = 64
+
+func (a *atTimes) get(tip string, t int64) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.at[t]
+	return c, ok && tip != "" && tip == a.tip
+}
+
+func (a *atTimes) put(tip string, t int64, c string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if tip != a.tip || len(a.at) >= maxAtTimes {
+		a.tip, a.at = tip, map[int64]string{}
+	}
+	a.at[t] = c
 }

@@ -28,8 +28,13 @@ import (
 // refs/codex/state~4500, a day before the month's tip, so each op reads
 // what changed since); GIT_CODEX_VIEWS_NOKEEP=1: with none, as on a
 // machine that never served the page. With GIT_CODEX_VIEWS_AT (a time)
-// each op also asks ?at= it, as the page's history slider does.
-// GIT_CODEX_VIEWS_PROFILE names a CPU profile of the ops alone.
+// each op also asks ?at= it, as the page's history slider does (its
+// /api/state, again, and its /api/events?limit=50, the page's other
+// request); GIT_CODEX_VIEWS_ATKEPT=1: the server that kept the parts
+// asked that ?at= too (a past state's parts are kept apart from the
+// tip's: gitstate.KeepParts.ReadOnly), as when a person looks at a state
+// a server looked at before. GIT_CODEX_VIEWS_PROFILE names a CPU profile
+// of the ops alone.
 func BenchmarkFirstStateOfAProcess(b *testing.B) {
 	src := os.Getenv("GIT_CODEX_VIEWS_STATE")
 	if src == "" {
@@ -73,6 +78,9 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 		}
 		st, get := serve()
 		get("/api/state")
+		if at != "" && os.Getenv("GIT_CODEX_VIEWS_ATKEPT") != "" {
+			get("/api/state?at=" + url.QueryEscape(at))
+		}
 		st.Close()
 		gitOut(b, dir, "update-ref", gitstate.RefState, tip)
 		if out, err := exec.Command("cp", "-a", kept, saved).CombinedOutput(); err != nil {
@@ -99,6 +107,7 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 			}
 		}
 		b.StartTimer()
+		opCPU := selfCPU(b)
 		st, get := serve()
 		// wall clock and this process's CPU time (user and system) of a request
 		timed := func(path string) string {
@@ -110,9 +119,10 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 		if at != "" {
 			line += ", ?at= " + timed("/api/state?at="+url.QueryEscape(at))
 			line += ", again " + timed("/api/state?at="+url.QueryEscape(at))
+			line += ", events ?at= " + timed("/api/events?limit=50&at="+url.QueryEscape(at))
 		}
-		b.Log(line)
-		st.Close()
+		st.Close() // (waits for what the store writes aside)
+		b.Log(line + fmt.Sprintf("; the op's CPU, Close included, %s", (selfCPU(b)-opCPU).Round(time.Millisecond)))
 	}
 }
 

@@ -27,7 +27,11 @@ func encodeKindPart(v any) ([]byte, error) {
 	if !ok {
 		return nil, errKindPart
 	}
-	b := binary.AppendUvarint(nil, uint64(p.count))
+	size := 16 + len(p.mailTo) + 16*len(p.mail) // a past state's first ?at= encodes ~35k
+	for _, r := range p.newest {
+		size += len(r.path) + 2
+	}
+	b := binary.AppendUvarint(make([]byte, 0, size), uint64(p.count))
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)

@@ -55,6 +55,8 @@ type Server struct {
 	opts  Options
 	token string
 	hub   *hub
+	// atTimes are the ?at= times resolved at the tip (commitAt)
+	atTimes atTimes
 
 	mu     sync.Mutex
 	srv    *http.Server
