@@ -67,7 +67,7 @@ func BenchmarkTeamMonthKept(b *testing.B) {
 // keptHeader names keptFigures.row's columns: each process figure is the
 // kept state's median, the empty state's median in the same rounds, and
 // their ratio.
-const keptHeader = "simulated\tstate-commits\trecords\tfetch-MB\tfetch\tfirst-sync\tshallow-MB\tshallow-fetch\tshallow-sync\tday-sync\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\tgc\tload"
+const keptHeader = "simulated\tstate-commits\trecords\tfetch-MB\tfetch\tfirst-sync\tshallow-MB\tshallow-fetch\tshallow-sync\tday-sync\tlog\tstatus\tinbox\tinbox-proc\twrite\tweb\tweb-at-week\tweb-cold\tweb-at-week-cold\tgc\tload"
 
 // keptFigures is one kept checkpoint measured again.
 type keptFigures struct {
@@ -80,6 +80,7 @@ type keptFigures struct {
 	Inbox, EmptyInbox                time.Duration // in-process, its audit record included
 	Log, Status, InboxProcess, Write pair          // processes, against the empty state
 	WebFirst, WebAtWeek              time.Duration
+	WebFirstCold, WebAtWeekCold      time.Duration // a fresh store's first views, no kept parts (webCold)
 	Load                             string
 }
 
@@ -110,7 +111,7 @@ func (f keptFigures) row() string {
 	return strings.Join([]string{f.Elapsed.String(), fmt.Sprint(f.StateCommits), fmt.Sprint(f.Records),
 		mb(f.FetchBytes), keptMs(f.Fetch), keptMs(f.FirstSync), mb(f.ShallowBytes), keptMs(f.ShallowFetch), f.ShallowSync.String(), day,
 		f.Log.String(), f.Status.String(), pair{kept: f.Inbox, empty: f.EmptyInbox}.String(), f.InboxProcess.String(), f.Write.String(),
-		keptMs(f.WebFirst), keptMs(f.WebAtWeek), keptMs(f.GC), f.Load}, "\t")
+		keptMs(f.WebFirst), keptMs(f.WebAtWeek), keptMs(f.WebFirstCold), keptMs(f.WebAtWeekCold), keptMs(f.GC), f.Load}, "\t")
 }
 
 // keptCheckpoints lists the checkpoints kept in dir that have both clone
@@ -371,6 +372,7 @@ func (m *keptMeasure) figures(kept string, p time.Duration, prev string, empty *
 	})
 	f.Inbox, f.EmptyInbox = inbox.kept/21, inbox.empty/21 // in-process: no CPU of its own
 	f.WebFirst, f.WebAtWeek = m.web(p)
+	f.WebFirstCold, f.WebAtWeekCold = m.webCold(p)
 	f.Records = m.records()
 
 	gitstatetest.WaitForMaintenance(tb, m.dir) // git refuses a second gc
@@ -404,12 +406,62 @@ func keptCount(tb testing.TB, dir, ref string) int {
 // handler of one server (warm after its first request, as a person's
 // page is; a fresh server's first request is the first round).
 func (m *keptMeasure) web(elapsed time.Duration) (first, atWeek time.Duration) {
-	srv, err := ui.New(ui.Options{Store: m.st, Registry: m.reg, Caller: simHuman})
+	get := m.page(m.st)
+	first = median(5, func() {
+		get("/")
+		get("/api/state")
+		get("/api/events?limit=50")
+	})
+	at := m.weekBack(elapsed)
+	atWeek = median(5, func() {
+		get("/api/state?at=" + at)
+		get("/api/events?limit=50&at=" + at)
+	})
+	return first, atWeek
+}
+
+// webCold is the page as the first person to open it on a fresh clone
+// finds it: a store opened anew on the copy, with none of the parts of
+// past views that pages and status kept in codex/reduced (a clone has
+// none), then the first page and the first ?at= a week back, each timed
+// once; the median of three such first visits. web's figures are medians
+// of five views in one store, the first of which pays what these pay.
+func (m *keptMeasure) webCold(elapsed time.Duration) (first, atWeek time.Duration) {
+	at := m.weekBack(elapsed)
+	var firsts, ats []time.Duration
+	for range 3 {
+		if err := os.RemoveAll(filepath.Join(m.dir, ".git", "codex", "reduced")); err != nil {
+			m.tb.Fatal(err)
+		}
+		st, err := gitstate.Open(m.dir, gitstate.Options{})
+		if err != nil {
+			m.tb.Fatal(err)
+		}
+		get := m.page(st)
+		start := time.Now()
+		get("/")
+		get("/api/state")
+		get("/api/events?limit=50")
+		firsts = append(firsts, time.Since(start))
+		start = time.Now()
+		get("/api/state?at=" + at)
+		get("/api/events?limit=50&at=" + at)
+		ats = append(ats, time.Since(start))
+		st.Close()
+	}
+	mid := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	return mid(firsts), mid(ats)
+}
+
+// page returns a GET of the web page served from st, failing the
+// benchmark on any answer but 200.
+func (m *keptMeasure) page(st *gitstate.Store) func(path string) {
+	srv, err := ui.New(ui.Options{Store: st, Registry: m.reg, Caller: simHuman})
 	if err != nil {
 		m.tb.Fatal(err)
 	}
 	h := srv.Handler()
-	get := func(path string) {
+	return func(path string) {
 		req := httptest.NewRequestWithContext(context.Background(), "GET", path, nil)
 		req.Host = "127.0.0.1"
 		rec := httptest.NewRecorder()
@@ -419,11 +471,11 @@ func (m *keptMeasure) web(elapsed time.Duration) (first, atWeek time.Duration) {
 			m.tb.Fatalf("%s: %d %s", path, rec.Code, body)
 		}
 	}
-	first = median(5, func() {
-		get("/")
-		get("/api/state")
-		get("/api/events?limit=50")
-	})
+}
+
+// weekBack is the ?at= value a week before the checkpoint elapsed (or an
+// hour after the simulation's start, for the first week), escaped.
+func (m *keptMeasure) weekBack(elapsed time.Duration) string {
 	// the simulation's start: its first commit on the state
 	roots := strings.Fields(gitstatetest.Git(m.tb, m.dir, "log", "--format=%ct", "--max-parents=0", gitstate.RefState))
 	if len(roots) == 0 {
@@ -438,12 +490,7 @@ func (m *keptMeasure) web(elapsed time.Duration) (first, atWeek time.Duration) {
 		back = time.Hour
 	}
 	when := time.Unix(startAt, 0).Add(back)
-	at := url.QueryEscape(when.UTC().Format(time.RFC3339))
-	atWeek = median(5, func() {
-		get("/api/state?at=" + at)
-		get("/api/events?limit=50&at=" + at)
-	})
-	return first, atWeek
+	return url.QueryEscape(when.UTC().Format(time.RFC3339))
 }
 
 // records counts the records of the live tree at the tip.
