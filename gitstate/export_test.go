@@ -144,3 +144,13 @@ func (s *Store) RefsUnder(prefix string) ([]string, error) {
 
 // LocalNotes is localNotes.
 func (s *Store) LocalNotes() ([]string, error) { return s.localNotes() }
+
+// HistoryBatch is historyBatch.
+const HistoryBatch = historyBatch
+
+// HistoryPacksFile and ReadPacksFile are historyPacksFile and
+// readPacksFile.
+const (
+	HistoryPacksFile = historyPacksFile
+	ReadPacksFile    = readPacksFile
+)

@@ -35,6 +35,7 @@ const (
 	envCount       = "GITSTATE_TEST_COUNT"        // writes to make; 0 means until killed
 	envLockTimeout = "GITSTATE_TEST_LOCK_TIMEOUT" // Options.LockTimeout (time.ParseDuration)
 	envPackEvery   = "GITSTATE_TEST_PACK_EVERY"   // Options.PackEvery
+	envReads       = "GITSTATE_TEST_READS"        // reads (transactions that change nothing) after each write
 	envWaitGo      = "GITSTATE_TEST_WAIT_GO"      // "1": after "ready", wait for a line on stdin
 	envHang        = "GITSTATE_TEST_HANG"         // swap stage at which to announce and hang forever
 	envNoLink      = "GITSTATE_TEST_NO_LINK"      // "1": hard links fail, as on filesystems without them
@@ -115,6 +116,7 @@ func writerMain() int {
 	}
 	ctx := context.Background()
 	latency := os.Getenv(envLatency) == "1"
+	reads, _ := strconv.Atoi(os.Getenv(envReads))
 	var phases strings.Builder
 	var last time.Time
 	if os.Getenv(envPhases) == "1" {
@@ -145,6 +147,20 @@ func writerMain() int {
 		took := time.Since(start)
 		if _, err := os.Stdout.WriteString("ack " + p + "\n"); err != nil {
 			return 1
+		}
+		for range reads {
+			if _, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+				tx.SetMeta(gitstate.Meta{Summary: "read " + p, Trailers: []gitstate.Trailer{
+					{Key: gitstate.TrailerTool, Value: "test_read"},
+					{Key: gitstate.TrailerActor, Value: name},
+					{Key: gitstate.TrailerResult, Value: "ok"},
+				}})
+				var r writerRec
+				return tx.Get(p, &r)
+			}); err != nil {
+				fmt.Fprintf(os.Stderr, "writer %s: read after %d: %v\n", name, i, err)
+				return 1
+			}
 		}
 		if latency {
 			os.Stdout.WriteString("lat " + strconv.FormatInt(took.Nanoseconds(), 10) + "\n")

@@ -26,6 +26,10 @@ import (
 // timing; and git removes the multi-pack-index, bitmaps and reverse
 // indexes of what it deletes.
 //
+// Which packs a round rolls up is chosen so that git's walk through the
+// history happens once every historyBatch writes, not at nearly every
+// repack (historypacks.go).
+//
 // The user's own switches for automatic housekeeping are obeyed (gc.auto=0
 // or maintenance.auto=false turn this off, as they turn off git's), and
 // so is extensions.preciousObjects (git refuses to delete packs there).
@@ -76,18 +80,20 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 		if stale {
 			args = append([]string{"--drop-midx"}, args...)
 		}
-		s.startBackground("repack", true, repackAt, args...)
+		// the packs that would walk the history wait for
+		// historyBatch of them (historypacks.go)
+		s.startBackground("repack", true, repackAt, historyBatch, args...)
 	} else if stale {
-		s.startBackground("midx", true, 0, "--drop-midx", "multi-pack-index", "write", "--no-progress")
+		s.startBackground("midx", true, 0, 0, "--drop-midx", "multi-pack-index", "write", "--no-progress")
 	}
 	if counted && uint64(c)%uint64(s.opts.PackEvery) == 0 {
-		s.startBackground("maintenance", false, 0, "maintenance", "run", "--auto", "--quiet")
+		s.startBackground("maintenance", false, 0, 0, "maintenance", "run", "--auto", "--quiet")
 	}
 }
 
 // backgroundScript runs `git --git-dir $1 <args...>` for startBackground:
 // $1 the common dir, $2 this host's name, $3 "gc" or "-", $4 a pack count
-// (0: none), then git's arguments, which --drop-midx may precede: the
+// (0: none), $5 historyBatch for a repack (0: none; see below), then git's arguments, which --drop-midx may precede: the
 // multi-pack-index, its bitmap and reverse index are removed first, under
 // the locks, as git's repack clears them (midx.go). With "gc" it first takes git gc's own
 // lock with git's protocol (lock_repo_for_gc in builtin/gc.c): create
@@ -105,6 +111,15 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 // the writer: a writer killed at any moment leaves no lock behind (a
 // killed writer holding gc.pid.lock would stop every later git gc).
 //
+// With historyBatch, each round first reads the store's lists of the packs
+// it wrote (historypacks.go): fewer than that many listed packs of changes
+// there, the round passes git a --keep-pack for every pack not listed as
+// holding reads only, and then lists the pack it made among the reads';
+// otherwise, or when the packs left out would be three quarters of the
+// pack count, it rolls up everything and empties both lists. It writes
+// only into lists that exist, which the writers create with the modes of
+// core.sharedRepository.
+//
 // With a pack count, git runs again while the object directory still
 // holds that many packs once it is done: writers that found this job
 // running started none of their own, so the packs they wrote while git was
@@ -117,7 +132,7 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 // repack of its own. A pack that lands between the last count and the
 // job's exit is still left to the next write: the count is the job's last
 // step, so that window is a few instructions wide, not a repack's length.
-const backgroundScript = `d=$1 host=$2 lock=$3 again=$4; shift 4
+const backgroundScript = `d=$1 host=$2 lock=$3 again=$4 hist=$5; shift 5
 unlock() { if [ "$(cat "$d/gc.pid" 2>/dev/null)" = "$$ $host" ]; then rm -f "$d/gc.pid"; fi; }
 m="$d/objects/maintenance.lock"
 take() {
@@ -145,9 +160,50 @@ if [ "$1" = --drop-midx ]; then
 	shift
 	rm -f "$p/multi-pack-index" "$p"/multi-pack-index-*.bitmap "$p"/multi-pack-index-*.rev
 fi
+# listed FILE: the packs FILE names that are still there ($found, $nfound);
+# $stale is set if it names others
+listed() {
+	found= nfound=0 stale=
+	for h in $(cat "$1" 2>/dev/null); do
+		case ${h#pack-} in "$h" | "" | *[!0-9a-f]*) stale=1; continue ;; esac
+		if [ -f "$p/$h.pack" ]; then found="$found $h" nfound=$((nfound + 1)); else stale=1; fi
+	done
+}
+hl=$d/codex/historypacks rl=$d/codex/readpacks
 while :; do
 	before=$(cd "$p" 2>/dev/null && echo pack-*.idx)
-	git --git-dir "$d" "$@" || exit
+	keep=
+	if [ "$hist" -gt 0 ]; then
+		listed "$hl"
+		k=$nfound
+		[ -z "$stale" ] || printf '%s\n' $found >"$hl"
+		listed "$rl"
+		reads=$found
+		[ -z "$stale" ] || printf '%s\n' $found >"$rl"
+		nk=0
+		for f in "$p"/pack-*.pack; do
+			[ -f "$f" ] || continue
+			h=${f##*/} && h=${h%.pack}
+			case "$reads " in *" $h "*) continue ;; esac
+			keep="$keep --keep-pack=$h.pack" nk=$((nk + 1))
+		done
+		if [ "$k" -ge "$hist" ] || [ $((nk * 4)) -ge $((again * 3)) ]; then
+			keep=
+			[ ! -f "$hl" ] || : >"$hl"
+			[ ! -f "$rl" ] || : >"$rl"
+		fi
+	fi
+	git --git-dir "$d" "$@" $keep || exit
+	if [ -n "$keep" ]; then
+		# what the round made holds reads: a pack that was not there,
+		# has no .keep (a writer's, not listed yet) and is not a change's
+		listed "$hl"
+		for f in "$p"/pack-*.idx; do
+			h=${f##*/} && h=${h%.idx}
+			case " $before $found " in *" $h.idx "* | *" $h "*) continue ;; esac
+			[ -f "$p/$h.keep" ] || [ ! -f "$rl" ] || printf '%s\n' "$h" >>"$rl"
+		done
+	fi
 	[ "$again" -gt 0 ] || exit 0
 	n=0 gone=
 	for f in "$p"/pack-*.idx; do
@@ -173,16 +229,16 @@ done`
 // multi-pack-index written while a repack deletes packs lists packs that
 // are gone. With again > 0, git runs again while that many packs remain
 // (see backgroundScript).
-func (s *Store) startBackground(name string, gcLock bool, again int, args ...string) {
+func (s *Store) startBackground(name string, gcLock bool, again, history int, args ...string) (started bool) {
 	lock := filepath.Join(s.commonDir, "codex", name+".lock")
 	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
-		return
+		return false
 	}
 	defer f.Close()
 	s.config().shared.applyFd(int(f.Fd()))
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return // one is running
+		return false // one is running
 	}
 	host, err := os.Hostname()
 	if err != nil {
@@ -192,18 +248,19 @@ func (s *Store) startBackground(name string, gcLock bool, again int, args ...str
 	if gcLock {
 		mode = "gc"
 	}
-	cmd := exec.Command("sh", append([]string{"-c", backgroundScript, "sh", s.commonDir, host, mode, strconv.Itoa(again)}, args...)...)
+	cmd := exec.Command("sh", append([]string{"-c", backgroundScript, "sh", s.commonDir, host, mode, strconv.Itoa(again), strconv.Itoa(history)}, args...)...)
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Env = maintenanceEnv(os.Environ())
 	if err := cmd.Start(); err != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return
+		return false
 	}
 	// reap it when it ends, so that it never lingers as a zombie of a
 	// long-lived process (an MCP server); a CLI process that exits first
 	// leaves it to init.
 	go cmd.Wait()
+	return true
 }
 
 // backgroundRunning reports whether the job startBackground starts under

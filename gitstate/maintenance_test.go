@@ -39,7 +39,8 @@ var maintenanceCommands = map[string][]string{
 	"prune":                  {"prune"},
 }
 
-// TestWritersBesideGitMaintenance runs writer processes, round after round,
+// TestWritersBesideGitMaintenance runs writer processes (two reads after
+// each write), round after round,
 // while one of git's maintenance commands runs in a loop beside them, and
 // checks after every round that every acknowledged write is at the tip,
 // that every commit and tree of the history is there (git fsck --full
@@ -83,7 +84,9 @@ func stressBesideMaintenance(t *testing.T, args []string, rounds int) {
 		go loop.run(ctx, dir, &wg)
 		ws := make([]*writerProc, procs)
 		for i := range ws {
-			ws[i] = startWriter(t, dir, fmt.Sprintf("r%dp%d", r, i), writes)
+			// two reads after each write: git's repacks roll up the
+			// reads' packs apart from the writes' (historypacks.go)
+			ws[i] = startWriter(t, dir, fmt.Sprintf("r%dp%d", r, i), writes, envReads+"=2")
 		}
 		for _, w := range ws {
 			if err := w.wait(5 * time.Minute); err != nil {
@@ -130,6 +133,9 @@ func stressBesideMaintenance(t *testing.T, args []string, rounds int) {
 		}
 		if out, err := gitstatetest.GitErr(dir, "fsck", "--full", "--strict", "--no-dangling"); err != nil {
 			t.Fatalf("round %d: git fsck: %v\n%s", r, err, out)
+		}
+		if got, want := gitstatetest.Git(t, dir, "rev-list", "--count", "--glob=codex/reads/*/*"), strconv.Itoa(2*len(acked)); got != want {
+			t.Fatalf("round %d: %s reads on the reads refs, want %s", r, got, want)
 		}
 	}
 	for _, f := range failures {

@@ -82,7 +82,7 @@ func userRepackBesideStoreRepack(t *testing.T, args []string, rounds int) {
 	// the store's repack writes a multi-pack-index where there is one
 	gitstatetest.Git(t, dir, "multi-pack-index", "write")
 	host, _ := os.Hostname()
-	store := []string{"sh", "-c", gitstate.BackgroundScript, "sh", common, host, "gc", "0", "repack", "--geometric=2", "-d", "-l", "-q", "--write-midx"}
+	store := []string{"sh", "-c", gitstate.BackgroundScript, "sh", common, host, "gc", "0", strconv.Itoa(gitstate.HistoryBatch), "repack", "--geometric=2", "-d", "-l", "-q", "--write-midx"}
 	acked := map[string]bool{}
 	var userRuns, storeRuns, refused, throughStale atomic.Int64
 	stale := 0

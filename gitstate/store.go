@@ -173,6 +173,9 @@ func (s *Store) lockWriter() error {
 func (s *Store) unlockWriter() {
 	s.objMu.Lock()
 	s.writer.packs.publish(s.objects.KeptPacks())
+	// listed while their .keep still protects them, so that a repack
+	// never finds them unlisted (historypacks.go)
+	s.notePacks(s.objects.WrittenPacks(), s.writer.shared)
 	s.objects.ReleaseKeeps()
 	s.objMu.Unlock()
 	s.phase("released")

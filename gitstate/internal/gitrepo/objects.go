@@ -41,8 +41,11 @@ type Objects struct {
 	// released, once the ref naming the packs' objects has moved or the
 	// transaction has failed.
 	keeps []string
-	sync  fsyncPolicy
-	cat   *gitCat // objects the reader above cannot serve, read through git
+	// written are the packs written since the writer lock was taken
+	// (WrittenPacks).
+	written []WrittenPack
+	sync    fsyncPolicy
+	cat     *gitCat // objects the reader above cannot serve, read through git
 	// tmpDir is where new packs are written before they are renamed into
 	// objects/pack ("<common dir>/codex/tmp"; see writeRename).
 	tmpDir string
@@ -413,8 +416,24 @@ func (o *Objects) Write(b *objectBatch) error {
 		return err
 	}
 	o.keeps = append(o.keeps, keep)
+	o.written = append(o.written, WrittenPack{Name: name, Objects: len(b.objs)})
 	o.added(name, len(b.objs))
 	return nil
+}
+
+// WrittenPack is a pack Write wrote: its name ("pack-<checksum>") and how
+// many objects it holds.
+type WrittenPack struct {
+	Name    string
+	Objects int
+}
+
+// WrittenPacks returns the packs written since the last call, and forgets
+// them.
+func (o *Objects) WrittenPacks() []WrittenPack {
+	w := o.written
+	o.written = nil
+	return w
 }
 
 // ReleaseKeeps removes the .keep files of the packs written under the
