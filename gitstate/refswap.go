@@ -80,11 +80,16 @@ func (s *Store) acquireRefLock(lockPath string) error {
 			}
 			waiting = true
 		case errors.Is(err, fs.ErrNotExist):
-			// the directory vanished (pack-refs prunes empty ref dirs).
+			// the directory vanished (pack-refs prunes empty ref
+			// dirs), or never was; made again, level by level, and
+			// git's pack-refs may prune a level just made before the
+			// next is (refs/codex/reads/<machine> under a gc), so a
+			// level gone is made again too, as git's own
+			// raceproof_create_file retries
 			if mkdirs++; mkdirs > 100 {
 				return fmt.Errorf("gitstate: create %s: %w", lockPath, err)
 			}
-			if err := s.writer.shared.mkdirAll(filepath.Dir(lockPath), s.commonDir); err != nil {
+			if err := s.writer.shared.mkdirAll(filepath.Dir(lockPath), s.commonDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("gitstate: create %s: %w", filepath.Dir(lockPath), err)
 			}
 			continue
