@@ -93,7 +93,8 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 
 // backgroundScript runs `git --git-dir $1 <args...>` for startBackground:
 // $1 the common dir, $2 this host's name, $3 "gc" or "-", $4 a pack count
-// (0: none), $5 historyBatch for a repack (0: none; see below), then git's arguments, which --drop-midx may precede: the
+// (0: none), $5 historyBatch for a repack (0: none; see below), then
+// git's arguments, which --drop-midx may precede: the
 // multi-pack-index, its bitmap and reverse index are removed first, under
 // the locks, as git's repack clears them (midx.go). With "gc" it first takes git gc's own
 // lock with git's protocol (lock_repo_for_gc in builtin/gc.c): create
@@ -172,7 +173,7 @@ listed() {
 hl=$d/codex/historypacks rl=$d/codex/readpacks
 while :; do
 	before=$(cd "$p" 2>/dev/null && echo pack-*.idx)
-	keep=
+	keep= reads_only=
 	if [ "$hist" -gt 0 ]; then
 		listed "$hl"
 		k=$nfound
@@ -191,10 +192,12 @@ while :; do
 			keep=
 			[ ! -f "$hl" ] || : >"$hl"
 			[ ! -f "$rl" ] || : >"$rl"
+		else
+			reads_only=1
 		fi
 	fi
 	git --git-dir "$d" "$@" $keep || exit
-	if [ -n "$keep" ]; then
+	if [ -n "$reads_only" ]; then
 		# what the round made holds reads: a pack that was not there,
 		# has no .keep (a writer's, not listed yet) and is not a change's
 		listed "$hl"
@@ -229,16 +232,16 @@ done`
 // multi-pack-index written while a repack deletes packs lists packs that
 // are gone. With again > 0, git runs again while that many packs remain
 // (see backgroundScript).
-func (s *Store) startBackground(name string, gcLock bool, again, history int, args ...string) (started bool) {
+func (s *Store) startBackground(name string, gcLock bool, again, history int, args ...string) {
 	lock := filepath.Join(s.commonDir, "codex", name+".lock")
 	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
-		return false
+		return
 	}
 	defer f.Close()
 	s.config().shared.applyFd(int(f.Fd()))
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return false // one is running
+		return // one is running
 	}
 	host, err := os.Hostname()
 	if err != nil {
@@ -254,13 +257,12 @@ func (s *Store) startBackground(name string, gcLock bool, again, history int, ar
 	cmd.Env = maintenanceEnv(os.Environ())
 	if err := cmd.Start(); err != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return false
+		return
 	}
 	// reap it when it ends, so that it never lingers as a zombie of a
 	// long-lived process (an MCP server); a CLI process that exits first
 	// leaves it to init.
 	go cmd.Wait()
-	return true
 }
 
 // backgroundRunning reports whether the job startBackground starts under
