@@ -150,3 +150,60 @@ func countObjects(t *testing.T, idx string) int {
 	o := 8 + 255*4
 	return int(b[o])<<24 | int(b[o+1])<<16 | int(b[o+2])<<8 | int(b[o+3])
 }
+
+// TestMaintenanceKeepsACommitGraph: the store's periodic `git maintenance
+// run --auto` writes the commit-graph git's gc would write (the store's
+// repacks keep gc --auto from running, and without one every walk of the
+// history reads each commit from its pack), under git's own switch
+// (maintenance.commit-graph.auto=0: never) and not where the user chose
+// git maintenance's tasks (their tasks run, as git would run them).
+func TestMaintenanceKeepsACommitGraph(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		config []string
+		want   bool
+	}{
+		{"default", nil, true},
+		{"commit-graph.auto=0", []string{"maintenance.commit-graph.auto", "0"}, false},
+		{"user's tasks", []string{"maintenance.gc.enabled", "true"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := gitstatetest.NewRepo(t)
+			// a burst of writes can leave more packs than git's gc
+			// --auto allows (50) while the store's repack runs, and
+			// git's gc writes a commit-graph of its own
+			gitstatetest.Git(t, dir, "config", "gc.autoPackLimit", "0")
+			if tc.config != nil {
+				gitstatetest.Git(t, dir, append([]string{"config"}, tc.config...)...)
+			}
+			s, err := gitstate.Open(dir, gitstate.Options{PackEvery: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			if _, err := s.Init(context.Background(), func(tx *gitstate.Tx) error {
+				tx.SetMeta(meta("init"))
+				return tx.Put("config/version.json", rec{N: 1})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 150 {
+				if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitForBackground(t, dir)
+			info := filepath.Join(commonDir(t, dir), "objects", "info")
+			_, e1 := os.Stat(filepath.Join(info, "commit-graph"))
+			_, e2 := os.Stat(filepath.Join(info, "commit-graphs", "commit-graph-chain"))
+			if got := e1 == nil || e2 == nil; got != tc.want {
+				t.Fatalf("a commit-graph after 150 writes: %v, want %v", got, tc.want)
+			}
+			if tc.want {
+				if out, err := gitstatetest.GitErr(dir, "commit-graph", "verify"); err != nil {
+					t.Fatalf("git commit-graph verify: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+}

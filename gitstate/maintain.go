@@ -39,7 +39,8 @@ const repackAt = 32
 // background geometric repack when packs have piled up, and every
 // PackEvery commits `git maintenance run --auto`, which is what git's
 // porcelain runs after its own commits (git's thresholds decide whether
-// anything is done: loose objects others left, refs to pack, reflogs).
+// anything is done: loose objects others left, refs to pack, reflogs, and
+// commits not yet in the commit-graph).
 func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 	if s.opts.PackEvery < 0 {
 		return
@@ -87,7 +88,20 @@ func (s *Store) maintain(ctx context.Context, c Clock, counted bool) {
 		s.startBackground("midx", true, 0, 0, "--drop-midx", "multi-pack-index", "write", "--no-progress")
 	}
 	if counted && uint64(c)%uint64(s.opts.PackEvery) == 0 {
-		s.startBackground("maintenance", false, 0, 0, "maintenance", "run", "--auto", "--quiet")
+		args := []string{"maintenance", "run", "--auto", "--quiet"}
+		if !cfg.ownMaintenance {
+			// git's default task, and the commit-graph: git's gc
+			// writes one, but the store's repacks keep gc --auto
+			// from ever running, and without one every walk of the
+			// history (git's repack, log, sync's rev-list) reads
+			// each commit from its pack: 1.2-2.3 s instead of
+			// 0.16-0.3 s for the 228k commits of the simulated
+			// team's clone at 23 days. Its own threshold decides
+			// (maintenance.commit-graph.auto: 100 commits not in
+			// the graph), and core.commitGraph=false turns it off.
+			args = append(args, "--task=gc", "--task=commit-graph")
+		}
+		s.startBackground("maintenance", false, 0, 0, args...)
 	}
 }
 

@@ -14,6 +14,12 @@ type repoConfig struct {
 	// housekeeping off (gc.auto=0 or maintenance.auto=false): the store
 	// then starts no repack or maintenance of its own either.
 	autoMaintenance bool
+	// ownMaintenance is set when the user chose git maintenance's
+	// tasks (maintenance.strategy, or maintenance.<task>.enabled): the
+	// store's periodic `git maintenance run --auto` runs those, as git
+	// would; otherwise it runs git's default task (gc) and the
+	// commit-graph task (see Store.maintain).
+	ownMaintenance bool
 	// precious is extensions.preciousObjects: git refuses to delete
 	// packs or objects, so a repack that would delete some is not started.
 	precious bool
@@ -118,6 +124,11 @@ func (s *Store) loadConfig() repoConfig {
 	}
 	if v, ok := ConfigValue(entries, "maintenance", "", "auto"); ok && !configBool(v) {
 		cfg.autoMaintenance = false
+	}
+	for _, e := range entries {
+		if strings.EqualFold(e.Section, "maintenance") && (strings.EqualFold(e.Key, "strategy") && !e.HasSubsection || strings.EqualFold(e.Key, "enabled") && e.HasSubsection) {
+			cfg.ownMaintenance = true
+		}
 	}
 	if v, ok := ConfigValue(entries, "extensions", "", "preciousobjects"); ok && configBool(v) {
 		cfg.precious = true
