@@ -176,17 +176,7 @@ func TestMaintenanceKeepsACommitGraph(t *testing.T) {
 			if tc.config != nil {
 				gitstatetest.Git(t, dir, append([]string{"config"}, tc.config...)...)
 			}
-			s, err := gitstate.Open(dir, gitstate.Options{PackEvery: 16})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if _, err := s.Init(context.Background(), func(tx *gitstate.Tx) error {
-				tx.SetMeta(meta("init"))
-				return tx.Put("config/version.json", rec{N: 1})
-			}); err != nil {
-				t.Fatal(err)
-			}
+			s := openInitIn(t, dir, gitstate.Options{PackEvery: 16})
 			for i := range 150 {
 				if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
 					t.Fatal(err)

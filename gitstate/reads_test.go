@@ -29,18 +29,7 @@ func openReads(t *testing.T, now func() time.Time, onState bool) (*gitstate.Stor
 	if onState {
 		gitstatetest.ReadsOnState(t, dir)
 	}
-	s, err := gitstate.Open(dir, gitstate.Options{Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.Init(context.Background(), func(tx *gitstate.Tx) error {
-		tx.SetMeta(meta("init"))
-		return tx.Put("config/version.json", rec{N: 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return s, dir
+	return openInitIn(t, dir, gitstate.Options{Now: now}), dir
 }
 
 // A transaction that changes nothing (a read; a refusal, whose writes were

@@ -28,19 +28,25 @@ func meta(tool string) gitstate.Meta {
 func openInit(t *testing.T) (*gitstate.Store, string) {
 	t.Helper()
 	dir := gitstatetest.NewRepo(t)
-	s, err := gitstate.Open(dir, gitstate.Options{})
+	return openInitIn(t, dir, gitstate.Options{}), dir
+}
+
+// openInitIn opens a store on the repository dir with opts and writes the
+// first state commit (config/version.json).
+func openInitIn(t *testing.T, dir string, opts gitstate.Options) *gitstate.Store {
+	t.Helper()
+	s, err := gitstate.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	_, err = s.Init(context.Background(), func(tx *gitstate.Tx) error {
+	if _, err := s.Init(context.Background(), func(tx *gitstate.Tx) error {
 		tx.SetMeta(meta("init"))
 		return tx.Put("config/version.json", rec{N: 1})
-	})
-	if err != nil {
+	}); err != nil {
 		t.Fatal(err)
 	}
-	return s, dir
+	return s
 }
 
 func TestUpdateWritesOneCommitReadableByGit(t *testing.T) {
