@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -286,4 +288,93 @@ func TestReduceBesideWritersAndReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReduceByNames: a Reduction with Names is given each record's path
+// and nil data, and reads no record's blob: it reduces a state whose
+// record's blob git does not have (a tree made by hand that names one),
+// where the same Reduction reading data fails. A transaction's Reduce of
+// its own writes, which walks them whole, gives its Leaf nil too.
+func TestReduceByNames(t *testing.T) {
+	s, dir := openInit(t)
+	ctx := context.Background()
+	_, err := s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("put"))
+		for i := range 6 {
+			if err := tx.Put(fmt.Sprintf("d/%d/r%d.json", i%2, i), rec{N: i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	count := func(names bool) gitstate.Reduction {
+		return gitstate.Reduction{
+			Name:  fmt.Sprintf("test.names.%v", names),
+			Names: names,
+			Leaf: func(p string, data []byte) (any, error) {
+				if names && data != nil {
+					t.Errorf("%s: Leaf given %d bytes with Names", p, len(data))
+				}
+				got = append(got, p)
+				return 1, nil
+			},
+			Join: func(parts []any) any { return len(parts) },
+		}
+	}
+	// a transaction that wrote under d reduces its own view whole
+	_, err = s.Update(ctx, func(tx *gitstate.Tx) error {
+		tx.SetMeta(meta("put"))
+		if err := tx.Put("d/0/r6.json", rec{N: 6}); err != nil {
+			return err
+		}
+		got = nil
+		_, err := tx.Reduce("d", count(true))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 7 {
+		t.Errorf("a transaction's Reduce by names: Leaf of %v, want the 7 records", got)
+	}
+
+	// a record whose blob is nowhere: d/1/gone.json
+	index := filepath.Join(t.TempDir(), "index")
+	gitIdx := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIdx("read-tree", gitstate.RefState)
+	gitIdx("update-index", "--add", "--info-only", "--cacheinfo", "100644,1111111111111111111111111111111111111111,d/1/gone.json")
+	tree := gitIdx("write-tree", "--missing-ok")
+	commit := gitIdx("commit-tree", tree, "-p", gitstate.RefState, "-m", "by hand")
+	gitIdx("update-ref", gitstate.RefState, commit)
+
+	err = s.View(ctx, func(sn *gitstate.Snapshot) error {
+		if _, err := sn.Reduce("d", count(false)); err == nil {
+			t.Errorf("a Reduction that reads data read a blob git does not have")
+		}
+		got = nil
+		_, err := sn.Reduce("d", count(true))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("by names: %v", err)
+	}
+	want := []string{"d/0/r0.json", "d/0/r2.json", "d/0/r4.json", "d/0/r6.json", "d/1/gone.json", "d/1/r1.json", "d/1/r3.json", "d/1/r5.json"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("by names, Leaf of %v, want %v", got, want)
+	}
+
 }

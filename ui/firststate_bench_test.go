@@ -126,7 +126,7 @@ func BenchmarkFirstStateOfAProcess(b *testing.B) {
 	}
 }
 
-func gitOut(b *testing.B, dir string, args ...string) string {
+func gitOut(b testing.TB, dir string, args ...string) string {
 	b.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {

@@ -10,8 +10,10 @@ import (
 )
 
 // kindPart is what /api/state shows of the records under one directory of
-// a kind: how many, the newest perKind (by id, ties in path order, as
-// readKind orders them) and, for mail, the count per recipient.
+// a kind: how many (files named <id>.json: the page reads no record only
+// to count it), the newest perKind (by id, ties in path order, as readKind
+// orders them) and, for mail, the count per recipient (mail that is not
+// JSON is not counted: its recipient is in it).
 type kindPart struct {
 	count  int
 	newest []recordAt
@@ -53,12 +55,16 @@ const keptEvery = 30 * time.Second
 func kindReduction(kind string, tip bool) gitstate.Reduction {
 	r := gitstate.Reduction{
 		Name: "ui.kind." + kind,
+		// only mail's parts need what a record says: the others are
+		// counted by name, and the newest are read after (readState)
+		Names: kind != "mail",
 		Leaf: func(p string, data []byte) (any, error) {
-			part := kindPart{count: 1, newest: []recordAt{{name: strings.TrimSuffix(path.Base(p), ".json"), path: p}}}
+			name, ok := strings.CutSuffix(path.Base(p), ".json")
+			if !ok {
+				return kindPart{}, nil // not a record (sync brings in only .json under a kind's directory)
+			}
+			part := kindPart{count: 1, newest: []recordAt{{name: name, path: p}}}
 			if kind != "mail" {
-				if !json.Valid(data) {
-					return kindPart{}, nil // not a record the page can show (a newer version's file)
-				}
 				return part, nil
 			}
 			var m struct {

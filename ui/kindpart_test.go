@@ -4,10 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
 // TestStateByPartsReadsWhatAWholeReadDoes: /api/state made by directory
@@ -124,4 +130,66 @@ func firstUnread(t *testing.T, f *fixture, agent string) string {
 		t.Fatalf("inbox of %s: %s", agent, b)
 	}
 	return in.Mails[0].ID
+}
+
+// TestStateCountsRecordsByName: the page counts a kind's records by their
+// files' names (it reads no record only to count it), and shows of the
+// newest only what is JSON: a file that is not, which sync would refuse
+// but a commit made by hand can hold, is counted and not shown, and the
+// answer stays JSON. Mail, whose recipient is inside, counts only what
+// it can read.
+func TestStateCountsRecordsByName(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	f := newFixtureAt(t, dir, true, Options{})
+	f.call(t, human, "agent_register", `{"id":"alice","type":"worker"}`)
+	f.call(t, human, "task_create", `{"title":"t1","description":"d"}`)
+	f.call(t, human, "mail_send", `{"to":"alice","subject":"s","body":"b"}`)
+	var tasks, mail []string
+	for _, p := range strings.Split(gitOut(t, dir, "ls-tree", "-r", "--name-only", gitstate.RefState), "\n") {
+		switch {
+		case strings.HasPrefix(p, "tasks/"):
+			tasks = append(tasks, p)
+		case strings.HasPrefix(p, "mail/"):
+			mail = append(mail, p)
+		}
+	}
+	if len(tasks) != 1 || len(mail) != 1 {
+		t.Fatalf("tasks %v, mail %v: want one of each", tasks, mail)
+	}
+	// beside each, a file named as the newest record, that is not JSON
+	index := filepath.Join(t.TempDir(), "index")
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("read-tree", gitstate.RefState)
+	blob := git("hash-object", "-w", "--stdin") // empty: not JSON
+	for _, p := range []string{tasks[0], mail[0]} {
+		git("update-index", "--add", "--cacheinfo", "100644,"+blob+","+path.Dir(p)+"/zzzzzzzz.json")
+	}
+	git("update-ref", gitstate.RefState, git("commit-tree", git("write-tree"), "-p", gitstate.RefState, "-m", "by hand"))
+
+	var got stateJSON
+	if code := get(t, f.url+"/api/state", &got); code != 200 {
+		t.Fatalf("/api/state: %d", code)
+	}
+	for _, k := range got.Kinds {
+		switch k.Name {
+		case "task":
+			if k.Count != 2 || len(k.Records) != 1 || len(got.Tasks) != 1 {
+				t.Errorf("tasks: count %d, %d shown (%d in tasks), want 2 counted, the one task shown", k.Count, len(k.Records), len(got.Tasks))
+			}
+		case "mail":
+			if k.Count != 1 || len(k.Records) != 1 || got.Mail["alice"].Total != 1 {
+				t.Errorf("mail: count %d, %d shown, alice's %+v: want the one message", k.Count, len(k.Records), got.Mail["alice"])
+			}
+		}
+	}
 }

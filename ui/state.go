@@ -113,6 +113,11 @@ func (s *Server) readState(r *http.Request, sn *gitstate.Snapshot, tip bool, out
 			if err != nil {
 				return err
 			}
+			if !json.Valid(data) {
+				// counted by its name but not a record the page can show:
+				// sync refuses such a file, only a commit made by hand has one
+				continue
+			}
 			kj.Records = append(kj.Records, data)
 		}
 		for to, c := range part.mail {
