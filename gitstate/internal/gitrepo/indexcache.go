@@ -14,7 +14,10 @@ package gitrepo
 // miss finds it for one system call. A lookup reads a few blocks (a binary
 // search within one fan-out bucket), and a process's lookups come back to
 // the same objects (the tip's trees), so the blocks a call needs stay
-// cached between calls.
+// cached between calls. A batch of lookups scattered over an index (a
+// sync's checks, a first reduce of a whole state) maps it for as long as
+// the batch lasts (widen, packFile.mapIndex): the mapping is gone, and the
+// resident memory with it, when the batch ends.
 //
 // It is one cache per Objects, shared by all of its packs, and like
 // Objects it is not safe for concurrent use.
@@ -25,7 +28,7 @@ type indexCache struct {
 	limit int            // blocks held at most; 0: indexCacheBlocks (tests set fewer)
 	last  int            // the slot read last
 	packs uint64         // big indexes opened so far: the next one's number
-	whole int64          // bytes of big indexes read whole while widened (readWhole)
+	noMap bool           // tests: widened, read blocks as where mapping fails
 }
 
 // indexBlockSize is the block read at a time. A binary search reads 20
@@ -110,7 +113,9 @@ func (c *indexCache) block(p *packFile, n int64) ([]byte, error) {
 // history) finds few of its blocks in 512 and reads one per step of most
 // binary searches: 86,000 preads in a day-behind sync of the simulated
 // team's 48 h state, 14,000 with the indexes held (docs/PERFORMANCE.md,
-// "The day-behind sync, broken down"). A limit set by a test stays.
+// "The day-behind sync, broken down"). The big indexes are mapped
+// meanwhile (packFile.mapIndex), so the blocks are read only where one
+// cannot be. A limit set by a test stays.
 func (c *indexCache) widen(blocks int) (restore func()) {
 	before := c.limit
 	if before > 0 || blocks <= indexCacheBlocks {
@@ -118,7 +123,7 @@ func (c *indexCache) widen(blocks int) (restore func()) {
 	}
 	c.limit = blocks
 	return func() {
-		c.limit, c.whole = before, 0
+		c.limit = before
 		if len(c.slots) <= indexCacheBlocks {
 			return
 		}
@@ -134,22 +139,9 @@ func (c *indexCache) widen(blocks int) (restore func()) {
 	}
 }
 
-// readWhole reports whether a big index of size bytes that is being
-// opened is read whole instead of a block at a time, and counts it: while
-// the cache is widened, as long as the indexes so read fit in its bound. A
-// sync's checks look up so many objects scattered over a big index that
-// they touch most of its blocks, each a system call (a day-behind sync of
-// the simulated team's 264 h clone: its 13.5 MB index, ~4 MB of preads a
-// reader); one read of it costs less. The caller forgets them when the
-// cache narrows again (Objects.WidenIndexCache), so a long-lived process
-// holds no whole index after.
-func (c *indexCache) readWhole(size int64) bool {
-	if c.limit <= indexCacheBlocks || c.whole+size > int64(c.limit)*indexBlockSize {
-		return false
-	}
-	c.whole += size
-	return true
-}
+// widened reports whether the cache is widened (widen) for a batch, and
+// so whether big indexes are mapped meanwhile (packFile.mapIndex).
+func (c *indexCache) widened() bool { return c.limit > indexCacheBlocks && !c.noMap }
 
 // drop forgets p's blocks (p is being closed).
 func (c *indexCache) drop(p *packFile) {

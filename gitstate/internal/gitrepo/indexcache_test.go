@@ -153,12 +153,12 @@ func BenchmarkBigIndexLookup(b *testing.B) {
 	}
 }
 
-// TestWidenIndexCache: a widened cache holds the blocks of an index over
-// its usual bound (a batch's scattered lookups then read each block once),
-// or, when the index fits in the widened bound, the index is read whole
-// when opened; restore brings it back to the bound (an index read whole
-// forgotten, then opened a block at a time) with every object still
-// found; a limit a test set is left alone.
+// TestWidenIndexCache: widened for a batch, a big index is mapped whole,
+// whether it was open before or opened meanwhile, and no block of it is
+// cached; restore unmaps it, and lookups read it a block at a time again
+// within the usual bound, every object still found. Where mapping fails,
+// the widened cache holds more blocks than the usual bound instead; a
+// limit a test set is left alone.
 func TestWidenIndexCache(t *testing.T) {
 	common, blobs := bigPackRepo(t, 25000) // an index of ~690 blocks
 	r := Open(common, t.TempDir())
@@ -172,48 +172,60 @@ func TestWidenIndexCache(t *testing.T) {
 			}
 		}
 	}
-	// a budget the index does not fit in: its blocks, more than the usual
-	restore := r.WidenIndexCache(600)
-	readAll("widened")
-	if n := r.ixc.cachedBlocks(); n <= indexCacheBlocks {
-		t.Errorf("widened: %d blocks cached, want up to 600 of the index's ~690", n)
+	mapped := func(what string, want bool) {
+		t.Helper()
+		p := r.packs[0]
+		if p.mapped != want || (p.idx != nil) != want || p.ixf == nil {
+			t.Errorf("%s: mapped %v (idx %d bytes, file open %v), want mapped %v", what, p.mapped, len(p.idx), p.ixf != nil, want)
+		}
 	}
-	if p := r.packs[0]; p.idx != nil || p.ixf == nil {
-		t.Errorf("widened to less than the index: read whole")
+	// open before the batch: mapped when widened
+	readAll("before")
+	mapped("before", false)
+	if n := r.ixc.cachedBlocks(); n == 0 {
+		t.Errorf("before: no block cached")
+	}
+	restore := r.WidenIndexCache(600)
+	mapped("widened", true)
+	if n := r.ixc.cachedBlocks(); n != 0 {
+		t.Errorf("widened: the mapped index's %d blocks still cached", n)
+	}
+	readAll("widened")
+	if n := r.ixc.cachedBlocks(); n != 0 {
+		t.Errorf("widened, after reading: %d blocks cached", n)
+	}
+	restore()
+	mapped("restored", false)
+	readAll("restored")
+	if n := r.ixc.cachedBlocks(); n == 0 || n > indexCacheBlocks || len(r.ixc.slots) > indexCacheBlocks {
+		t.Errorf("restored, after reading: %d blocks cached in %d slots, want 1..%d", n, len(r.ixc.slots), indexCacheBlocks)
+	}
+
+	// opened during the batch: mapped as it opens, unmapped by restore
+	r.Close()
+	r = Open(common, t.TempDir())
+	restore = r.WidenIndexCache(600)
+	readAll("opened widened")
+	mapped("opened widened", true)
+	restore()
+	mapped("opened widened, restored", false)
+	readAll("opened widened, restored")
+
+	// where mapping fails: more blocks than the usual bound, until restore
+	r.Close()
+	r = Open(common, t.TempDir())
+	r.ixc.noMap = true
+	restore = r.WidenIndexCache(600)
+	readAll("widened, not mapped")
+	mapped("widened, not mapped", false)
+	if n := r.ixc.cachedBlocks(); n <= indexCacheBlocks {
+		t.Errorf("widened, not mapped: %d blocks cached, want up to 600 of the index's ~690", n)
 	}
 	restore()
 	if n := r.ixc.cachedBlocks(); n == 0 || n > indexCacheBlocks || len(r.ixc.slots) > indexCacheBlocks {
 		t.Errorf("restored: %d blocks cached in %d slots, want 1..%d", n, len(r.ixc.slots), indexCacheBlocks)
 	}
-	readAll("restored")
-	if n := r.ixc.cachedBlocks(); n > indexCacheBlocks {
-		t.Errorf("restored, after reading: %d blocks cached, want at most %d", n, indexCacheBlocks)
-	}
-
-	// a budget it fits in: an index opened meanwhile is read whole, in
-	// one read, and forgotten when the cache narrows again; the next
-	// lookup opens it a block at a time
-	r.Close()
-	r = Open(common, t.TempDir())
-	restore = r.WidenIndexCache(4096)
-	readAll("widened, read whole")
-	if p := r.packs[0]; p.idx == nil || p.ixf != nil || !p.wide {
-		t.Errorf("widened to more than the index: not read whole (idx %d bytes, file %v)", len(p.idx), p.ixf != nil)
-	}
-	if n := r.ixc.cachedBlocks(); n != 0 {
-		t.Errorf("an index read whole left %d blocks cached", n)
-	}
-	restore()
-	if p := r.packs[0]; p.idx != nil || p.opened() {
-		t.Errorf("restored: the index read whole is still held (%d bytes)", len(p.idx))
-	}
-	readAll("restored after whole")
-	if p := r.packs[0]; p.idx != nil || p.ixf == nil || p.wide {
-		t.Errorf("restored: reopened whole, not a block at a time")
-	}
-	if n := r.ixc.cachedBlocks(); n == 0 || n > indexCacheBlocks {
-		t.Errorf("restored after whole, after reading: %d blocks cached, want 1..%d", n, indexCacheBlocks)
-	}
+	readAll("not mapped, restored")
 
 	r.Close() // (idempotent: the deferred Close finds nothing open)
 	r = Open(common, t.TempDir())

@@ -122,21 +122,22 @@ func (o *Objects) locate(h plumbing.Hash) error {
 	return plumbing.ErrObjectNotFound
 }
 
-// WidenIndexCache lets the cache of big index blocks hold up to blocks
-// blocks (of 1 KiB) until restore is called: for a batch of lookups
-// scattered over the indexes, such as a sync's checks (see
-// indexCache.widen); big indexes opened meanwhile are read whole within
-// that bound (indexCache.readWhole), and forgotten by restore: the next
-// lookup opens them again, a block at a time. Calls must not nest.
+// WidenIndexCache readies the big indexes for a batch of lookups
+// scattered over them, such as a sync's checks or a first reduce of a
+// whole state, until restore is called: each is mapped whole
+// (packFile.mapIndex), those opened meanwhile too, and restore unmaps
+// them. Where mapping fails, the cache of their blocks holds up to blocks
+// blocks (of 1 KiB) meanwhile (indexCache.widen). Calls must not nest.
 func (o *Objects) WidenIndexCache(blocks int) (restore func()) {
 	narrow := o.ixc.widen(blocks)
+	for _, p := range o.packs {
+		p.mapIndex() // those whose index is open; the others as they open
+	}
 	return func() {
-		narrow()
 		for _, p := range o.packs {
-			if p.wide {
-				p.idx, p.fan, p.wide = nil, nil, false
-			}
+			p.unmapIndex()
 		}
+		narrow()
 	}
 }
 
