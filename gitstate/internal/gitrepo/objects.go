@@ -124,15 +124,12 @@ func (o *Objects) locate(h plumbing.Hash) error {
 
 // WidenIndexCache readies the big indexes for a batch of lookups
 // scattered over them, such as a sync's checks or a first reduce of a
-// whole state, until restore is called: each is mapped whole
-// (packFile.mapIndex), those opened meanwhile too, and restore unmaps
-// them. Where mapping fails, the cache of their blocks holds up to blocks
+// whole state, until restore is called: each is mapped whole at its
+// first lookup meanwhile (packFile.mapIndex), and restore unmaps them.
+// Where mapping fails, the cache of their blocks holds up to blocks
 // blocks (of 1 KiB) meanwhile (indexCache.widen). Calls must not nest.
 func (o *Objects) WidenIndexCache(blocks int) (restore func()) {
 	narrow := o.ixc.widen(blocks)
-	for _, p := range o.packs {
-		p.mapIndex() // those whose index is open; the others as they open
-	}
 	return func() {
 		for _, p := range o.packs {
 			p.unmapIndex()

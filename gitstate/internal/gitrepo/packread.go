@@ -40,7 +40,8 @@ type packFile struct {
 	bad   bool        // its index could not be opened: skipped until a scan drops it
 	// mapped says idx is the big index mapped while the cache is widened
 	// (mapIndex), unmapped when it narrows
-	mapped bool
+	mapped     bool
+	unmappable bool // mapping it failed: not tried again
 }
 
 // idx v2 layout: magic and version (8 bytes), 256 fan-out counts, the sorted
@@ -126,31 +127,31 @@ func (p *packFile) openIndex() error {
 		p.cache = &indexCache{} // a pack not listed by an Objects (tests)
 	}
 	p.cache.open(p)
-	if p.cache.widened() {
-		p.mapIndex()
-	}
 	return nil
 }
 
-// mapIndex maps a big index whole, for a batch of lookups (the cache is
-// widened: Objects.WidenIndexCache). A fresh clone's first page looks up
+// mapIndex maps a big index whole at the first lookup of a batch of them
+// (the cache is widened: Objects.WidenIndexCache). A fresh clone's first page looks up
 // ~7,400 objects of a month's state scattered over a 40 MB index: through
 // the cache, 17,500 reads of a block each, a third of its time (issue 27);
 // mapped, a lookup reads the index where it is, in the kernel's page
 // cache, with no system call and no copy, as git reads its indexes. It is
 // unmapped when the cache narrows again (unmapIndex), so a long-lived
 // process holds no mapping between its batches: a mapped index's pages,
-// once touched, count in its resident memory (see indexCache). An index
-// that cannot be mapped is read through the widened cache. Pack indexes
+// once touched, count in its resident memory (see indexCache). Mapped at
+// a lookup, not when the batch starts: a running page's poll is a batch
+// too (each kind's reduce), mostly with no lookup at all. An index that
+// cannot be mapped is read through the widened cache. Pack indexes
 // are never rewritten in place (git writes a new file and renames it), so
 // the mapping stays whole while it is held, even if a repack deletes the
 // file.
 func (p *packFile) mapIndex() {
-	if p.ixf == nil || p.mapped || !p.cache.widened() {
+	if p.ixf == nil || p.mapped || p.unmappable || !p.cache.widened() {
 		return
 	}
 	b, err := mapFile(p.ixf, p.size)
 	if err != nil {
+		p.unmappable = true
 		return
 	}
 	p.cache.drop(p) // its blocks are of no more use
@@ -257,6 +258,9 @@ func (p *packFile) at(off int, buf []byte) ([]byte, error) {
 // finds nothing (the lookup goes on to rescan and to git, which reports
 // what is wrong).
 func (p *packFile) find(h plumbing.Hash) (int64, bool) {
+	if p.ixf != nil && !p.mapped {
+		p.mapIndex() // if a batch of lookups has begun
+	}
 	lo := 0
 	if h[0] > 0 {
 		lo = int(binary.BigEndian.Uint32(p.fan[idxHeader+4*(int(h[0])-1):]))
