@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"net"
@@ -88,10 +89,30 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"the answer could not be written as JSON"}}`+"\n")
+	}
+	writeBody(w, status, body)
+}
+
+// encodeJSON is v as writeJSON writes it. json.RawMessage values (the
+// records the page shows) are checked to be JSON on the way: it fails on
+// one that is not.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(true)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeBody writes a JSON answer encodeJSON made.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(true)
-	enc.Encode(v) // a client that left is no error of ours
+	w.Write(body) // a client that left is no error of ours
 }
