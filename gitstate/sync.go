@@ -282,12 +282,12 @@ func (s *Store) negotiationTips(remote string) []string {
 	if len(tips) == 0 {
 		return nil
 	}
-	notes, _ := gitrepo.ListRefs(s.commonDir, "refs/notes/")
+	// the notes refs git codex owns (localNotes' rule), and what it
+	// fetched of the remote's
+	notes, _ := s.localNotes()
 	fetched, _ := gitrepo.ListRefs(s.commonDir, remoteDir(remote)+"notes/")
 	for _, ref := range append(notes, fetched...) {
-		if strings.HasPrefix(ref, NotesPrefix) || strings.HasPrefix(ref, remoteDir(remote)+"notes/") {
-			tips = append(tips, "--negotiation-tip="+ref)
-		}
+		tips = append(tips, "--negotiation-tip="+ref)
 	}
 	return tips
 }

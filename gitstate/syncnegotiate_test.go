@@ -16,7 +16,8 @@ import (
 // what it has from the state's history (the local state, its
 // remote-tracking ref, the notes), not from the clone's own newer refs
 // the remote never has (a reads chain: git offered it first, newest
-// first, in vain), and still fetches only what is new.
+// first, in vain; a notes ref that is not git codex's), and still fetches
+// only what is new.
 func TestSyncNegotiatesFromTheState(t *testing.T) {
 	ctx := context.Background()
 	s, dir := openInit(t)
@@ -63,6 +64,9 @@ func TestSyncNegotiatesFromTheState(t *testing.T) {
 		reads[parent] = true
 	}
 	gitstatetest.Git(t, dir, "update-ref", "refs/codex/reads/mine", parent)
+	// and a notes ref below refs/notes/codex/, which is not git codex's
+	// (refs/notes/codex*, as git for-each-ref matches it, stops at a slash)
+	gitstatetest.Git(t, dir, "update-ref", "refs/notes/codex/mine", parent)
 
 	trace := filepath.Join(t.TempDir(), "packets")
 	t.Setenv("GIT_TRACE_PACKET", trace)
