@@ -193,3 +193,26 @@ func TestStateCountsRecordsByName(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptKindPartVersion: a kind part kept in a file decodes as it was
+// encoded; one an earlier version kept (its Leaf counted records by
+// content, not by name: the same bytes without kindPartVersion) is
+// refused, so it is made afresh rather than mixed with this version's.
+func TestKeptKindPartVersion(t *testing.T) {
+	p := kindPart{count: 3, newest: []recordAt{{name: "b", path: "mail/x/b.json"}, {name: "a", path: "mail/x/a.json"}},
+		mail: map[string]mailCount{"alice": {Total: 2, Unread: 1}, "bob": {Total: 1}}}
+	b, err := encodeKindPart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeKindPart(b)
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, p)
+	}
+	if _, err := decodeKindPart(b[:len(b)-1]); err == nil {
+		t.Errorf("an earlier version's part (no version at its end) decoded")
+	}
+	if _, err := decodeKindPart(append(b[:len(b)-1:len(b)-1], kindPartVersion+1)); err == nil {
+		t.Errorf("a later version's part decoded")
+	}
+}

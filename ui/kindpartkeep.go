@@ -14,7 +14,7 @@ import (
 //
 //	uvarint count, uvarint len(newest), each path (uvarint length, bytes),
 //	uvarint len(mail), each recipient's (name, total, unread) in name order,
-//	one byte of flags (1: isMail, 2: mailUnread), mailTo
+//	one byte of flags (1: isMail, 2: mailUnread), mailTo, kindPartVersion
 //
 // A newest record's name is its path's base without .json, as Leaf makes
 // it, so it is not written. The file's checksum, not this, says the bytes
@@ -22,12 +22,19 @@ import (
 
 var errKindPart = errors.New("not a kept kind part")
 
+// kindPartVersion ends a part made by this version's Leaf (kindReduction):
+// records counted by name. A part kept by an earlier version (which
+// counted what was JSON, whatever its name) ends with its mailTo and is
+// refused, so it is made afresh, not mixed with these; the kept files
+// keep their names, each rewritten as its parts are made again.
+const kindPartVersion = 2
+
 func encodeKindPart(v any) ([]byte, error) {
 	p, ok := v.(kindPart)
 	if !ok {
 		return nil, errKindPart
 	}
-	size := 16 + len(p.mailTo) + 16*len(p.mail) // a past state's first ?at= encodes ~35k
+	size := 17 + len(p.mailTo) + 16*len(p.mail) // a past state's first ?at= encodes ~35k
 	for _, r := range p.newest {
 		size += len(r.path) + 2
 	}
@@ -60,6 +67,7 @@ func encodeKindPart(v any) ([]byte, error) {
 	}
 	b = append(b, flags)
 	str(p.mailTo)
+	b = append(b, kindPartVersion)
 	return b, nil
 }
 
@@ -88,7 +96,7 @@ func decodeKindPart(data []byte) (any, error) {
 	flags := d.str1()
 	p.isMail, p.mailUnread = flags&1 != 0, flags&2 != 0
 	p.mailTo = d.str()
-	if d.err != nil || d.s != "" {
+	if v := d.str1(); d.err != nil || v != kindPartVersion || d.s != "" {
 		return nil, errKindPart
 	}
 	return p, nil

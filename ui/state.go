@@ -208,10 +208,11 @@ func readKind(sn *gitstate.Snapshot, dir, under string) ([]record, error) {
 	}
 	var recs []record
 	err := sn.Walk(dir, func(p string, data []byte) error {
-		if !json.Valid(data) {
-			return nil // not a record the page can show (a newer version's file)
+		name, ok := strings.CutSuffix(path.Base(p), ".json")
+		if !ok || !json.Valid(data) {
+			return nil // not a record the page can show (as kindReduction's Leaf and dropInvalid)
 		}
-		recs = append(recs, record{name: strings.TrimSuffix(path.Base(p), ".json"), data: data})
+		recs = append(recs, record{name: name, data: data})
 		return nil
 	})
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].name > recs[j].name })

@@ -199,12 +199,18 @@ func TestWidenIndexCache(t *testing.T) {
 		t.Errorf("restored, after reading: %d blocks cached in %d slots, want 1..%d", n, len(r.ixc.slots), indexCacheBlocks)
 	}
 
-	// opened during the batch: mapped as it opens, unmapped by restore
+	// opened during the batch: mapped as it opens, unmapped by restore;
+	// a second batch begun meanwhile (another goroutine's, taking turns)
+	// leaves it to the first's restore
 	r.Close()
 	r = Open(common, t.TempDir())
 	restore = r.WidenIndexCache(600)
 	readAll("opened widened")
 	mapped("opened widened", true)
+	inner := r.WidenIndexCache(600)
+	inner()
+	mapped("a second batch's restore", true)
+	readAll("after a second batch's restore")
 	restore()
 	mapped("opened widened, restored", false)
 	readAll("opened widened, restored")

@@ -127,8 +127,16 @@ func (o *Objects) locate(h plumbing.Hash) error {
 // whole state, until restore is called: each is mapped whole at its
 // first lookup meanwhile (packFile.mapIndex), and restore unmaps them.
 // Where mapping fails, the cache of their blocks holds up to blocks
-// blocks (of 1 KiB) meanwhile (indexCache.widen). Calls must not nest.
+// blocks (of 1 KiB) meanwhile (indexCache.widen). A call while a batch
+// is under way (two goroutines' batches taking turns under the Store's
+// lock) changes nothing, and its restore nothing either: the first
+// batch's restore ends both.
 func (o *Objects) WidenIndexCache(blocks int) (restore func()) {
+	if o.ixc.widened() {
+		// a batch is under way (another goroutine's, taking turns with
+		// this one under the caller's lock): its restore unmaps
+		return func() {}
+	}
 	narrow := o.ixc.widen(blocks)
 	return func() {
 		for _, p := range o.packs {

@@ -144,9 +144,18 @@ func (p *packFile) openIndex() error {
 // cannot be mapped is read through the widened cache. Pack indexes
 // are never rewritten in place (git writes a new file and renames it), so
 // the mapping stays whole while it is held, even if a repack deletes the
-// file.
+// file (as git, which maps them too, this trusts that no one truncates an
+// index in place: a read of a mapping past its file's end is SIGBUS). An
+// index mapping failed for is not mapped again by this Objects.
 func (p *packFile) mapIndex() {
 	if p.ixf == nil || p.mapped || p.unmappable || !p.cache.widened() {
+		return
+	}
+	// the file as long as when it was opened (touching a mapping past a
+	// file's end kills the process: SIGBUS), and a length an int holds
+	size, _, err := p.ixf.stat()
+	if err != nil || size < p.size || int64(int(p.size)) != p.size {
+		p.unmappable = true
 		return
 	}
 	b, err := mapFile(p.ixf, p.size)
