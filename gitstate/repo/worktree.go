@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/internal/gitcli"
@@ -251,36 +252,80 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 // unlockHalfMade removes the "initializing" lock of the admin directory a
 // killed `git worktree add` left for path before it wrote the gitdir file
 // that `git worktree unlock <path>` finds it by: git makes
-// "<common>/worktrees/<name>" (named after the path's last element) and
-// locks it first, then writes the rest. Each file is opened, then
-// written, so a kill in between leaves it empty: an empty gitdir file is
-// one never written, and an empty lock is git's "initializing" never
-// written when no gitdir follows it (`git worktree lock` locks only a
-// worktree git knows, by its gitdir). Only a lock of that kind whose
-// gitdir file is missing, empty or names path is removed; then `git
-// worktree prune` removes the directory (its gitdir is missing or leads
-// nowhere). The caller knows that no spawn of that worktree is still
-// running.
+// "<common>/worktrees/<name>" (named after the path's last element, or,
+// when that is taken, the first of <name>1, <name>2, ... that is free:
+// builtin/worktree.c) and locks it first, then writes the rest. Each
+// file is opened, then written, so a kill in between leaves it empty: an
+// empty gitdir file is one never written, and an empty lock is git's
+// "initializing" never written when no gitdir follows it (`git worktree
+// lock` locks only a worktree git knows, by its gitdir). Only a lock of
+// that kind whose gitdir file is missing, empty or names path is removed;
+// then `git worktree prune` removes the directory (its gitdir is missing
+// or leads nowhere). The caller knows that no spawn of that worktree is
+// still running.
 func (r *Repo) unlockHalfMade(path string) {
-	admin := filepath.Join(r.gitDir, "worktrees", filepath.Base(path))
-	b, err := os.ReadFile(filepath.Join(admin, "locked"))
+	dir := filepath.Join(r.gitDir, "worktrees")
+	base := filepath.Base(path)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
-	lock := strings.TrimSpace(string(b))
-	if lock != "initializing" && lock != "" {
-		return
+	ours := worktreeGitdirs(path)
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), base)
+		if !ok || !e.IsDir() || strings.Trim(n, "0123456789") != "" {
+			continue
+		}
+		admin := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(filepath.Join(admin, "locked"))
+		if err != nil {
+			continue
+		}
+		lock := strings.TrimSpace(string(b))
+		if lock != "initializing" && lock != "" {
+			continue
+		}
+		g, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+		switch gitdir := strings.TrimSpace(string(g)); {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && gitdir == "":
+			// git never wrote it: ours if named after path alone; one of
+			// <name>N may be another path's (another instance's, named
+			// <name>N itself), whose add writes its gitdir a moment after
+			// its lock: one made that recently is left alone
+			if n != "" && !lockedBefore(admin, time.Now().Add(-halfMadeAge)) {
+				continue
+			}
+		case err != nil || lock == "":
+			continue
+		case !ours[filepath.Clean(gitdir)]:
+			continue // another worktree's
+		}
+		os.Remove(filepath.Join(admin, "locked"))
 	}
-	g, err := os.ReadFile(filepath.Join(admin, "gitdir"))
-	switch gitdir := strings.TrimSpace(string(g)); {
-	case errors.Is(err, fs.ErrNotExist) || err == nil && gitdir == "":
-		// git never wrote it
-	case err != nil || lock == "":
-		return
-	case filepath.Clean(gitdir) != filepath.Join(path, ".git"):
-		return // another worktree's
+}
+
+// halfMadeAge is how old a lock of an admin directory named <name>N with
+// no gitdir is before unlockHalfMade takes it for a killed add's: git
+// writes the gitdir right after the lock.
+const halfMadeAge = 10 * time.Second
+
+// lockedBefore reports whether admin's lock was written before t.
+func lockedBefore(admin string, t time.Time) bool {
+	fi, err := os.Stat(filepath.Join(admin, "locked"))
+	return err == nil && fi.ModTime().Before(t)
+}
+
+// worktreeGitdirs are the ways an admin directory's gitdir file may name
+// path's .git: as given, and with the links on the way resolved, as git
+// writes it (its realpath; say /private/var/... for /var/... on macOS).
+func worktreeGitdirs(path string) map[string]bool {
+	out := map[string]bool{filepath.Join(path, ".git"): true}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		out[filepath.Join(real, ".git")] = true
+	} else if real, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		out[filepath.Join(real, filepath.Base(path), ".git")] = true
 	}
-	os.Remove(filepath.Join(admin, "locked"))
+	return out
 }
 
 // DeleteBranch deletes refs/heads/<branch>; a missing branch is not an

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
@@ -150,5 +151,73 @@ func TestWorkInKeepsABrokenWorktreeWithFiles(t *testing.T) {
 	w, err := s.WorkIn(context.Background(), path, "codex/c2")
 	if err == nil || w.HalfMade {
 		t.Fatalf("WorkIn = %+v, %v; want an error, not a half-made worktree", w, err)
+	}
+}
+
+// TestRemoveWorktreeHalfMadeUnderANumberedName: git names a worktree's
+// admin directory after its path's last element, or <name>1, <name>2, ...
+// when that is taken (another worktree of the same name elsewhere). A
+// killed add of the path under such a name is unlocked and pruned too:
+// one whose gitdir names the path at once, one that never wrote its
+// gitdir once its lock is old enough not to be another add's under way
+// (that of an instance named <name>1 itself, say). Another path's
+// worktree, whole or half-made and named so, is left alone.
+func TestRemoveWorktreeHalfMadeUnderANumberedName(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	s := openRepo(t, dir)
+	ctx := context.Background()
+	// a worktree named c6 elsewhere holds worktrees/c6
+	other := filepath.Join(t.TempDir(), "c6")
+	if err := s.AddWorktree(ctx, other, "codex/other", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	wts := filepath.Join(dir, ".git", "worktrees")
+	if _, err := os.Stat(filepath.Join(wts, "c6", "gitdir")); err != nil {
+		t.Fatalf("the first worktree's admin directory: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "c6")
+	halfMade := func(name, gitdir string, age time.Duration) string {
+		t.Helper()
+		admin := filepath.Join(wts, name)
+		if err := os.MkdirAll(admin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		lock := filepath.Join(admin, "locked")
+		if err := os.WriteFile(lock, []byte("initializing"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if gitdir != "" {
+			if err := os.WriteFile(filepath.Join(admin, "gitdir"), []byte(gitdir+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		then := time.Now().Add(-age)
+		if err := os.Chtimes(lock, then, then); err != nil {
+			t.Fatal(err)
+		}
+		return admin
+	}
+	mine := halfMade("c61", filepath.Join(path, ".git"), 0)                          // gitdir written: ours
+	neverWrote := halfMade("c62", "", time.Minute)                                   // a killed add's, a minute ago
+	underWay := halfMade("c63", "", 0)                                               // an add under way, or just killed
+	theirs := halfMade("c64", filepath.Join(t.TempDir(), "c6", ".git"), time.Minute) // another path's
+	notNumbered := halfMade("c6x", "", time.Minute)                                  // another name
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveWorktree(ctx, path); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	for admin, kept := range map[string]bool{mine: false, neverWrote: false, underWay: true, theirs: true, notNumbered: true} {
+		if _, err := os.Stat(admin); (err == nil) != kept {
+			t.Errorf("%s: there %v, want %v", filepath.Base(admin), err == nil, kept)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(other, ".git")); err != nil {
+		t.Errorf("the other worktree c6: %v", err)
+	}
+	if out := gitstatetest.Git(t, dir, "worktree", "list", "--porcelain"); !strings.Contains(out, "worktree "+other+"\n") {
+		t.Errorf("the other worktree is gone from git's list:\n%s", out)
 	}
 }
