@@ -26,16 +26,18 @@ import (
 // after it is deleted; a lookup that fails is retried after the list of packs
 // is read again. The Store's objMu guards it.
 type Objects struct {
-	dir     string                    // "<common dir>/objects"
-	alt     []string                  // alternate object directories, read at scan
-	packs   []*packFile               // newest first
-	scanned bool                      // packs reflects the directory
-	last    *packFile                 // the pack of the last hit, tried first
-	cache   map[packKey]*cachedObject // see objcache.go
-	cached  int                       // bytes of data in cache
-	ops     uint64                    // operations begun (Age)
-	ixc     indexCache                // blocks of the big pack indexes, shared by the packs
-	win     packWindow                // the bytes of a pack read last (packwindow.go)
+	dir     string      // "<common dir>/objects"
+	alt     []string    // alternate object directories, read at scan
+	packs   []*packFile // newest first
+	scanned bool        // packs reflects the directory
+	// sinceScan counts the packs added since the last scan (added)
+	sinceScan int
+	last      *packFile                 // the pack of the last hit, tried first
+	cache     map[packKey]*cachedObject // see objcache.go
+	cached    int                       // bytes of data in cache
+	ops       uint64                    // operations begun (Age)
+	ixc       indexCache                // blocks of the big pack indexes, shared by the packs
+	win       packWindow                // the bytes of a pack read last (packwindow.go)
 	// keeps are the .keep files of the packs written since the writer
 	// lock was taken; they are removed (releaseKeeps) before it is
 	// released, once the ref naming the packs' objects has moved or the
@@ -301,7 +303,7 @@ func (o *Objects) scan() error {
 		o.dropCached(p)
 		p.close()
 	}
-	o.packs, o.scanned = packs, true
+	o.packs, o.scanned, o.sinceScan = packs, true, 0
 	return nil
 }
 
@@ -318,7 +320,21 @@ func (o *Objects) added(name string, count int) {
 		}
 	}
 	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count, cache: &o.ixc}}, o.packs...)
+	if o.sinceScan++; o.sinceScan >= rescanAfter {
+		o.scanned = false
+	}
 }
+
+// rescanAfter is how many packs added without a scan make the next lookup
+// scan the directory. A scan also drops the packs git's repack deleted,
+// closing their files; without one, a process that finds everything it
+// reads in the packs it knows (its own writes, the packs other writers
+// announce) kept every pack it ever opened open: ~20,000 descriptors of
+// deleted packs in one process writing a month's state (TestMakeBigState
+// failed with "too many open files"), while its writes skipped their own
+// rescan because git's repack was running (Store.maintain). A scan costs
+// a listing of the pack directory (~0.3 ms at a few dozen packs).
+const rescanAfter = 64
 
 // readAlternates lists the object directories named by
 // "<dir>/info/alternates", recursively as git does (to depth 5).

@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,4 +94,70 @@ func packHolds(t *testing.T, dir, idx string, h plumbing.Hash) bool {
 		t.Fatal(err)
 	}
 	return strings.Contains(string(out), h.String())
+}
+
+// TestPacksDeletedByARepackAreClosed: a process that writes a pack at a
+// time and reads what it wrote, beside git's repack deleting those packs,
+// finds everything in the packs it knows and so never misses a lookup;
+// it still lets go of the deleted ones (scanning the directory every
+// rescanAfter packs added): what it holds open of deleted packs stays
+// bounded, where it grew with every write.
+func TestPacksDeletedByARepackAreClosed(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to count open files by")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	objects := filepath.Join(dir, ".git", "objects")
+	o := &Objects{dir: objects, tmpDir: t.TempDir(), phase: func(string) {}}
+	defer o.Close()
+	if err := o.scan(); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(objects) // as /proc names the files
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletedOpen := func() int {
+		fds, _ := os.ReadDir("/proc/self/fd")
+		n := 0
+		for _, fd := range fds {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil &&
+				strings.HasPrefix(target, real+"/pack/") && strings.HasSuffix(target, " (deleted)") {
+				n++
+			}
+		}
+		return n
+	}
+	var blobs []plumbing.Hash
+	most := 0
+	for i := range 5 * rescanAfter {
+		var b objectBatch
+		blobs = append(blobs, b.add(plumbing.BlobObject, []byte(fmt.Sprintf("record %d\n", i))))
+		if err := o.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		o.ReleaseKeeps()
+		if _, err := o.read(plumbing.BlobObject, blobs[i]); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+		if i%8 == 7 {
+			// git rolls every pack up: the ones this process has open are deleted
+			// (the blobs are kept by no ref, so -a with -k: repack keeps them)
+			if out, err := exec.Command("git", "-C", dir, "repack", "-a", "-d", "-k", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git repack: %v\n%s", err, out)
+			}
+		}
+		most = max(most, deletedOpen())
+	}
+	if most > rescanAfter+16 {
+		t.Errorf("held up to %d deleted packs open, want at most about %d", most, rescanAfter)
+	}
+	for i, h := range blobs {
+		if _, err := o.read(plumbing.BlobObject, h); err != nil {
+			t.Fatalf("read %d after: %v", i, err)
+		}
+	}
 }
