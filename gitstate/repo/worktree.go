@@ -297,7 +297,7 @@ func (r *Repo) unlockHalfMade(path string) {
 			}
 		case err != nil || lock == "":
 			continue
-		case !ours[filepath.Clean(gitdir)]:
+		case !ours[adminGitdir(admin, gitdir)]:
 			continue // another worktree's
 		}
 		os.Remove(filepath.Join(admin, "locked"))
@@ -313,6 +313,20 @@ const halfMadeAge = 10 * time.Second
 func lockedBefore(admin string, t time.Time) bool {
 	fi, err := os.Stat(filepath.Join(admin, "locked"))
 	return err == nil && fi.ModTime().Before(t)
+}
+
+// adminGitdir is the path an admin directory's gitdir file names:
+// absolute, or relative to the admin directory (git 2.48's
+// worktree.useRelativePaths).
+func adminGitdir(admin, gitdir string) string {
+	if !filepath.IsAbs(gitdir) {
+		// relative to the admin directory's realpath, as git made it
+		if real, err := filepath.EvalSymlinks(admin); err == nil {
+			admin = real
+		}
+		gitdir = filepath.Join(admin, gitdir)
+	}
+	return filepath.Clean(gitdir)
 }
 
 // worktreeGitdirs are the ways an admin directory's gitdir file may name

@@ -203,13 +203,21 @@ func TestRemoveWorktreeHalfMadeUnderANumberedName(t *testing.T) {
 	underWay := halfMade("c63", "", 0)                                               // an add under way, or just killed
 	theirs := halfMade("c64", filepath.Join(t.TempDir(), "c6", ".git"), time.Minute) // another path's
 	notNumbered := halfMade("c6x", "", time.Minute)                                  // another name
+	// git 2.48's worktree.useRelativePaths: the gitdir relative to the
+	// admin directory's realpath
+	relAdmin, relPath := realPath(t, filepath.Join(wts, "c65")), realPath(t, filepath.Dir(path))
+	rel, err := filepath.Rel(relAdmin, filepath.Join(relPath, filepath.Base(path), ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	relative := halfMade("c65", rel, 0)
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RemoveWorktree(ctx, path); err != nil {
 		t.Fatalf("remove: %v", err)
 	}
-	for admin, kept := range map[string]bool{mine: false, neverWrote: false, underWay: true, theirs: true, notNumbered: true} {
+	for admin, kept := range map[string]bool{mine: false, neverWrote: false, underWay: true, theirs: true, notNumbered: true, relative: false} {
 		if _, err := os.Stat(admin); (err == nil) != kept {
 			t.Errorf("%s: there %v, want %v", filepath.Base(admin), err == nil, kept)
 		}
@@ -220,4 +228,17 @@ func TestRemoveWorktreeHalfMadeUnderANumberedName(t *testing.T) {
 	if out := gitstatetest.Git(t, dir, "worktree", "list", "--porcelain"); !strings.Contains(out, "worktree "+other+"\n") {
 		t.Errorf("the other worktree is gone from git's list:\n%s", out)
 	}
+}
+
+// realPath is path with its links resolved, made first if need be.
+func realPath(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
 }

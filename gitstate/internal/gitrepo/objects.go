@@ -30,7 +30,7 @@ type Objects struct {
 	alt     []string    // alternate object directories, read at scan
 	packs   []*packFile // newest first
 	scanned bool        // packs reflects the directory
-	// sinceScan counts the packs added since the last scan (added)
+	// sinceScan counts the packs opened since the last scan (openPack)
 	sinceScan int
 	last      *packFile                 // the pack of the last hit, tried first
 	cache     map[packKey]*cachedObject // see objcache.go
@@ -320,20 +320,20 @@ func (o *Objects) added(name string, count int) {
 		}
 	}
 	o.packs = append([]*packFile{{dir: o.dir, name: name, count: count, cache: &o.ixc}}, o.packs...)
-	if o.sinceScan++; o.sinceScan >= rescanAfter {
-		o.scanned = false
-	}
 }
 
-// rescanAfter is how many packs added without a scan make the next lookup
-// scan the directory. A scan also drops the packs git's repack deleted,
-// closing their files; without one, a process that finds everything it
-// reads in the packs it knows (its own writes, the packs other writers
-// announce) kept every pack it ever opened open: ~20,000 descriptors of
-// deleted packs in one process writing a month's state (TestMakeBigState
-// failed with "too many open files"), while its writes skipped their own
-// rescan because git's repack was running (Store.maintain). A scan costs
-// a listing of the pack directory (~0.3 ms at a few dozen packs).
+// rescanAfter is how many packs opened since the last scan make the next
+// lookup scan the directory. A scan also drops the packs git's repack
+// deleted, closing their files; without one, a process that finds
+// everything it reads in the packs it knows (its own writes, the packs
+// other writers announce) kept every pack it ever opened open: ~20,000
+// descriptors of deleted packs in one process writing a month's state
+// (TestMakeBigState failed with "too many open files"), while its writes
+// skipped their own rescan because git's repack was running
+// (Store.maintain). Packs opened, not packs learned of: a pack never read
+// holds no file, and queued writers each learn of a dozen others' packs
+// at every turn. A scan costs a listing of the pack directory (~0.3 ms
+// at a few dozen packs).
 const rescanAfter = 64
 
 // readAlternates lists the object directories named by
