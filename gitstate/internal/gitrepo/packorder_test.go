@@ -100,7 +100,7 @@ func packHolds(t *testing.T, dir, idx string, h plumbing.Hash) bool {
 // time and reads what it wrote, beside git's repack deleting those packs,
 // finds everything in the packs it knows and so never misses a lookup;
 // it still lets go of the deleted ones (scanning the directory every
-// rescanAfter packs opened): what it holds open of deleted packs stays
+// rescanAfter packs added): what it holds open of deleted packs stays
 // bounded, where it grew with every write.
 func TestPacksDeletedByARepackAreClosed(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {

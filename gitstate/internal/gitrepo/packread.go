@@ -507,9 +507,6 @@ func (o *Objects) openPack(p *packFile) error {
 		return err
 	}
 	p.f = f
-	if o.sinceScan++; o.sinceScan >= rescanAfter {
-		o.scanned = false // the next lookup lets go of the deleted packs
-	}
 	return nil
 }
 
