@@ -334,10 +334,9 @@ func (o *Objects) added(name string, count int) {
 // (TestMakeBigState failed with "too many open files"), while its writes
 // skipped their own rescan because git's repack was running
 // (Store.maintain). Counted as they are added (written, or learned of
-// from the pack log), not as they are opened: counted as opened, the
-// month's simulation took 7-13 % more time in two runs of six simulated
-// hours, for reasons not found; as added, the same as without it. A scan
-// costs a listing of the pack directory (~0.3 ms at a few dozen packs).
+// from the pack log): six simulated hours of the month took as long as
+// without the bound (docs/PERFORMANCE.md). A scan costs a listing of the
+// pack directory (~0.3 ms at a few dozen packs).
 const rescanAfter = 64
 
 // readAlternates lists the object directories named by
