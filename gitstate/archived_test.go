@@ -44,22 +44,12 @@ func archiveRule(path string, record []byte) bool {
 // could, and points ref at it.
 func writeArchive(t *testing.T, dir, ref string, files map[string]string) string {
 	t.Helper()
-	index := filepath.Join(t.TempDir(), "index")
 	var paths []string
 	for p := range files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	git := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := gitstatetest.IndexGit(t, dir)
 	for _, p := range paths {
 		blob := gitstatetest.WriteObject(t, dir, "blob", []byte(files[p]))
 		git("update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
 )
 
 // TestReduceReadsOnlyWhatChanged: Reduce joins every record under a
@@ -343,18 +342,7 @@ func TestReduceByNames(t *testing.T) {
 	}
 
 	// a record whose blob is nowhere: d/1/gone.json
-	index := filepath.Join(t.TempDir(), "index")
-	gitIdx := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	gitIdx := gitstatetest.IndexGit(t, dir)
 	gitIdx("read-tree", gitstate.RefState)
 	gitIdx("update-index", "--add", "--info-only", "--cacheinfo", "100644,1111111111111111111111111111111111111111,d/1/gone.json")
 	tree := gitIdx("write-tree", "--missing-ok")

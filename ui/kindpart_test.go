@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -157,18 +154,7 @@ func TestStateCountsRecordsByName(t *testing.T) {
 		t.Fatalf("tasks %v, mail %v: want one of each", tasks, mail)
 	}
 	// beside each, a file named as the newest record, that is not JSON
-	index := filepath.Join(t.TempDir(), "index")
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := gitstatetest.IndexGit(t, dir)
 	git("read-tree", gitstate.RefState)
 	blob := git("hash-object", "-w", "--stdin") // empty: not JSON
 	for _, p := range []string{tasks[0], mail[0]} {

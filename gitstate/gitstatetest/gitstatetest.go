@@ -67,6 +67,25 @@ func GitErr(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// IndexGit returns a git runner in dir over an index file of its own
+// (GIT_INDEX_FILE), for building trees by hand with read-tree,
+// update-index and write-tree, as a person's plumbing would, without
+// touching the repository's index.
+func IndexGit(t testing.TB, dir string) func(args ...string) string {
+	index := filepath.Join(t.TempDir(), "index")
+	return func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+}
+
 // TreeEntry is one entry of a tree object written by WriteTree.
 type TreeEntry struct {
 	Mode string // as git writes it: "100644", "40000", ...
