@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitcodex/git-codex/gitstate"
 	"github.com/gitcodex/git-codex/gitstate/gitstatetest"
@@ -195,5 +196,47 @@ func TestMaintenanceKeepsACommitGraph(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCommitGraphWaitsForTheMaintenanceLock: a round of maintenance due
+// while git maintenance's lock is taken (the store's repack holds it for
+// its whole run, a person's `git maintenance run` too) waits for it and
+// then writes the commit-graph, instead of git maintenance giving up
+// without a word and the round being lost (under load, three rounds in a
+// row met a repack and TestMaintenanceKeepsACommitGraph failed).
+func TestCommitGraphWaitsForTheMaintenanceLock(t *testing.T) {
+	dir := gitstatetest.NewRepo(t)
+	gitstatetest.Git(t, dir, "config", "gc.autoPackLimit", "0")
+	objects := filepath.Join(commonDir(t, dir), "objects")
+	lock := filepath.Join(objects, "maintenance.lock")
+	if err := os.WriteFile(lock, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	s := openInitIn(t, dir, gitstate.Options{PackEvery: 16})
+	for i := range 120 {
+		if _, err := putOne(s, fmt.Sprintf("r/%d.json", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	info := filepath.Join(objects, "info")
+	if _, err := os.Stat(filepath.Join(info, "commit-graphs")); err == nil {
+		t.Fatal("a commit-graph written while git maintenance's lock was taken")
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	waitForBackground(t, dir)
+	_, e1 := os.Stat(filepath.Join(info, "commit-graph"))
+	_, e2 := os.Stat(filepath.Join(info, "commit-graphs", "commit-graph-chain"))
+	if e1 != nil && e2 != nil {
+		t.Fatal("no commit-graph once the lock was released: the rounds due meanwhile were lost")
+	}
+	if out, err := gitstatetest.GitErr(dir, "commit-graph", "verify"); err != nil {
+		t.Fatalf("git commit-graph verify: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(commonDir(t, dir), "gc.pid")); err == nil {
+		t.Error("gc.pid left behind")
 	}
 }

@@ -41,11 +41,7 @@ func (s *Store) repairMidx(ctx context.Context) {
 	if s.config().precious || !s.midxStale() {
 		return
 	}
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", backgroundScript, "sh", s.commonDir, host, "gc", "0", "0", "--drop-midx", "multi-pack-index", "write", "--no-progress")
+	cmd := exec.CommandContext(ctx, "sh", "-c", backgroundScript, "sh", s.commonDir, hostname(), "gc", "0", "0", "--drop-midx", "multi-pack-index", "write", "--no-progress")
 	cmd.Env = maintenanceEnv(os.Environ())
 	_ = cmd.Run() // git's own error: the next write or sync tries again
 }
