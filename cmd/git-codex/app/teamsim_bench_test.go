@@ -196,3 +196,23 @@ func TestTeamSimulationHolds(t *testing.T) {
 		})
 	}
 }
+
+// TestSimStartIsNoon: a simulation starts at noon UTC whatever the hour
+// it runs at, so that the simulated day TestTeamSimulationHolds works
+// crosses a midnight an archive folds at. Started at the real clock's
+// hour, a run begun at 00:xx UTC ended before its fold was due.
+func TestSimStartIsNoon(t *testing.T) {
+	for _, now := range []string{"2026-11-28T00:20:00Z", "2026-11-28T12:00:00Z", "2026-11-28T23:59:59Z", "2026-11-28T05:00:00+09:00"} {
+		n, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := simStart(n)
+		if s.Location() != time.UTC || s.Hour() != 12 || s.Minute() != 0 || s.Second() != 0 {
+			t.Errorf("simStart(%s) = %s, want noon UTC", now, s)
+		}
+		if back := n.Sub(s); back < simStartOffset-12*time.Hour || back > simStartOffset+12*time.Hour {
+			t.Errorf("simStart(%s) = %s: %s before, want %s ± 12h", now, s, back, simStartOffset)
+		}
+	}
+}

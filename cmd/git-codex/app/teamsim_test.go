@@ -86,8 +86,18 @@ const (
 	simLockNames   = 5
 	ticksPerHour   = float64(time.Hour / simTick)
 	simHuman       = "human:sim@example.com"
-	simStartOffset = 60 * 24 * time.Hour // the simulated start lies this far before the real clock
+	simStartOffset = 60 * 24 * time.Hour // the simulated start lies about this far before the real clock
 )
+
+// simStart is where a simulation's clock starts: noon UTC of the day
+// simStartOffset before now. A fixed hour, not the real clock's: what a
+// run does at a UTC midnight (a day's reads refs end and archive folds
+// them) must not depend on when it runs — started at the real clock's
+// hour, a simulated day begun between 00:00 and 01:00 UTC ended before
+// its midnight's fold was due, and TestTeamSimulationHolds failed in CI.
+func simStart(now time.Time) time.Time {
+	return now.Add(-simStartOffset).UTC().Truncate(24 * time.Hour).Add(12 * time.Hour)
+}
 
 // teamSim is one running simulation.
 type teamSim struct {
@@ -147,7 +157,7 @@ func newTeamSim(tb testing.TB, cfg simConfig) *teamSim {
 	s := &teamSim{tb: tb, cfg: cfg, ctx: context.Background(), reg: builtin.Registry(), pcg: rand.NewPCG(cfg.Seed, 27),
 		root: tb.TempDir(), byTool: map[string]int{}}
 	s.rng = rand.New(s.pcg)
-	s.start = time.Now().Add(-simStartOffset).UTC().Truncate(time.Hour)
+	s.start = simStart(time.Now())
 	s.now = s.start
 	s.origin = filepath.Join(s.root, "origin.git")
 	gitstatetest.Git(tb, s.root, "init", "-q", "--bare", s.origin)
