@@ -35,7 +35,7 @@ func TestAtFoldedRead(t *testing.T) {
 	f.call(t, human, "agent_register", `{"id":"bob","type":"worker"}`) // the tip moves on
 
 	// fold today's reads as a store two days on would, then prune
-	later := time.Now().AddDate(0, 0, 2)
+	later := time.Now().UTC().AddDate(0, 0, 2) // UTC days: the reads refs' (no DST)
 	st, err := gitstate.Open(dir, gitstate.Options{Now: func() time.Time { return later }})
 	if err != nil {
 		t.Fatal(err)

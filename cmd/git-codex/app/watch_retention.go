@@ -59,7 +59,9 @@ func retentionSettings(sn *gitstate.Snapshot) (map[string]string, error) {
 // retention runs archive when retention is configured and the newest
 // record archive is older than --archive-every.
 func (w *watcher) retention(ctx context.Context) {
-	now := time.Now()
+	// in UTC, as archive's clock (the store's): days back are counted
+	// the same way here and there, whatever a DST change in between
+	now := time.Now().UTC()
 	if w.opts.ArchiveEvery <= 0 || now.Before(w.nextRetention) {
 		return
 	}
