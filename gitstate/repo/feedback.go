@@ -99,19 +99,43 @@ func (r *Repo) gitIn(ctx context.Context, worktree, index string, stdin io.Reade
 	return r.gitEnvIn(ctx, worktree, env, stdin, args...)
 }
 
+// gitEnvIn runs git in worktree (the repository's git directory when "")
+// with env added and stdin as its input, and returns its trimmed output.
+// A command that writes loose objects (hash-object -w, write-tree,
+// commit-tree) is run again, up to four times, when it lost its race with
+// git's own maintenance (gitcli.LostFanOutRace): the objects are named by
+// their content, so writing them again is the same write.
 func (r *Repo) gitEnvIn(ctx context.Context, worktree string, env []string, stdin io.Reader, args ...string) (string, error) {
-	var stdout, stderr bytes.Buffer
+	var input []byte
+	if stdin != nil {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", err
+		}
+		input = b
+	}
 	pre := []string{"--git-dir", r.gitDir}
 	if worktree != "" {
 		pre = []string{"-C", worktree}
 	}
-	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
-	cmd.Env = append(gitcli.Env(), env...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	writesObjects := args[0] == "hash-object" || args[0] == "write-tree" || args[0] == "commit-tree"
+	for attempt := 1; ; attempt++ {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
+		cmd.Env = append(gitcli.Env(), env...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(input)
+		}
+		err := cmd.Run()
+		if err == nil {
+			return strings.TrimSpace(stdout.String()), nil
+		}
+		if writesObjects && attempt < 5 && ctx.Err() == nil && gitcli.LostFanOutRace(stderr.String()) {
+			continue
+		}
 		return "", fmt.Errorf("repo: git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
-	return strings.TrimSpace(stdout.String()), nil
 }
 
 func firstLine(s string) string {

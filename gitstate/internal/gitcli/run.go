@@ -33,6 +33,20 @@ func Run(ctx context.Context, dir, gitDir string, stdout, progress io.Writer, ar
 	return nil
 }
 
+// LostFanOutRace reports whether git's stderr says that a command writing
+// a loose object lost a race with git's own maintenance: git creates the
+// object's fan-out directory (objects/ab/) when it is missing and tries
+// once more to create its temporary file there (create_tmpfile in
+// object-file.c), and `git repack -d` or `git prune-packed`, which the
+// store's background repack and git gc run, removed the directory, empty,
+// in between. Nothing was written; the same command run again writes the
+// object. (TestScripts/github_reviews failed so in CI: "git commit-tree:
+// error: unable to create temporary file: No such file or directory".)
+// git's messages are read untranslated (Env).
+func LostFanOutRace(stderr string) bool {
+	return strings.Contains(stderr, "unable to create temporary file: No such file or directory")
+}
+
 // Error is a failed git command with what it said.
 type Error struct {
 	Args   []string
