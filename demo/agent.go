@@ -189,6 +189,27 @@ func (a *agent) whoAmI(ctx context.Context) (self, error) {
 	}
 }
 
+// awaitReviewEnd asks git codex for the instance's record until it is no
+// longer WAITING_REVIEW: the review loop delivers the feedback into the
+// worktree first and then records the review as over, and an agent that
+// read the file in between would ask for its next review too soon.
+func (a *agent) awaitReviewEnd(ctx context.Context) error {
+	for {
+		var me self
+		if err := a.call(ctx, "agent_get_status", map[string]any{}, &me); err != nil {
+			return err
+		}
+		if me.Status != "WAITING_REVIEW" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // idle reads the pane's input until it ends, saying what it got: an
 // agent CLI that finished its work still answers.
 func (a *agent) idle() int {
@@ -231,6 +252,12 @@ func (a *agent) code(ctx context.Context) error {
 			}
 		}
 		handled = id
+		// the loop commits the feedback here before it records the
+		// review as over: asking for the next one in between is refused
+		// (INVALID_AGENT_STATE), so act once the record says ACTIVE
+		if err := a.awaitReviewEnd(ctx); err != nil {
+			return err
+		}
 		verdict, text, err := a.feedback()
 		if err != nil {
 			fmt.Fprintf(a.Stdout, "(no feedback to act on: %v)\n", err)

@@ -145,3 +145,30 @@ func TestAgentExpandsTheConfigsVariables(t *testing.T) {
 		t.Errorf("load: id %q, token %q, err %v; want coder1, ctok_x", a.id, a.token, err)
 	}
 }
+
+// TestAwaitReviewEnd: the coder that finds its feedback committed while
+// its record still says WAITING_REVIEW (the loop records the review as
+// over a moment after it commits REVIEW_FEEDBACK.md) asks again until the
+// record says otherwise, so its next request_review is not refused. The
+// executable answers agent_get_status as `git codex call` does: WAITING_REVIEW
+// twice, then ACTIVE.
+func TestAwaitReviewEnd(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "git-codex")
+	script := `#!/bin/sh
+n=$(cat "$0.n" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.n"
+status=ACTIVE; [ $n -le 2 ] && status=WAITING_REVIEW
+printf '{"ok":true,"data":{"id":"work-1","type":"coding","status":"%s"}}\n' $status
+`
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	a := &agent{AgentIO: AgentIO{Stdout: &out, Exe: exe}, dir: dir}
+	if err := a.awaitReviewEnd(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := os.ReadFile(exe + ".n"); strings.TrimSpace(string(n)) != "3" {
+		t.Errorf("agent_get_status was called %s times, want 3 (until the record left WAITING_REVIEW)\n%s", n, out.String())
+	}
+}

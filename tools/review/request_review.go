@@ -47,7 +47,14 @@ var RequestReview = tools.Define("request_review", "review.request",
 			return nil, tools.Errorf(tools.PermissionDenied, "only coding agents that git codex runs request reviews").With("agent_type", string(c.Caller.Type))
 		}
 		if coder.Status != tools.StatusActive {
-			return nil, tools.Errorf(tools.InvalidAgentState, "%s is %s; a review can be requested only while ACTIVE (one review at a time)", coder.ID, coder.Status).
+			next := ""
+			if coder.Status == tools.StatusWaitingReview {
+				// the loop commits REVIEW_FEEDBACK.md before it records
+				// the review as over: an agent that found the file in
+				// between learns when to ask again
+				next = "; wait until you are told the feedback arrived (you are ACTIVE again then), and ask again"
+			}
+			return nil, tools.Errorf(tools.InvalidAgentState, "%s is %s; a review can be requested only while ACTIVE (one review at a time)%s", coder.ID, coder.Status, next).
 				With("agent_id", coder.ID).With("status", coder.Status)
 		}
 		iteration, err := reviewIterations(c.Tx, coder.ID)
