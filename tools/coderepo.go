@@ -27,6 +27,7 @@ type CodeRepo interface {
 	ReadFileAt(ctx context.Context, rev, path string) ([]byte, error)
 	PushBranch(ctx context.Context, remote, branch string) (pushed bool, err error)
 	CommitFile(ctx context.Context, worktree, branch, file string, content []byte, message string, author gitstate.Signature) (string, error)
+	RemoveFile(ctx context.Context, branch, file, message string, author gitstate.Signature) (string, error)
 	AppendNoteOnce(ctx context.Context, ref, commit, text, marker string) (bool, error)
 	DiffStat(ctx context.Context, base, head string) (string, error)
 }

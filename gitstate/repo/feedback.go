@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
@@ -102,9 +103,10 @@ func (r *Repo) gitIn(ctx context.Context, worktree, index string, stdin io.Reade
 // gitEnvIn runs git in worktree (the repository's git directory when "")
 // with env added and stdin as its input, and returns its trimmed output.
 // A command that writes loose objects (hash-object -w, write-tree,
-// commit-tree) is run again, up to four times, when it lost its race with
-// git's own maintenance (gitcli.LostFanOutRace): the objects are named by
-// their content, so writing them again is the same write.
+// commit-tree, and add into a temporary index: the rescue's snapshot) is
+// run again, up to four times, when it lost its race with git's own
+// maintenance (gitcli.LostFanOutRace): the objects are named by their
+// content, so writing them again is the same write.
 func (r *Repo) gitEnvIn(ctx context.Context, worktree string, env []string, stdin io.Reader, args ...string) (string, error) {
 	var input []byte
 	if stdin != nil {
@@ -118,7 +120,8 @@ func (r *Repo) gitEnvIn(ctx context.Context, worktree string, env []string, stdi
 	if worktree != "" {
 		pre = []string{"-C", worktree}
 	}
-	writesObjects := args[0] == "hash-object" || args[0] == "write-tree" || args[0] == "commit-tree"
+	writesObjects := args[0] == "hash-object" || args[0] == "write-tree" || args[0] == "commit-tree" ||
+		(args[0] == "add" && slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GIT_INDEX_FILE=") }))
 	for attempt := 1; ; attempt++ {
 		var stdout, stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)

@@ -341,7 +341,7 @@ func (r *Run) perform(ctx context.Context, g *GitHubCall, again bool) error {
 		if why := NothingToPropose(ctx, r.f.Store.GitDir(), g.Head, base); why != "" {
 			return tools.Errorf(tools.InvalidAgentState, "%s", why).With("branch", g.Head).With("base_branch", base)
 		}
-		if _, err := dropScaffolding(ctx, r.f.Store.GitDir(), g.Head, base, g.Caller); err != nil {
+		if _, err := dropScaffolding(ctx, r.f.Repo, g.Head, base, g.Caller); err != nil {
 			return tools.Errorf(tools.TransientError, "could not remove %s from %s before the pull request: %v; `git codex github retry %s` tries again", review.FeedbackFile, g.Head, err, g.ID)
 		}
 		push := []string{g.Head}

@@ -1,16 +1,14 @@
 package forge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/gitcodex/git-codex/gitstate"
+	"github.com/gitcodex/git-codex/gitstate/repo"
 	"github.com/gitcodex/git-codex/tools"
 	"github.com/gitcodex/git-codex/tools/review"
 )
@@ -108,95 +106,19 @@ func gitOutput(ctx context.Context, gitDir string, args ...string) (string, erro
 // (refs/notes/codex-reviews). A file of that name the base has too is the
 // project's own and is left alone. In a worktree that has the branch
 // checked out, the file's index entry and working copy go too unless they
-// hold changes of their own; nothing else of the worktree is touched. It
-// returns the new commit, or "" when there was nothing to remove.
-func dropScaffolding(ctx context.Context, gitDir, head, base, author string) (string, error) {
-	ref := "refs/heads/" + head
-	old, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
-	if err != nil {
-		return "", nil // not here: nothing of ours to change
-	}
-	blob, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", old+":"+review.FeedbackFile)
-	if err != nil {
-		return "", nil
-	}
-	for _, b := range []string{"refs/heads/" + base, "refs/remotes/" + publishRemote + "/" + base} {
-		if base != "" {
-			if _, err := gitOutput(ctx, gitDir, "rev-parse", "--verify", "--quiet", b+":"+review.FeedbackFile); err == nil {
+// hold changes of their own; nothing else of the worktree is touched
+// (repo.RemoveFile). It returns the new commit, or "" when there was
+// nothing to remove.
+func dropScaffolding(ctx context.Context, cr tools.CodeRepo, head, base, author string) (string, error) {
+	if base != "" {
+		for _, b := range []string{"refs/heads/" + base, "refs/remotes/" + publishRemote + "/" + base} {
+			if _, err := cr.ReadFileAt(ctx, b, review.FeedbackFile); err == nil || errors.Is(err, repo.ErrNotRegularFile) {
 				return "", nil // the project's own file
 			}
 		}
 	}
-	index, err := os.CreateTemp("", "codex-index-*")
-	if err != nil {
-		return "", err
-	}
-	index.Close()
-	defer os.Remove(index.Name())
-	withIndex := []string{"GIT_INDEX_FILE=" + index.Name()}
-	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "read-tree", old); err != nil {
-		return "", err
-	}
-	if _, err := gitEnvOutput(ctx, gitDir, withIndex, "update-index", "--force-remove", "--", review.FeedbackFile); err != nil {
-		return "", err
-	}
-	tree, err := gitEnvOutput(ctx, gitDir, withIndex, "write-tree")
-	if err != nil {
-		return "", err
-	}
-	sig := tools.AuthorOf(author)
-	who := []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
-		"GIT_COMMITTER_NAME=git codex", "GIT_COMMITTER_EMAIL=git-codex@localhost"}
 	msg := "Remove " + review.FeedbackFile + " before the pull request\n\n" +
 		"The pull request shows the work. The reviews stay in this branch's history\n" +
 		"and as notes on the commits they reviewed (git log --notes=codex-reviews).\n"
-	commit, err := gitEnvOutput(ctx, gitDir, who, "commit-tree", tree, "-p", old, "-m", msg)
-	if err != nil {
-		return "", err
-	}
-	if _, err := gitOutput(ctx, gitDir, "update-ref", "-m", "git codex: remove "+review.FeedbackFile+" before the pull request", ref, commit, old); err != nil {
-		return "", fmt.Errorf("%s moved meanwhile: %w", head, err)
-	}
-	if wt := worktreeOf(ctx, gitDir, ref); wt != "" {
-		content, _ := gitOutput(ctx, gitDir, "cat-file", "blob", blob)
-		if entry, err := gitOutput(ctx, "", "-C", wt, "ls-files", "--stage", "--", review.FeedbackFile); err == nil && strings.Contains(entry, " "+blob+" ") {
-			gitOutput(ctx, "", "-C", wt, "update-index", "--force-remove", "--", review.FeedbackFile)
-		}
-		path := filepath.Join(wt, review.FeedbackFile)
-		if cur, err := os.ReadFile(path); err == nil && string(bytes.TrimSpace(cur)) == content {
-			os.Remove(path)
-		}
-	}
-	return commit, nil
-}
-
-// worktreeOf is the worktree that has ref checked out, or "".
-func worktreeOf(ctx context.Context, gitDir, ref string) string {
-	out, err := gitOutput(ctx, gitDir, "worktree", "list", "--porcelain")
-	if err != nil {
-		return ""
-	}
-	dir := ""
-	for _, line := range strings.Split(out, "\n") {
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			dir = p
-		}
-		if line == "branch "+ref {
-			return dir
-		}
-	}
-	return ""
-}
-
-// gitEnvOutput is gitOutput with more environment.
-func gitEnvOutput(ctx context.Context, gitDir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
+	return cr.RemoveFile(ctx, head, review.FeedbackFile, msg, tools.AuthorOf(author))
 }

@@ -228,7 +228,7 @@ func TestDropScaffoldingInAWorktree(t *testing.T) {
 				os.WriteFile(path, []byte("my own notes\n"), 0o644)
 			}
 			os.WriteFile(filepath.Join(wt, "scratch.txt"), []byte("untracked\n"), 0o644)
-			commit, err := forge.DropScaffolding(t.Context(), e.dir+"/.git", "feature", "main", human)
+			commit, err := forge.DropScaffolding(t.Context(), tools.CodeRepoOf(e.st), "feature", "main", human)
 			if err != nil || commit == "" || at(e.dir+"/.git", "refs/heads/feature") != commit {
 				t.Fatalf("DropScaffolding = %q, %v", commit, err)
 			}
@@ -244,7 +244,7 @@ func TestDropScaffoldingInAWorktree(t *testing.T) {
 			if status != want {
 				t.Fatalf("worktree status %q, want %q", status, want)
 			}
-			again, err := forge.DropScaffolding(t.Context(), e.dir+"/.git", "feature", "main", human)
+			again, err := forge.DropScaffolding(t.Context(), tools.CodeRepoOf(e.st), "feature", "main", human)
 			if err != nil || again != "" {
 				t.Fatalf("a second time: %q, %v", again, err)
 			}
