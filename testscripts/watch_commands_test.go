@@ -13,8 +13,10 @@ import (
 //	waitstate PATH REGEXP
 //	    polls the record at PATH in the state of the repository around
 //	    the script's directory (git cat-file -p refs/codex/state:PATH)
-//	    for up to 10 seconds until it matches REGEXP: what a watcher
-//	    running in the background records after its pane work.
+//	    for up to 60 seconds until it matches REGEXP: what a watcher
+//	    running in the background records after its pane work, which
+//	    waits on a real agent CLI's pane (instance.Nudge allows it tens of
+//	    seconds on a busy machine). It returns as soon as it matches.
 func watchCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"waitstate": cmdWaitState,
@@ -30,7 +32,7 @@ func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("waitstate: %v", err)
 	}
 	var out []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		cmd := exec.Command("git", "cat-file", "-p", "refs/codex/state:"+args[0])
 		cmd.Dir = ts.MkAbs(".")
 		out, err = cmd.Output()

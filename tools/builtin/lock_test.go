@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,20 +225,29 @@ func TestLockReacquireRenews(t *testing.T) {
 	}
 }
 
+// TestLockTTLExpires runs on a clock of its own: a second of the real
+// clock can pass between two calls on a busy machine, and the lock would
+// expire before the test asks w2 to be refused.
 func TestLockTTLExpires(t *testing.T) {
-	e := lockTeam(t)
+	var mu sync.Mutex
+	at := time.Now()
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); at = at.Add(d) }
+	e := newEnvWith(t, gitstate.Options{Now: now})
+	e.ok(human, "agent_register", `{"id":"w1","type":"worker"}`)
+	e.ok(human, "agent_register", `{"id":"w2","type":"worker"}`)
 	e.ok("w1", "lock_acquire", `{"name":"deploy","reason":"short","ttl_seconds":1}`)
 	first := e.lockAt("deploy")
 	e.lockRefused("w2", "lock_acquire", `{"name":"deploy"}`, tools.LockDenied)
 
-	time.Sleep(1100 * time.Millisecond)
+	advance(1100 * time.Millisecond)
 	// lock_list still lists an expired lock, with expires_at in the past
 	list := e.ok("w2", "lock_list", `{}`)
 	if got := lockNames(t, list); strings.Join(got, ",") != "deploy=w1" {
 		t.Errorf("lock_list after expiry = %v", got)
 	}
 	exp, _ := time.Parse(time.RFC3339Nano, list["locks"].([]any)[0].(map[string]any)["expires_at"].(string))
-	if !exp.Before(time.Now()) {
+	if !exp.Before(now()) {
 		t.Errorf("expires_at %v is not in the past", exp)
 	}
 

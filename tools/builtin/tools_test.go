@@ -26,8 +26,15 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, gitstate.Options{})
+}
+
+// newEnvWith is newEnv with the store opened with opts (a clock of the
+// test's own, for one).
+func newEnvWith(t *testing.T, opts gitstate.Options) *env {
+	t.Helper()
 	dir := gitstatetest.NewRepo(t)
-	st, err := gitstate.Open(dir, gitstate.Options{})
+	st, err := gitstate.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
