@@ -20,7 +20,11 @@ import (
 // open and that is older than staleLockAge (git closes a lock file a
 // moment before it renames it into place) was left by a git killed with
 // the agent that ran it. Cleanup removes them (RemoveGitLocks) instead of
-// stopping at them; a lock a live git holds is never listed.
+// stopping at them; a lock a live git holds is never listed. A lock no
+// process holds that is younger than that is waited for until it is old
+// enough (or gone, or taken again): cleanup run right after a crash
+// (TestSpawnKilledAnyTime, a second after its kills) would otherwise
+// stop at the branch a killed git had locked.
 func (r *Repo) StaleGitLocks(ctx context.Context, worktree, branch string) []string {
 	var candidates []string
 	if worktree != "" {
@@ -32,18 +36,52 @@ func (r *Repo) StaleGitLocks(ctx context.Context, worktree, branch string) []str
 	if branch != "" {
 		candidates = append(candidates, filepath.Join(r.gitDir, "refs", "heads", filepath.FromSlash(branch)+".lock"))
 	}
+	stamps := map[string]time.Time{}
 	var present []string
 	for _, c := range candidates {
-		if fi, err := os.Lstat(c); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleLockAge {
+		if fi, err := os.Lstat(c); err == nil && fi.Mode().IsRegular() {
 			present = append(present, c)
+			stamps[c] = fi.ModTime()
 		}
 	}
 	if len(present) == 0 {
 		return nil
 	}
 	open := openFiles(present)
-	var stale []string
+	var stale, young []string
 	for _, p := range present {
+		switch {
+		case open[p]:
+		case time.Since(stamps[p]) < staleLockAge:
+			young = append(young, p)
+		default:
+			stale = append(stale, p)
+		}
+	}
+	if len(young) == 0 {
+		return stale
+	}
+	wait := time.Duration(0)
+	for _, p := range young {
+		wait = max(wait, staleLockAge-time.Since(stamps[p]))
+	}
+	select {
+	case <-ctx.Done():
+		return stale
+	case <-time.After(wait):
+	}
+	var aged []string
+	for _, p := range young {
+		// still there, the same file (not taken again meanwhile)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Equal(stamps[p]) {
+			aged = append(aged, p)
+		}
+	}
+	if len(aged) == 0 {
+		return stale
+	}
+	open = openFiles(aged)
+	for _, p := range aged {
 		if !open[p] {
 			stale = append(stale, p)
 		}
